@@ -1,0 +1,147 @@
+package consensus
+
+import (
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// BlockInput is everything CheckBlockConnect needs besides the block.
+type BlockInput struct {
+	Block          *types.Block
+	TxIDs          []types.Hash // from CheckBlockSanity
+	Height         uint64
+	MedianTimePast uint64  // of the 11 blocks before this one
+	PoolBefore     uint64  // the decay pool after the parent block
+	Magic          [4]byte // the network's magic, part of every signed message
+	View           UtxoView
+	Values         ValueModel
+	// SigWorkers is how many goroutines verify signatures (0: every CPU, 1: sequential).
+	SigWorkers int
+	// SkipSignatures is for callers that verified the same transactions already (never for
+	// blocks from outside).
+	SkipSignatures bool
+}
+
+// Created is an output a block adds to the UTXO set.
+type Created struct {
+	Outpoint types.Outpoint
+	Entry    UtxoEntry
+}
+
+// BlockEffect is what connecting a block does to the chain state.
+type BlockEffect struct {
+	Spent     []types.Outpoint // every outpoint spent, in block order
+	SpentUndo []*UtxoEntry     // the entries they had, for undo data
+	Created   []Created        // outputs added and not spent inside the block
+	Fees      uint64
+	Release   uint64 // taken from the pool for the coinbase
+	DecayPaid uint64 // added to the pool by decayed inputs
+	Burned    uint64 // the part of subsidy + fees + release the coinbase did not claim
+	Subsidy   uint64
+	PoolAfter uint64
+}
+
+// blockView layers a block's own outputs and spends over the chain's UTXO view.
+type blockView struct {
+	base    UtxoView
+	created map[types.Outpoint]*UtxoEntry
+	spent   map[types.Outpoint]struct{}
+}
+
+func (v *blockView) Utxo(op types.Outpoint) (*UtxoEntry, bool, error) {
+	if _, gone := v.spent[op]; gone {
+		return nil, false, nil
+	}
+	if e, ok := v.created[op]; ok {
+		return e, true, nil
+	}
+	return v.base.Utxo(op)
+}
+
+// CheckBlockConnect applies every contextual transaction rule of a block that already passed
+// CheckBlockSanity and CheckHeaderContext: coinbase height, lock times, inputs against the UTXO
+// view and against each other (no double spend inside the block), maturity, signatures
+// (in parallel) and the coinbase limit. It returns the block's effect on the chain state
+// and changes nothing itself.
+func CheckBlockConnect(in BlockInput) (*BlockEffect, error) {
+	b := in.Block
+	if err := CheckCoinbaseHeight(b.Transactions[0], in.Height); err != nil {
+		return nil, err
+	}
+	v := &blockView{base: in.View, created: make(map[types.Outpoint]*UtxoEntry), spent: make(map[types.Outpoint]struct{})}
+	eff := &BlockEffect{Subsidy: Subsidy(in.Height), Release: PoolRelease(in.PoolBefore)}
+	var checks []SigCheck
+	nIn := 0
+	for _, tx := range b.Transactions {
+		nIn += len(tx.Inputs)
+	}
+	eff.Spent = make([]types.Outpoint, 0, nIn)
+	eff.SpentUndo = make([]*UtxoEntry, 0, nIn)
+	if !in.SkipSignatures {
+		checks = make([]SigCheck, 0, nIn)
+	}
+	for i, tx := range b.Transactions {
+		if err := CheckFinal(tx, in.Height, in.MedianTimePast); err != nil {
+			return nil, txError(in.TxIDs[i], err)
+		}
+		if i > 0 {
+			for j := range tx.Inputs {
+				op := tx.Inputs[j].Outpoint()
+				if _, dup := v.spent[op]; dup {
+					return nil, txError(in.TxIDs[i], ruleError(ErrDoubleSpend, "input %d spends %s, already spent in this block", j, op))
+				}
+			}
+			res, err := CheckTransactionInputs(tx, in.Height, v, in.Values)
+			if err != nil {
+				return nil, txError(in.TxIDs[i], err)
+			}
+			for j := range tx.Inputs {
+				op := tx.Inputs[j].Outpoint()
+				v.spent[op] = struct{}{}
+				eff.Spent = append(eff.Spent, op)
+				eff.SpentUndo = append(eff.SpentUndo, res.Spent[j])
+			}
+			var ok1, ok2 bool
+			eff.Fees, ok1 = addChecked(eff.Fees, res.Fee)
+			eff.DecayPaid, ok2 = addChecked(eff.DecayPaid, res.DecayPaid)
+			if !ok1 || !ok2 {
+				return nil, ruleError(ErrValueOverflow, "block fees overflow")
+			}
+			if !in.SkipSignatures {
+				checks = SigChecks(tx, in.TxIDs[i], in.Magic, checks)
+			}
+		}
+		for j := range tx.Outputs {
+			out := &tx.Outputs[j]
+			v.created[types.Outpoint{TxID: in.TxIDs[i], Index: uint32(j)}] = &UtxoEntry{
+				Value: out.Value, PubKeyHash: out.PubKeyHash, Height: in.Height,
+				Coinbase: tx.IsCoinbase(), ClusterID: ClusterIDOf(out.PubKeyHash),
+			}
+		}
+	}
+	burned, err := CheckCoinbaseValue(b.Transactions[0], in.Height, eff.Fees, in.PoolBefore)
+	if err != nil {
+		return nil, err
+	}
+	eff.Burned = burned
+	if err := VerifyParallel(checks, in.SigWorkers); err != nil {
+		return nil, err
+	}
+	eff.PoolAfter = in.PoolBefore - eff.Release + eff.DecayPaid
+	for i, tx := range b.Transactions {
+		for j := range tx.Outputs {
+			op := types.Outpoint{TxID: in.TxIDs[i], Index: uint32(j)}
+			if _, gone := v.spent[op]; !gone {
+				eff.Created = append(eff.Created, Created{op, *v.created[op]})
+			}
+		}
+	}
+	return eff, nil
+}
+
+func txError(txid types.Hash, err error) error {
+	if re, ok := err.(RuleError); ok {
+		re.Description = "transaction " + txid.String() + ": " + re.Description
+		return re
+	}
+	return err
+}

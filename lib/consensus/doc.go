@@ -1,0 +1,25 @@
+// Package consensus holds the coin's validity rules as pure functions: transaction and block
+// sanity, header context (difficulty, timestamps), input checks against a UTXO view, coinbase
+// maturity, lock time, signatures, subsidy and the coinbase limit.
+//
+// # Overview
+//
+// Each rule lives in exactly one function here and fails with its own ErrorKind. The chain
+// state (lib/chainstate) and the mempool call these functions; they never touch storage
+// themselves: what they need from the chain comes in through the UtxoView interface and plain
+// values (height, median time past, expected target).
+//
+// Two seams are left for later features. ValueModel gives the effective value of a spent
+// output: NominalValue returns the nominal value; concentration decay replaces it. The agent
+// transaction kinds (AgentRegister … Review) are rejected by CheckAgentKind with
+// ErrAgentNotEnabled until Proof of Conduct enables them.
+//
+// All arithmetic on amounts is uint64 with overflow checks; there is no floating point.
+//
+// # Errors
+//
+// Every rule violation is a RuleError whose Err is an ErrorKind, so callers test it with
+// errors.Is(err, consensus.ErrHighHash) and tell it from a storage failure with
+// errors.As(err, &consensus.RuleError{}). The RuleError's text is the message users see (for
+// example through the node's RPC: "invalid proof of work: ...").
+package consensus

@@ -1,0 +1,224 @@
+package consensus
+
+import (
+	"crypto/ed25519"
+
+	"github.com/cointoolkit/coin/lib/types"
+	"lukechampine.com/blake3"
+)
+
+// CheckTransactionSanity applies the rules that need nothing but the transaction itself.
+// size is its serialized size (pass tx.SerializeSize()).
+func CheckTransactionSanity(tx *types.Transaction, size int) error {
+	if tx.Version != TxVersion {
+		return ruleError(ErrTxVersion, "unsupported transaction version %d", tx.Version)
+	}
+	if size > MaxTxSize {
+		return ruleError(ErrTxTooLarge, "transaction of %d bytes exceeds %d", size, MaxTxSize)
+	}
+	if len(tx.Inputs) > MaxTxInputs {
+		return ruleError(ErrTooManyInputs, "transaction has %d inputs, the maximum is %d", len(tx.Inputs), MaxTxInputs)
+	}
+	if len(tx.Outputs) > MaxTxOutputs {
+		return ruleError(ErrTooManyOutputs, "transaction has %d outputs, the maximum is %d", len(tx.Outputs), MaxTxOutputs)
+	}
+	if len(tx.Outputs) == 0 {
+		return ruleError(ErrNoOutputs, "transaction has no outputs")
+	}
+	for i := range tx.Outputs {
+		if tx.Outputs[i].Value < 1 {
+			return ruleError(ErrZeroOutput, "output %d has zero value", i)
+		}
+	}
+	if _, err := SumOutputs(func(i int) uint64 { return tx.Outputs[i].Value }, len(tx.Outputs)); err != nil {
+		return err
+	}
+	if tx.IsCoinbase() {
+		if len(tx.Inputs) != 0 {
+			return ruleError(ErrCoinbaseInputs, "coinbase transaction has inputs")
+		}
+		if _, err := types.DecodeCoinbasePayload(tx.Payload); err != nil {
+			return ruleError(ErrCoinbasePayload, "invalid coinbase payload: %v", err)
+		}
+		return nil
+	}
+	if len(tx.Inputs) == 0 {
+		return ruleError(ErrNoInputs, "transaction has no inputs")
+	}
+	seen := make(map[types.Outpoint]struct{}, len(tx.Inputs))
+	for i := range tx.Inputs {
+		op := tx.Inputs[i].Outpoint()
+		if _, dup := seen[op]; dup {
+			return ruleError(ErrDuplicateInput, "transaction spends %s twice", op)
+		}
+		seen[op] = struct{}{}
+	}
+	if tx.Kind == types.KindTransfer {
+		if len(tx.Payload) != 0 {
+			return ruleError(ErrTransferPayload, "transfer transaction carries a payload")
+		}
+		return nil
+	}
+	return CheckAgentKind(tx)
+}
+
+// CheckAgentKind is the seam for the Proof of Conduct kinds: until they are enabled, every
+// agent transaction is rejected.
+func CheckAgentKind(tx *types.Transaction) error {
+	return ruleError(ErrAgentNotEnabled, "transaction kind %s is not yet enabled", tx.Kind)
+}
+
+// IsFinal reports whether the transaction's lock time allows it in a block at height whose
+// median time past (of the 11 blocks before it) is mtp: 0 is always final, a value below
+// 500,000,000 is a height that must be below the block's height, anything else a unix time
+// that must be below the median time past.
+func IsFinal(tx *types.Transaction, height, mtp uint64) bool {
+	lt := tx.LockTime
+	switch {
+	case lt == 0:
+		return true
+	case lt < LockTimeThreshold:
+		return lt < height
+	default:
+		return lt < mtp
+	}
+}
+
+// CheckFinal fails with ErrNonFinal when IsFinal is false.
+func CheckFinal(tx *types.Transaction, height, mtp uint64) error {
+	if !IsFinal(tx, height, mtp) {
+		return ruleError(ErrNonFinal, "transaction is not final: lock_time %d at height %d", tx.LockTime, height)
+	}
+	return nil
+}
+
+// UtxoEntry is an unspent output as the chain keeps it.
+type UtxoEntry struct {
+	Value      uint64
+	PubKeyHash types.Hash
+	Height     uint64 // height of the block that created it
+	Coinbase   bool
+	// Locked outputs (agent stake, contract escrow) do not decay.
+	Locked    bool
+	ClusterID types.Hash
+}
+
+// ClusterIDOf is the id of the cluster a fresh address starts: BLAKE3("coin-cluster" ‖ pkh).
+func ClusterIDOf(pkh types.Hash) types.Hash {
+	h := blake3.New(32, nil)
+	h.Write([]byte("coin-cluster"))
+	h.Write(pkh[:])
+	var out types.Hash
+	h.Sum(out[:0])
+	return out
+}
+
+// UtxoView is what input checks need from the chain: the unspent output at op, or false.
+// An error is a storage failure, never a rule violation.
+type UtxoView interface {
+	Utxo(op types.Outpoint) (*UtxoEntry, bool, error)
+}
+
+// ValueModel gives the effective value of a spent output in the block at spendHeight.
+// It is the seam for concentration decay.
+type ValueModel interface {
+	EffectiveValue(e *UtxoEntry, spendHeight uint64) uint64
+}
+
+// NominalValue is the ValueModel without decay: the effective value is the nominal value.
+type NominalValue struct{}
+
+// EffectiveValue returns e.Value.
+func (NominalValue) EffectiveValue(e *UtxoEntry, _ uint64) uint64 { return e.Value }
+
+// InputsResult is what CheckTransactionInputs learns about a transaction's inputs.
+type InputsResult struct {
+	Spent     []*UtxoEntry // one per input, in order
+	Fee       uint64       // Σ effective inputs − Σ outputs
+	InValue   uint64       // Σ effective input values
+	Nominal   uint64       // Σ nominal input values
+	DecayPaid uint64       // Nominal − InValue, which flows to the decay pool
+}
+
+// CheckTransactionInputs checks a non-coinbase transaction against the UTXO view for a block
+// at height: every input exists, coinbase outputs are mature, each public key hashes to the
+// spent output's pubkey hash, and the effective input value covers the outputs. Signatures are
+// checked separately (VerifySignatures) so they can run in parallel.
+func CheckTransactionInputs(tx *types.Transaction, height uint64, view UtxoView, values ValueModel) (*InputsResult, error) {
+	if tx.IsCoinbase() {
+		return nil, ruleError(ErrUnexpectedCoinbase, "coinbase transaction outside the first position")
+	}
+	res := &InputsResult{Spent: make([]*UtxoEntry, len(tx.Inputs))}
+	for i := range tx.Inputs {
+		in := &tx.Inputs[i]
+		e, ok, err := view.Utxo(in.Outpoint())
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, ruleError(ErrMissingInputs, "missing inputs: %s is not an unspent output", in.Outpoint())
+		}
+		if e.Coinbase && height < e.Height+CoinbaseMaturity {
+			return nil, ruleError(ErrImmatureCoinbase, "input %d spends a coinbase of height %d before height %d",
+				i, e.Height, e.Height+CoinbaseMaturity)
+		}
+		if types.Blake3(in.PublicKey[:]) != e.PubKeyHash {
+			return nil, ruleError(ErrPubKeyMismatch, "input %d: public key does not match the spent output", i)
+		}
+		eff := values.EffectiveValue(e, height)
+		var ok1, ok2 bool
+		res.InValue, ok1 = addChecked(res.InValue, eff)
+		res.Nominal, ok2 = addChecked(res.Nominal, e.Value)
+		if !ok1 || !ok2 || res.Nominal > MaxMoney {
+			return nil, ruleError(ErrValueOverflow, "total input value exceeds the maximum")
+		}
+		res.Spent[i] = e
+	}
+	out, err := SumOutputs(func(i int) uint64 { return tx.Outputs[i].Value }, len(tx.Outputs))
+	if err != nil {
+		return nil, err
+	}
+	if res.InValue < out {
+		return nil, ruleError(ErrInsufficientFunds, "insufficient funds: inputs %d, outputs %d", res.InValue, out)
+	}
+	res.Fee = res.InValue - out
+	res.DecayPaid = res.Nominal - res.InValue
+	return res, nil
+}
+
+// SigCheck is one input's signature to verify.
+type SigCheck struct {
+	PublicKey *[32]byte
+	Signature *[64]byte
+	Message   []byte
+	TxID      types.Hash
+	Input     int
+}
+
+// SigChecks lists a transaction's signature checks (the message is shared by all inputs).
+func SigChecks(tx *types.Transaction, txid types.Hash, magic [4]byte, dst []SigCheck) []SigCheck {
+	msg := types.SigMessage(magic, txid)
+	for i := range tx.Inputs {
+		dst = append(dst, SigCheck{&tx.Inputs[i].PublicKey, &tx.Inputs[i].Signature, msg, txid, i})
+	}
+	return dst
+}
+
+// Verify checks one signature.
+func (c *SigCheck) Verify() error {
+	if !ed25519.Verify(c.PublicKey[:], c.Message, c.Signature[:]) {
+		return ruleError(ErrBadSignature, "transaction %s: input %d: invalid signature", c.TxID, c.Input)
+	}
+	return nil
+}
+
+// VerifySignatures checks every input signature of tx, one after another.
+func VerifySignatures(tx *types.Transaction, txid types.Hash, magic [4]byte) error {
+	checks := SigChecks(tx, txid, magic, nil)
+	for i := range checks {
+		if err := checks[i].Verify(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
