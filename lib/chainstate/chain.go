@@ -1,0 +1,377 @@
+package chainstate
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/bincode"
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/pow"
+	"github.com/cointoolkit/coin/lib/types"
+	"github.com/syndtr/goleveldb/leveldb"
+	"github.com/syndtr/goleveldb/leveldb/opt"
+	"github.com/syndtr/goleveldb/leveldb/util"
+)
+
+func powWork(bits uint32) *big.Int { return pow.Work(bits) }
+
+// ErrLocked is returned by Open when another process holds the database.
+var ErrLocked = errors.New("data directory is in use by another process")
+
+// StorageError is a failure of the database, as opposed to an invalid block.
+type StorageError struct {
+	Op  string
+	Err error
+}
+
+func (e *StorageError) Error() string { return "storage: " + e.Op + ": " + e.Err.Error() }
+func (e *StorageError) Unwrap() error { return e.Err }
+
+// storageErr translates goleveldb errors in one place.
+func storageErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &StorageError{Op: op, Err: err}
+}
+
+// Node is one block in the header index.
+type Node struct {
+	Hash    types.Hash
+	Header  types.BlockHeader
+	Height  uint64
+	Status  Status
+	Work    *big.Int // cumulative work up to and including this block
+	Parent  *Node
+	Size    uint32
+	TxCount uint32
+	seq     uint64 // arrival order, for the first-seen tie-break
+}
+
+// Options tune a Chain.
+type Options struct {
+	// Now is the clock for the future-drift rule; nil means time.Now.
+	Now func() time.Time
+	// SigWorkers verify signatures (0: every CPU).
+	SigWorkers int
+	// Sync makes every batch fsync (survives power loss, not only process crashes).
+	Sync bool
+	// CacheMiB is the leveldb block cache size (default 32).
+	CacheMiB int
+	// Values is the effective-value model; nil means consensus.NominalValue.
+	Values consensus.ValueModel
+}
+
+// Chain is the chain state of one network in one database.
+type Chain struct {
+	net  *params.Network
+	db   *leveldb.DB
+	opts Options
+	wo   *opt.WriteOptions
+
+	mu    sync.RWMutex
+	index map[types.Hash]*Node
+	main  []*Node // main chain by height
+	stats Stats
+	seq   uint64
+}
+
+// Open opens (or creates) the chain database in dir.
+func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Values == nil {
+		opts.Values = consensus.NominalValue{}
+	}
+	if opts.CacheMiB == 0 {
+		opts.CacheMiB = 32
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, storageErr("create directory", err)
+	}
+	db, err := leveldb.OpenFile(dir, &opt.Options{
+		BlockCacheCapacity: opts.CacheMiB << 20,
+		WriteBuffer:        16 << 20,
+		NoSync:             !opts.Sync,
+	})
+	if err != nil {
+		if isLockErr(dir, err) {
+			return nil, fmt.Errorf("%w: %s (is another coin-node running on it?)", ErrLocked, filepath.Clean(dir))
+		}
+		return nil, storageErr("open "+dir, err)
+	}
+	c := &Chain{net: net, db: db, opts: opts, wo: &opt.WriteOptions{Sync: opts.Sync}, index: make(map[types.Hash]*Node)}
+	if err := c.load(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func isLockErr(dir string, err error) bool {
+	// goleveldb's file lock fails with EAGAIN/EWOULDBLOCK ("resource temporarily unavailable").
+	var pe *os.PathError
+	if errors.As(err, &pe) && filepath.Base(pe.Path) == "LOCK" {
+		return true
+	}
+	_, statErr := os.Stat(filepath.Join(dir, "LOCK"))
+	return statErr == nil && (errors.Is(err, errLockBusy) || containsLockText(err.Error()))
+}
+
+// Close closes the database.
+func (c *Chain) Close() error { return storageErr("close", c.db.Close()) }
+
+// Network is the chain's network.
+func (c *Chain) Network() *params.Network { return c.net }
+
+// load reads the header index and the stats, or initialises the database with genesis.
+func (c *Chain) load() error {
+	raw, err := c.db.Get([]byte(keyStats), nil)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return c.initGenesis()
+	}
+	if err != nil {
+		return storageErr("read stats", err)
+	}
+	r := bincode.NewReader(raw)
+	c.stats.decode(r)
+	if err := r.Finish(); err != nil {
+		return storageErr("decode stats", err)
+	}
+	it := c.db.NewIterator(util.BytesPrefix([]byte{pfxIndex}), nil)
+	var nodes []*Node
+	for it.Next() {
+		n, err := decodeIndexRecord(it.Value())
+		if err != nil {
+			it.Release()
+			return storageErr("decode index", err)
+		}
+		nodes = append(nodes, n)
+	}
+	it.Release()
+	if err := it.Error(); err != nil {
+		return storageErr("read index", err)
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Height < nodes[j].Height })
+	for _, n := range nodes {
+		if n.seq > c.seq {
+			c.seq = n.seq
+		}
+		if n.Height == 0 {
+			if n.Hash != c.net.GenesisHash {
+				return fmt.Errorf("database holds another network's genesis block %s (want %s for %s)", n.Hash, c.net.GenesisHash, c.net.Name)
+			}
+			n.Work = workOf(n.Header.DifficultyTarget)
+			c.index[n.Hash] = n
+			continue
+		}
+		p := c.index[n.Header.PrevHash]
+		if p == nil {
+			continue // orphaned record; unreachable
+		}
+		n.Parent = p
+		n.Work = new(big.Int).Add(p.Work, workOf(n.Header.DifficultyTarget))
+		c.index[n.Hash] = n
+	}
+	tip := c.index[c.stats.TipHash]
+	if tip == nil || tip.Height != c.stats.Height {
+		return fmt.Errorf("database is inconsistent: tip %s not in the header index", c.stats.TipHash)
+	}
+	c.main = make([]*Node, tip.Height+1)
+	for n := tip; n != nil; n = n.Parent {
+		c.main[n.Height] = n
+	}
+	return nil
+}
+
+func (c *Chain) initGenesis() error {
+	g := c.net.GenesisBlock()
+	n := &Node{Hash: g.Hash(), Header: g.Header, Height: 0, Status: StatusValid,
+		Work: workOf(g.Header.DifficultyTarget), Size: uint32(g.SerializeSize()), TxCount: 1}
+	c.stats = Stats{TipHash: n.Hash, Height: 0, TxCount: 1}
+	b := new(leveldb.Batch)
+	b.Put(hashKey(pfxBlock, n.Hash), g.Bytes())
+	b.Put(hashKey(pfxIndex, n.Hash), indexRecord(n))
+	b.Put(heightKey(0), n.Hash[:])
+	b.Put(hashKey(pfxTx, g.Transactions[0].TxID()), txLocBytes(n.Hash, 0, 0))
+	b.Put([]byte(keyStats), c.statsBytes(&c.stats))
+	if err := c.db.Write(b, &opt.WriteOptions{Sync: true}); err != nil {
+		return storageErr("write genesis", err)
+	}
+	c.index[n.Hash] = n
+	c.main = []*Node{n}
+	return nil
+}
+
+func (c *Chain) statsBytes(s *Stats) []byte {
+	w := bincode.NewWriter(nil)
+	s.encode(w)
+	return w.Bytes()
+}
+
+// Stats returns the chain statistics at the tip.
+func (c *Chain) Stats() Stats {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.stats
+}
+
+// Tip is the main chain's last block.
+func (c *Chain) Tip() *Node {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.main[len(c.main)-1]
+}
+
+// NodeByHash is the header index entry of hash, or nil.
+func (c *Chain) NodeByHash(h types.Hash) *Node {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.index[h]
+}
+
+// NodeAt is the main-chain block at height, or nil.
+func (c *Chain) NodeAt(height uint64) *Node {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if height >= uint64(len(c.main)) {
+		return nil
+	}
+	return c.main[height]
+}
+
+// InMainChain reports whether the block is on the main chain.
+func (c *Chain) InMainChain(h types.Hash) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := c.index[h]
+	return n != nil && n.Height < uint64(len(c.main)) && c.main[n.Height] == n
+}
+
+// Block reads a stored block.
+func (c *Chain) Block(h types.Hash) (*types.Block, error) {
+	raw, err := c.db.Get(hashKey(pfxBlock, h), nil)
+	if err != nil {
+		if errors.Is(err, leveldb.ErrNotFound) {
+			return nil, ErrNotFound
+		}
+		return nil, storageErr("read block", err)
+	}
+	b, err := types.DecodeBlock(raw)
+	if err != nil {
+		return nil, storageErr("decode block", err)
+	}
+	return b, nil
+}
+
+// BlockBytes reads a stored block's bincode.
+func (c *Chain) BlockBytes(h types.Hash) ([]byte, error) {
+	raw, err := c.db.Get(hashKey(pfxBlock, h), nil)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	return raw, storageErr("read block", err)
+}
+
+// ErrNotFound is returned for an unknown block, transaction or output.
+var ErrNotFound = errors.New("not found")
+
+// Utxo implements consensus.UtxoView over the stored UTXO set.
+func (c *Chain) Utxo(op types.Outpoint) (*consensus.UtxoEntry, bool, error) {
+	raw, err := c.db.Get(utxoKey(op), nil)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, storageErr("read utxo", err)
+	}
+	r := bincode.NewReader(raw)
+	e := decodeEntry(r)
+	if err := r.Finish(); err != nil {
+		return nil, false, storageErr("decode utxo", err)
+	}
+	return e, true, nil
+}
+
+// AddressUtxo is an unspent output of an address.
+type AddressUtxo struct {
+	Outpoint types.Outpoint
+	Entry    *consensus.UtxoEntry
+}
+
+// UtxosByAddress lists the unspent outputs paying pkh, in outpoint order.
+func (c *Chain) UtxosByAddress(pkh types.Hash) ([]AddressUtxo, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	prefix := make([]byte, 33)
+	prefix[0] = pfxAddr
+	copy(prefix[1:], pkh[:])
+	it := c.db.NewIterator(util.BytesPrefix(prefix), nil)
+	defer it.Release()
+	var out []AddressUtxo
+	for it.Next() {
+		k := it.Key()
+		var op types.Outpoint
+		copy(op.TxID[:], k[33:65])
+		op.Index = uint32(k[65])<<24 | uint32(k[66])<<16 | uint32(k[67])<<8 | uint32(k[68])
+		e, ok, err := c.Utxo(op)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, AddressUtxo{op, e})
+		}
+	}
+	return out, storageErr("iterate address index", it.Error())
+}
+
+// ClusterBalance is Σ nominal value of the cluster's unspent outputs.
+func (c *Chain) ClusterBalance(id types.Hash) (uint64, error) {
+	raw, err := c.db.Get(hashKey(pfxCluster, id), nil)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, storageErr("read cluster", err)
+	}
+	r := bincode.NewReader(raw)
+	v := r.U64()
+	return v, storageErr("decode cluster", r.Finish())
+}
+
+// TxLocation finds a confirmed transaction on the main chain.
+func (c *Chain) TxLocation(txid types.Hash) (TxLocation, error) {
+	raw, err := c.db.Get(hashKey(pfxTx, txid), nil)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return TxLocation{}, ErrNotFound
+	}
+	if err != nil {
+		return TxLocation{}, storageErr("read tx index", err)
+	}
+	l, err := decodeTxLoc(raw)
+	return l, storageErr("decode tx index", err)
+}
+
+// Transaction reads a confirmed transaction and its location.
+func (c *Chain) Transaction(txid types.Hash) (*types.Transaction, TxLocation, error) {
+	loc, err := c.TxLocation(txid)
+	if err != nil {
+		return nil, loc, err
+	}
+	b, err := c.Block(loc.Block)
+	if err != nil {
+		return nil, loc, err
+	}
+	if int(loc.Position) >= len(b.Transactions) {
+		return nil, loc, storageErr("tx index", fmt.Errorf("position %d out of range", loc.Position))
+	}
+	return b.Transactions[loc.Position], loc, nil
+}

@@ -1,0 +1,133 @@
+package chainstate
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+func TestConnectSpendAndReorg(t *testing.T) {
+	h := newHarness(t)
+	h.chain("a", "genesis", 101)
+	for i := 1; i <= 101; i++ {
+		name := fmt.Sprintf("a%d", i)
+		h.accept(name, name)
+	}
+	// Spend the first coinbase, mature at height 101 (created at 1).
+	tx := h.spend("a1", 1000, 2)
+	h.next("a102", "a101", []*types.Transaction{tx})
+	h.accept("a102", "a102")
+	if _, ok, _ := h.c.Utxo(types.Outpoint{TxID: tx.TxID(), Index: 1}); !ok {
+		t.Fatal("spend output missing")
+	}
+	if _, ok, _ := h.c.Utxo(types.Outpoint{TxID: h.blocks["a1"].Transactions[0].TxID(), Index: 0}); ok {
+		t.Fatal("spent coinbase still unspent")
+	}
+	if loc, err := h.c.TxLocation(tx.TxID()); err != nil || loc.Height != 102 || loc.Position != 1 {
+		t.Fatal(loc, err)
+	}
+	before := utxoSet(t, h.c)
+
+	// A fork from a100: b101 has less work than a102, stays aside.
+	h.next("b101", "a100", nil)
+	h.accept("b101", "a102")
+	h.next("b102", "b101", nil)
+	h.accept("b102", "a102") // equal work: first seen stays
+	h.next("b103", "b102", nil)
+	h.accept("b103", "b103") // more work: reorg
+	if _, err := h.c.TxLocation(tx.TxID()); !errors.Is(err, ErrNotFound) {
+		t.Fatal("tx of the losing branch still indexed")
+	}
+	if err := sameSet(utxoSet(t, h.c), replaySet(t, h.c)); err != nil {
+		t.Fatal("after reorg:", err)
+	}
+	// Switch back: a103, a104 on the first branch.
+	h.next("a103", "a102", nil)
+	h.accept("a103", "b103")
+	h.next("a104", "a103", nil)
+	h.accept("a104", "a104")
+	if err := sameSet(utxoSet(t, h.c), replaySet(t, h.c)); err != nil {
+		t.Fatal("after switching back:", err)
+	}
+	after := utxoSet(t, h.c)
+	delete(before, types.Outpoint{}) // no-op; before lacks a103/a104 coinbases
+	for op, e := range before {
+		if after[op] != e {
+			t.Fatalf("output %s changed across the round trip", op)
+		}
+	}
+}
+
+func TestInvalidBranchKeepsBestValidChain(t *testing.T) {
+	h := newHarness(t)
+	h.chain("a", "genesis", 3)
+	for i := 1; i <= 3; i++ {
+		h.accept(fmt.Sprintf("a%d", i), fmt.Sprintf("a%d", i))
+	}
+	// b2 spends an output that does not exist: valid in isolation, invalid on connect.
+	h.next("b2", "a1", nil)
+	h.accept("b2", "a3")
+	bogus := &types.Transaction{Version: 1, Kind: types.KindTransfer,
+		Inputs:  []types.TxInput{{PrevTxID: types.Blake3([]byte("nothing"))}},
+		Outputs: []types.TxOutput{{Value: 1, PubKeyHash: h.pkh}}}
+	h.next("b3", "b2", []*types.Transaction{bogus})
+	h.accept("b3", "a3") // equal work with a3: stays
+	h.next("b4", "b3", nil)
+	h.reject("b4", consensus.ErrMissingInputs, "a3") // reorg attempt fails at b3
+	if n := h.c.NodeByHash(h.blocks["b3"].Hash()); n.Status != StatusInvalid {
+		t.Fatalf("b3 status %s", n.Status)
+	}
+	if n := h.c.NodeByHash(h.blocks["b4"].Hash()); n.Status != StatusInvalidParent {
+		t.Fatalf("b4 status %s", n.Status)
+	}
+	h.next("b5", "b4", nil)
+	h.reject("b5", consensus.ErrInvalidAncestor, "a3")
+	h.reject("b4", consensus.ErrKnownInvalid, "a3")
+	h.reject("a3", consensus.ErrDuplicateBlock, "a3")
+}
+
+func TestLockedDataDir(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Open(dir, params.Regtest, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = Open(dir, params.Regtest, Options{})
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open: %v", err)
+	}
+	t.Log(err)
+}
+
+func TestReopenResumes(t *testing.T) {
+	dir := t.TempDir()
+	g := newGenerator(t)
+	c, err := Open(dir, params.Regtest, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.chain("a", "genesis", 5)
+	for i := 1; i <= 5; i++ {
+		if _, err := c.ProcessBlock(g.blocks[fmt.Sprintf("a%d", i)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := c.Stats()
+	c.Close()
+	c, err = Open(dir, params.Regtest, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Stats() != s || c.Tip().Hash != g.blocks["a5"].Hash() || c.NodeAt(3).Hash != g.blocks["a3"].Hash() {
+		t.Fatal("reopen lost state")
+	}
+	if _, err := Open(t.TempDir(), params.Testnet, Options{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,28 @@
+// Package chainstate keeps the chain in one goleveldb database: blocks, the header index with
+// cumulative work and status, the main-chain height index, the UTXO set with its address and
+// cluster indexes, the transaction index, undo data and the chain statistics (tip, supply,
+// decay pool, burned and issued coins).
+//
+// # Overview
+//
+// Open loads the header index into memory and resumes at the stored tip. ProcessBlock checks a
+// block with lib/consensus, stores it, and moves the tip to the chain with the most cumulative
+// work, disconnecting and connecting blocks as needed. Each connect and each disconnect is one
+// atomic leveldb.Batch that carries every index, the undo data and the new tip together, so a
+// crash (kill -9 at any point) leaves the database at a consistent tip. A block that fails on a
+// new branch is marked invalid with all its descendants and the best valid chain stays.
+//
+// Key layout (one-byte prefixes): 'b' block, 'i' header index record, 'h' main-chain height,
+// 'u' UTXO, 'a' address index, 'c' cluster balance, 't' transaction index, 'r' undo data,
+// 's' chain statistics.
+//
+// Supply invariant, which tests check after every connect and disconnect:
+// UtxoTotal + Pool + Burned = Issued (Σ subsidies of the connected blocks above genesis).
+//
+// # Errors
+//
+// Rule violations come back as consensus.RuleError (errors.Is with the consensus kinds, for
+// example consensus.ErrUnknownParent for a block whose parent is unknown). Storage failures
+// come back as *StorageError, so callers can tell a disk problem from an invalid block.
+// Open fails with ErrLocked when another process holds the data directory.
+package chainstate

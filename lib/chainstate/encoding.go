@@ -1,0 +1,218 @@
+package chainstate
+
+import (
+	"encoding/binary"
+	"math/big"
+
+	"github.com/cointoolkit/coin/lib/bincode"
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+const (
+	pfxBlock   = 'b'
+	pfxIndex   = 'i'
+	pfxHeight  = 'h'
+	pfxUtxo    = 'u'
+	pfxAddr    = 'a'
+	pfxCluster = 'c'
+	pfxTx      = 't'
+	pfxUndo    = 'r'
+	keyStats   = "s"
+)
+
+func hashKey(p byte, h types.Hash) []byte {
+	k := make([]byte, 33)
+	k[0] = p
+	copy(k[1:], h[:])
+	return k
+}
+
+func heightKey(h uint64) []byte {
+	k := make([]byte, 9)
+	k[0] = pfxHeight
+	binary.BigEndian.PutUint64(k[1:], h)
+	return k
+}
+
+func utxoKey(op types.Outpoint) []byte {
+	k := make([]byte, 37)
+	k[0] = pfxUtxo
+	copy(k[1:], op.TxID[:])
+	binary.BigEndian.PutUint32(k[33:], op.Index)
+	return k
+}
+
+func addrKey(pkh types.Hash, op types.Outpoint) []byte {
+	k := make([]byte, 69)
+	k[0] = pfxAddr
+	copy(k[1:], pkh[:])
+	copy(k[33:], op.TxID[:])
+	binary.BigEndian.PutUint32(k[65:], op.Index)
+	return k
+}
+
+const (
+	flagCoinbase = 1 << iota
+	flagLocked
+)
+
+func encodeEntry(w *bincode.Writer, e *consensus.UtxoEntry) {
+	w.U64(e.Value)
+	w.Raw(e.PubKeyHash[:])
+	w.U64(e.Height)
+	var f uint8
+	if e.Coinbase {
+		f |= flagCoinbase
+	}
+	if e.Locked {
+		f |= flagLocked
+	}
+	w.U8(f)
+	w.Raw(e.ClusterID[:])
+}
+
+func decodeEntry(r *bincode.Reader) *consensus.UtxoEntry {
+	e := new(consensus.UtxoEntry)
+	e.Value = r.U64()
+	r.Raw(e.PubKeyHash[:])
+	e.Height = r.U64()
+	f := r.U8()
+	e.Coinbase = f&flagCoinbase != 0
+	e.Locked = f&flagLocked != 0
+	r.Raw(e.ClusterID[:])
+	return e
+}
+
+func entryBytes(e *consensus.UtxoEntry) []byte {
+	w := bincode.NewWriter(make([]byte, 0, 84))
+	encodeEntry(w, e)
+	return w.Bytes()
+}
+
+// Stats are the chain statistics stored with the tip, in one record.
+type Stats struct {
+	TipHash   types.Hash
+	Height    uint64
+	UtxoCount uint64
+	UtxoTotal uint64 // Σ nominal value of unspent outputs (circulating supply)
+	Pool      uint64 // decay pool
+	Burned    uint64 // coinbase value left unclaimed
+	Issued    uint64 // Σ subsidies of connected blocks above genesis
+	TxCount   uint64 // transactions in connected blocks, genesis included
+}
+
+func (s *Stats) encode(w *bincode.Writer) {
+	w.Raw(s.TipHash[:])
+	for _, v := range []uint64{s.Height, s.UtxoCount, s.UtxoTotal, s.Pool, s.Burned, s.Issued, s.TxCount} {
+		w.U64(v)
+	}
+}
+
+func (s *Stats) decode(r *bincode.Reader) {
+	r.Raw(s.TipHash[:])
+	for _, p := range []*uint64{&s.Height, &s.UtxoCount, &s.UtxoTotal, &s.Pool, &s.Burned, &s.Issued, &s.TxCount} {
+		*p = r.U64()
+	}
+}
+
+// Block status in the header index.
+type Status uint8
+
+// Status values.
+const (
+	StatusStored        Status = iota // block data stored, not yet connected
+	StatusValid                       // connected at least once: fully valid
+	StatusInvalid                     // failed validation
+	StatusInvalidParent               // descends from an invalid block
+)
+
+func (s Status) String() string {
+	return [...]string{"stored", "valid", "invalid", "invalid-parent"}[s]
+}
+
+// indexRecord is the stored form of a node: fixed header, height, status, arrival sequence.
+func indexRecord(n *Node) []byte {
+	w := bincode.NewWriter(make([]byte, 0, 104))
+	fixed := n.Header.FixedBytes()
+	w.Raw(fixed[:])
+	w.U64(n.Height)
+	w.U8(uint8(n.Status))
+	w.U64(n.seq)
+	w.U32(n.Size)
+	w.U32(n.TxCount)
+	return w.Bytes()
+}
+
+func decodeIndexRecord(b []byte) (*Node, error) {
+	r := bincode.NewReader(b)
+	var fixed [types.HeaderSize]byte
+	r.Raw(fixed[:])
+	n := &Node{Header: types.HeaderFromFixed(&fixed)}
+	n.Height = r.U64()
+	n.Status = Status(r.U8())
+	n.seq = r.U64()
+	n.Size = r.U32()
+	n.TxCount = r.U32()
+	if err := r.Finish(); err != nil {
+		return nil, err
+	}
+	n.Hash = n.Header.Hash()
+	return n, nil
+}
+
+// undo is what a disconnect needs: the stats before the block and the spent entries.
+type undo struct {
+	prev  Stats
+	spent []*consensus.UtxoEntry
+}
+
+func (u *undo) bytes() []byte {
+	w := bincode.NewWriter(make([]byte, 0, 128+84*len(u.spent)))
+	u.prev.encode(w)
+	w.Varint(uint64(len(u.spent)))
+	for _, e := range u.spent {
+		encodeEntry(w, e)
+	}
+	return w.Bytes()
+}
+
+func decodeUndo(b []byte) (*undo, error) {
+	r := bincode.NewReader(b)
+	u := new(undo)
+	u.prev.decode(r)
+	n := r.Len(36)
+	u.spent = make([]*consensus.UtxoEntry, n)
+	for i := range u.spent {
+		u.spent[i] = decodeEntry(r)
+	}
+	return u, r.Finish()
+}
+
+// txLoc is the transaction index value: the block and position of a confirmed transaction.
+func txLocBytes(block types.Hash, height uint64, pos uint32) []byte {
+	w := bincode.NewWriter(make([]byte, 0, 48))
+	w.Raw(block[:])
+	w.U64(height)
+	w.U32(pos)
+	return w.Bytes()
+}
+
+// TxLocation is where a confirmed transaction is.
+type TxLocation struct {
+	Block    types.Hash
+	Height   uint64
+	Position uint32
+}
+
+func decodeTxLoc(b []byte) (TxLocation, error) {
+	r := bincode.NewReader(b)
+	var l TxLocation
+	r.Raw(l.Block[:])
+	l.Height = r.U64()
+	l.Position = r.U32()
+	return l, r.Finish()
+}
+
+// workOf is the proof of a header's target.
+func workOf(bits uint32) *big.Int { return powWork(bits) }

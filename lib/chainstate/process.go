@@ -1,0 +1,410 @@
+package chainstate
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+
+	"github.com/cointoolkit/coin/lib/bincode"
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/pow"
+	"github.com/cointoolkit/coin/lib/types"
+	"github.com/syndtr/goleveldb/leveldb"
+)
+
+// ConnectedBlock is a block that joined or left the main chain.
+type ConnectedBlock struct {
+	Block  *types.Block
+	Hash   types.Hash
+	Height uint64
+	TxIDs  []types.Hash
+}
+
+// Result tells what ProcessBlock did to the main chain, in order: first the blocks
+// disconnected (tip first), then those connected (lowest first).
+type Result struct {
+	Hash         types.Hash
+	Height       uint64
+	IsTip        bool // the block is the new tip
+	Disconnected []ConnectedBlock
+	Connected    []ConnectedBlock
+}
+
+func ruleErr(kind consensus.ErrorKind, format string, args ...any) error {
+	return consensus.RuleError{Err: kind, Description: fmt.Sprintf(format, args...)}
+}
+
+// ancestor is n's ancestor at height h (h ≤ n.Height).
+func (c *Chain) ancestor(n *Node, h uint64) *Node {
+	if h < uint64(len(c.main)) && n.Height < uint64(len(c.main)) && c.main[n.Height] == n {
+		return c.main[h]
+	}
+	for n != nil && n.Height > h {
+		n = n.Parent
+	}
+	return n
+}
+
+// medianTimePast is the median timestamp of n and its 10 predecessors.
+func medianTimePast(n *Node) uint64 {
+	ts := make([]uint64, 0, consensus.MedianTimeSpan)
+	for i := 0; i < consensus.MedianTimeSpan && n != nil; i++ {
+		ts = append(ts, n.Header.Timestamp)
+		n = n.Parent
+	}
+	return consensus.MedianTime(ts)
+}
+
+// nextTarget is the compact target a child of parent must carry.
+func (c *Chain) nextTarget(parent *Node) uint32 {
+	h := parent.Height + 1
+	if !c.net.Retarget || !pow.IsRetargetHeight(h) {
+		return parent.Header.DifficultyTarget
+	}
+	start := c.ancestor(parent, pow.RetargetWindowStart(h))
+	return pow.NextCompact(h, parent.Header.DifficultyTarget, parent.Header.Timestamp, start.Header.Timestamp, c.net.PowLimit, c.net.Retarget)
+}
+
+// Template is what a miner needs to build a child of the tip.
+type Template struct {
+	Parent         types.Hash
+	Height         uint64
+	Target         uint32
+	MedianTimePast uint64
+	MinTimestamp   uint64
+	Pool           uint64 // decay pool after the parent
+}
+
+// NextBlock describes the next block on the current tip.
+func (c *Chain) NextBlock() Template {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	tip := c.main[len(c.main)-1]
+	mtp := medianTimePast(tip)
+	return Template{Parent: tip.Hash, Height: tip.Height + 1, Target: c.nextTarget(tip),
+		MedianTimePast: mtp, MinTimestamp: mtp + 1, Pool: c.stats.Pool}
+}
+
+// ProcessBlock validates a block, stores it and moves the tip to the most-work valid chain.
+// A block whose parent is unknown fails with consensus.ErrUnknownParent (the caller may keep
+// it as an orphan); one already stored fails with consensus.ErrDuplicateBlock.
+func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
+	hash := b.Hash()
+	size := b.SerializeSize()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := c.index[hash]; n != nil {
+		if n.Status >= StatusInvalid {
+			return nil, ruleErr(consensus.ErrKnownInvalid, "block %s is known to be invalid", hash)
+		}
+		return nil, ruleErr(consensus.ErrDuplicateBlock, "block %s is already known", hash)
+	}
+	ids, err := consensus.CheckBlockSanity(b, hash, size, c.net.PowLimit)
+	if err != nil {
+		return nil, err
+	}
+	parent := c.index[b.Header.PrevHash]
+	if parent == nil {
+		return nil, ruleErr(consensus.ErrUnknownParent, "block %s: parent %s is unknown", hash, b.Header.PrevHash)
+	}
+	if parent.Status >= StatusInvalid {
+		return nil, ruleErr(consensus.ErrInvalidAncestor, "block %s builds on invalid block %s", hash, parent.Hash)
+	}
+	hc := consensus.HeaderContext{Height: parent.Height + 1, ExpectedTarget: c.nextTarget(parent),
+		MedianTimePast: medianTimePast(parent), Now: uint64(c.opts.Now().Unix())}
+	if err := consensus.CheckHeaderContext(&b.Header, hc); err != nil {
+		return nil, err
+	}
+	c.seq++
+	n := &Node{Hash: hash, Header: b.Header, Height: parent.Height + 1, Status: StatusStored, Parent: parent,
+		Work: new(big.Int).Add(parent.Work, workOf(b.Header.DifficultyTarget)), Size: uint32(size),
+		TxCount: uint32(len(b.Transactions)), seq: c.seq}
+	batch := new(leveldb.Batch)
+	batch.Put(hashKey(pfxBlock, hash), b.Bytes())
+	batch.Put(hashKey(pfxIndex, hash), indexRecord(n))
+	if err := c.db.Write(batch, c.wo); err != nil {
+		return nil, storageErr("store block", err)
+	}
+	c.index[hash] = n
+	res := &Result{Hash: hash, Height: n.Height}
+	cache := map[types.Hash]blockWithIDs{hash: {b, ids}}
+	err = c.activateBestChain(res, cache)
+	res.IsTip = c.main[len(c.main)-1] == n
+	if err == nil && n.Status >= StatusInvalid {
+		err = errors.New("block is invalid") // cannot happen: its own failure is returned
+	}
+	return res, err
+}
+
+type blockWithIDs struct {
+	b   *types.Block
+	ids []types.Hash
+}
+
+// bestCandidate is the valid stored node with the most work (first seen on a tie).
+func (c *Chain) bestCandidate() *Node {
+	best := c.main[len(c.main)-1]
+	for _, n := range c.index {
+		if n.Status >= StatusInvalid {
+			continue
+		}
+		switch n.Work.Cmp(best.Work) {
+		case 1:
+			best = n
+		case 0:
+			if n.seq < best.seq && best != c.main[len(c.main)-1] {
+				best = n
+			}
+		}
+	}
+	return best
+}
+
+// activateBestChain reorganises to the most-work valid chain. When a block on the way fails,
+// it and its descendants are marked invalid and the search starts again; the error of the
+// first failure is returned.
+func (c *Chain) activateBestChain(res *Result, cache map[types.Hash]blockWithIDs) error {
+	var firstErr error
+	for {
+		target := c.bestCandidate()
+		tip := c.main[len(c.main)-1]
+		if target == tip {
+			return firstErr
+		}
+		// Find the fork point.
+		fork := c.ancestor(target, min(target.Height, tip.Height))
+		for fork != nil && (fork.Height >= uint64(len(c.main)) || c.main[fork.Height] != fork) {
+			fork = fork.Parent
+		}
+		for c.main[len(c.main)-1] != fork {
+			cb, err := c.disconnectTip()
+			if err != nil {
+				return err
+			}
+			res.Disconnected = append(res.Disconnected, cb)
+		}
+		path := make([]*Node, 0, target.Height-fork.Height)
+		for n := target; n != fork; n = n.Parent {
+			path = append(path, n)
+		}
+		failed := false
+		for i := len(path) - 1; i >= 0; i-- {
+			cb, err := c.connect(path[i], cache)
+			if err != nil {
+				if !consensus.IsRuleError(err) {
+					return err
+				}
+				if markErr := c.markInvalid(path[i]); markErr != nil {
+					return markErr
+				}
+				if firstErr == nil {
+					firstErr = err
+				}
+				failed = true
+				break
+			}
+			res.Connected = append(res.Connected, cb)
+		}
+		if !failed {
+			return firstErr
+		}
+	}
+}
+
+// markInvalid marks n invalid and every stored descendant invalid-parent.
+func (c *Chain) markInvalid(bad *Node) error {
+	batch := new(leveldb.Batch)
+	bad.Status = StatusInvalid
+	batch.Put(hashKey(pfxIndex, bad.Hash), indexRecord(bad))
+	for _, n := range c.index {
+		if n.Height <= bad.Height || n.Status >= StatusInvalid {
+			continue
+		}
+		if c.ancestor(n, bad.Height) == bad {
+			n.Status = StatusInvalidParent
+			batch.Put(hashKey(pfxIndex, n.Hash), indexRecord(n))
+		}
+	}
+	return storageErr("mark invalid", c.db.Write(batch, c.wo))
+}
+
+func (c *Chain) loadBlock(n *Node, cache map[types.Hash]blockWithIDs) (blockWithIDs, error) {
+	if bw, ok := cache[n.Hash]; ok {
+		return bw, nil
+	}
+	b, err := c.Block(n.Hash)
+	if err != nil {
+		return blockWithIDs{}, err
+	}
+	return blockWithIDs{b, b.TxIDs()}, nil
+}
+
+// connect validates n's block against the UTXO set and connects it in one batch.
+func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBlock, error) {
+	bw, err := c.loadBlock(n, cache)
+	if err != nil {
+		return ConnectedBlock{}, err
+	}
+	b, ids := bw.b, bw.ids
+	eff, err := consensus.CheckBlockConnect(consensus.BlockInput{
+		Block: b, TxIDs: ids, Height: n.Height, MedianTimePast: medianTimePast(n.Parent),
+		PoolBefore: c.stats.Pool, Magic: c.net.Magic, View: c, Values: c.opts.Values,
+		SigWorkers: c.opts.SigWorkers, SkipSignatures: n.Status == StatusValid,
+	})
+	if err != nil {
+		return ConnectedBlock{}, err
+	}
+	prev := c.stats
+	next := prev
+	next.TipHash, next.Height = n.Hash, n.Height
+	next.TxCount += uint64(len(b.Transactions))
+	next.Issued += eff.Subsidy
+	next.Burned += eff.Burned
+	next.Pool = eff.PoolAfter
+
+	batch := new(leveldb.Batch)
+	clusters := make(map[types.Hash]int64)
+	created := make(map[types.Outpoint]bool, len(eff.Created))
+	for i := range eff.Created {
+		created[eff.Created[i].Outpoint] = true
+	}
+	for i, op := range eff.Spent {
+		e := eff.SpentUndo[i]
+		if op.TxID == ids[0] || c.inBlock(op.TxID, ids) {
+			continue // created and spent inside this block: never in the set
+		}
+		batch.Delete(utxoKey(op))
+		batch.Delete(addrKey(e.PubKeyHash, op))
+		clusters[e.ClusterID] -= int64(e.Value)
+		next.UtxoCount--
+		next.UtxoTotal -= e.Value
+	}
+	for i := range eff.Created {
+		cr := &eff.Created[i]
+		batch.Put(utxoKey(cr.Outpoint), entryBytes(&cr.Entry))
+		batch.Put(addrKey(cr.Entry.PubKeyHash, cr.Outpoint), nil)
+		clusters[cr.Entry.ClusterID] += int64(cr.Entry.Value)
+		next.UtxoCount++
+		next.UtxoTotal += cr.Entry.Value
+	}
+	if err := c.applyClusters(batch, clusters); err != nil {
+		return ConnectedBlock{}, err
+	}
+	for i, id := range ids {
+		batch.Put(hashKey(pfxTx, id), txLocBytes(n.Hash, n.Height, uint32(i)))
+	}
+	u := undo{prev: prev, spent: eff.SpentUndo}
+	batch.Put(hashKey(pfxUndo, n.Hash), u.bytes())
+	batch.Put(heightKey(n.Height), n.Hash[:])
+	batch.Put([]byte(keyStats), c.statsBytes(&next))
+	status := n.Status
+	n.Status = StatusValid
+	batch.Put(hashKey(pfxIndex, n.Hash), indexRecord(n))
+	if err := c.db.Write(batch, c.wo); err != nil {
+		n.Status = status
+		return ConnectedBlock{}, storageErr("connect block", err)
+	}
+	c.stats = next
+	c.main = append(c.main, n)
+	return ConnectedBlock{Block: b, Hash: n.Hash, Height: n.Height, TxIDs: ids}, nil
+}
+
+func (c *Chain) inBlock(txid types.Hash, ids []types.Hash) bool {
+	for _, id := range ids {
+		if id == txid {
+			return true
+		}
+	}
+	return false
+}
+
+// applyClusters adds the deltas to the stored cluster balances.
+func (c *Chain) applyClusters(batch *leveldb.Batch, deltas map[types.Hash]int64) error {
+	for id, d := range deltas {
+		if d == 0 {
+			continue
+		}
+		bal, err := c.ClusterBalance(id)
+		if err != nil {
+			return err
+		}
+		nb := int64(bal) + d
+		if nb < 0 {
+			return storageErr("cluster balance", fmt.Errorf("cluster %s would go negative", id))
+		}
+		if nb == 0 {
+			batch.Delete(hashKey(pfxCluster, id))
+			continue
+		}
+		w := bincode.NewWriter(nil)
+		w.U64(uint64(nb))
+		batch.Put(hashKey(pfxCluster, id), w.Bytes())
+	}
+	return nil
+}
+
+// disconnectTip undoes the tip block in one batch.
+func (c *Chain) disconnectTip() (ConnectedBlock, error) {
+	n := c.main[len(c.main)-1]
+	if n.Height == 0 {
+		return ConnectedBlock{}, errors.New("cannot disconnect the genesis block")
+	}
+	b, err := c.Block(n.Hash)
+	if err != nil {
+		return ConnectedBlock{}, err
+	}
+	raw, err := c.db.Get(hashKey(pfxUndo, n.Hash), nil)
+	if err != nil {
+		return ConnectedBlock{}, storageErr("read undo", err)
+	}
+	u, err := decodeUndo(raw)
+	if err != nil {
+		return ConnectedBlock{}, storageErr("decode undo", err)
+	}
+	ids := b.TxIDs()
+	batch := new(leveldb.Batch)
+	clusters := make(map[types.Hash]int64)
+	spentHere := make(map[types.Outpoint]bool)
+	k := 0
+	for _, tx := range b.Transactions[1:] {
+		for j := range tx.Inputs {
+			op := tx.Inputs[j].Outpoint()
+			e := u.spent[k]
+			k++
+			spentHere[op] = true
+			if c.inBlock(op.TxID, ids) {
+				continue
+			}
+			batch.Put(utxoKey(op), entryBytes(e))
+			batch.Put(addrKey(e.PubKeyHash, op), nil)
+			clusters[e.ClusterID] += int64(e.Value)
+		}
+	}
+	if k != len(u.spent) {
+		return ConnectedBlock{}, storageErr("undo", fmt.Errorf("undo data of %s has %d entries for %d inputs", n.Hash, len(u.spent), k))
+	}
+	for i, tx := range b.Transactions {
+		for j := range tx.Outputs {
+			op := types.Outpoint{TxID: ids[i], Index: uint32(j)}
+			if spentHere[op] {
+				continue
+			}
+			batch.Delete(utxoKey(op))
+			batch.Delete(addrKey(tx.Outputs[j].PubKeyHash, op))
+			clusters[consensus.ClusterIDOf(tx.Outputs[j].PubKeyHash)] -= int64(tx.Outputs[j].Value)
+		}
+		batch.Delete(hashKey(pfxTx, ids[i]))
+	}
+	if err := c.applyClusters(batch, clusters); err != nil {
+		return ConnectedBlock{}, err
+	}
+	batch.Delete(hashKey(pfxUndo, n.Hash))
+	batch.Delete(heightKey(n.Height))
+	batch.Put([]byte(keyStats), c.statsBytes(&u.prev))
+	if err := c.db.Write(batch, c.wo); err != nil {
+		return ConnectedBlock{}, storageErr("disconnect block", err)
+	}
+	c.stats = u.prev
+	c.main = c.main[:len(c.main)-1]
+	return ConnectedBlock{Block: b, Hash: n.Hash, Height: n.Height, TxIDs: ids}, nil
+}
