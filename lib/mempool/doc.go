@@ -1,0 +1,20 @@
+// Package mempool holds the valid unconfirmed transactions of a node.
+//
+// # Overview
+//
+// Accept validates a transaction completely against the chain's UTXO set plus the outputs of
+// transactions already in the pool (so chains of unconfirmed transactions are accepted), and
+// rejects conflicts (no replacement), non-final transactions, dust outputs and fees below the
+// minimum relay fee. The pool is bounded in bytes: when it is full, the transactions with the
+// lowest fee rate are evicted together with their descendants.
+//
+// BlockConnected removes what a block mined and what conflicts with it; after a reorganisation,
+// Reorganized puts back the transactions of disconnected blocks and revalidates the pool.
+// Select orders transactions for a block template by fee rate, parents before children.
+//
+// # Errors
+//
+// Rejections are *RejectError values with a Code (for the RPC layer) and a message such as
+// "missing inputs", "insufficient fee", "conflicts with a mempool transaction"; consensus rule
+// violations keep their consensus.RuleError inside, reachable with errors.Is/As.
+package mempool

@@ -1,0 +1,416 @@
+package mempool
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math/bits"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// Chain is what the pool needs from the chain state.
+type Chain interface {
+	consensus.UtxoView
+	// NextBlockInfo gives the height and median time past of the next block.
+	NextBlockInfo() (height, mtp uint64)
+	// Confirmed reports whether txid is in the main chain.
+	Confirmed(txid types.Hash) bool
+}
+
+// Policy values.
+const (
+	MinRelayFeePerByte = 1
+	DustLimit          = 1_000
+	DefaultMaxBytes    = 64 << 20
+)
+
+// RejectError explains why a transaction was not accepted.
+type RejectError struct {
+	Reason string
+	Err    error // the underlying rule error, if any
+}
+
+func (e *RejectError) Error() string {
+	if e.Err != nil && e.Reason == "" {
+		return e.Err.Error()
+	}
+	if e.Err != nil {
+		return e.Reason + ": " + e.Err.Error()
+	}
+	return e.Reason
+}
+
+func (e *RejectError) Unwrap() error { return e.Err }
+
+func reject(reason string, err error) error { return &RejectError{Reason: reason, Err: err} }
+
+// Sentinel reasons, usable with errors.Is.
+var (
+	ErrAlreadyInPool   = errors.New("transaction already in mempool")
+	ErrAlreadyInChain  = errors.New("transaction already in block chain")
+	ErrConflict        = errors.New("conflicts with a mempool transaction")
+	ErrInsufficientFee = errors.New("insufficient fee")
+	ErrDust            = errors.New("dust output")
+	ErrPoolFull        = errors.New("mempool full")
+	ErrCoinbase        = errors.New("coinbase transaction not allowed in the mempool")
+)
+
+// Entry is a transaction in the pool.
+type Entry struct {
+	Tx       *types.Transaction
+	TxID     types.Hash
+	Size     int
+	Fee      uint64
+	Time     time.Time
+	Height   uint64 // chain height when accepted
+	parents  map[types.Hash]*Entry
+	children map[types.Hash]*Entry
+	seq      uint64
+}
+
+// Pool is the mempool. It is safe for concurrent use.
+type Pool struct {
+	mu       sync.RWMutex
+	chain    Chain
+	magic    [4]byte
+	values   consensus.ValueModel
+	maxBytes int
+	txs      map[types.Hash]*Entry
+	spends   map[types.Outpoint]*Entry
+	bytes    int
+	fees     uint64
+	seq      uint64
+	now      func() time.Time
+}
+
+// Options tune a Pool.
+type Options struct {
+	MaxBytes int
+	Values   consensus.ValueModel
+}
+
+// New returns an empty pool over chain for the network magic.
+func New(chain Chain, magic [4]byte, opts Options) *Pool {
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	if opts.Values == nil {
+		opts.Values = consensus.NominalValue{}
+	}
+	return &Pool{chain: chain, magic: magic, values: opts.Values, maxBytes: opts.MaxBytes,
+		txs: make(map[types.Hash]*Entry), spends: make(map[types.Outpoint]*Entry), now: time.Now}
+}
+
+// view is the chain's UTXO set plus the pool's outputs minus what the pool spends.
+type view struct {
+	p      *Pool
+	height uint64
+}
+
+func (v view) Utxo(op types.Outpoint) (*consensus.UtxoEntry, bool, error) {
+	if e, ok := v.p.txs[op.TxID]; ok {
+		if int(op.Index) >= len(e.Tx.Outputs) {
+			return nil, false, nil
+		}
+		o := e.Tx.Outputs[op.Index]
+		return &consensus.UtxoEntry{Value: o.Value, PubKeyHash: o.PubKeyHash, Height: v.height,
+			ClusterID: consensus.ClusterIDOf(o.PubKeyHash)}, true, nil
+	}
+	return v.p.chain.Utxo(op)
+}
+
+// Accept validates tx and adds it. It returns the txid.
+func (p *Pool) Accept(tx *types.Transaction) (types.Hash, error) {
+	txid := tx.TxID()
+	size := tx.SerializeSize()
+	if tx.IsCoinbase() {
+		return txid, reject("", ErrCoinbase)
+	}
+	if err := consensus.CheckTransactionSanity(tx, size); err != nil {
+		return txid, reject("invalid transaction", err)
+	}
+	// Signatures need no lock; verify first so invalid floods cost no lock time.
+	if err := consensus.VerifySignatures(tx, txid, p.magic); err != nil {
+		return txid, reject("invalid transaction", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return txid, p.acceptLocked(tx, txid, size)
+}
+
+func (p *Pool) acceptLocked(tx *types.Transaction, txid types.Hash, size int) error {
+	if _, ok := p.txs[txid]; ok {
+		return reject("", ErrAlreadyInPool)
+	}
+	if p.chain.Confirmed(txid) {
+		return reject("", ErrAlreadyInChain)
+	}
+	height, mtp := p.chain.NextBlockInfo()
+	if err := consensus.CheckFinal(tx, height, mtp); err != nil {
+		return reject("non-final transaction", err)
+	}
+	for i := range tx.Inputs {
+		if other, ok := p.spends[tx.Inputs[i].Outpoint()]; ok {
+			return reject(fmt.Sprintf("%v (input %d is spent by %s)", ErrConflict, i, other.TxID), ErrConflict)
+		}
+	}
+	for i := range tx.Outputs {
+		if tx.Outputs[i].Value < DustLimit {
+			return reject(fmt.Sprintf("%v: output %d of %d subunits is below %d", ErrDust, i, tx.Outputs[i].Value, DustLimit), ErrDust)
+		}
+	}
+	res, err := consensus.CheckTransactionInputs(tx, height, view{p, height}, p.values)
+	if err != nil {
+		if errors.Is(err, consensus.ErrMissingInputs) {
+			return reject("missing inputs", err)
+		}
+		return reject("invalid transaction", err)
+	}
+	if min := uint64(size) * MinRelayFeePerByte; res.Fee < min {
+		return reject(fmt.Sprintf("%v: fee %d is below the minimum relay fee %d (%d bytes at %d per byte)",
+			ErrInsufficientFee, res.Fee, min, size, MinRelayFeePerByte), ErrInsufficientFee)
+	}
+	p.seq++
+	e := &Entry{Tx: tx, TxID: txid, Size: size, Fee: res.Fee, Time: p.now(), Height: height - 1, seq: p.seq,
+		parents: map[types.Hash]*Entry{}, children: map[types.Hash]*Entry{}}
+	p.add(e)
+	if p.bytes > p.maxBytes {
+		p.trim()
+		if _, ok := p.txs[txid]; !ok {
+			return reject(fmt.Sprintf("%v: fee rate too low to enter a full pool", ErrPoolFull), ErrPoolFull)
+		}
+	}
+	return nil
+}
+
+func (p *Pool) add(e *Entry) {
+	for i := range e.Tx.Inputs {
+		op := e.Tx.Inputs[i].Outpoint()
+		p.spends[op] = e
+		if parent, ok := p.txs[op.TxID]; ok {
+			e.parents[parent.TxID] = parent
+			parent.children[e.TxID] = e
+		}
+	}
+	p.txs[e.TxID] = e
+	p.bytes += e.Size
+	p.fees += e.Fee
+}
+
+// remove takes e (and, if withDescendants, everything that spends it) out of the pool.
+func (p *Pool) remove(e *Entry, withDescendants bool) {
+	if _, ok := p.txs[e.TxID]; !ok {
+		return
+	}
+	if withDescendants {
+		for _, c := range e.children {
+			p.remove(c, true)
+		}
+	}
+	for i := range e.Tx.Inputs {
+		op := e.Tx.Inputs[i].Outpoint()
+		if p.spends[op] == e {
+			delete(p.spends, op)
+		}
+	}
+	for _, parent := range e.parents {
+		delete(parent.children, e.TxID)
+	}
+	for _, c := range e.children {
+		delete(c.parents, e.TxID)
+	}
+	delete(p.txs, e.TxID)
+	p.bytes -= e.Size
+	p.fees -= e.Fee
+}
+
+// lowerRate reports whether a pays a lower fee per byte than b (exact, 128-bit).
+func lowerRate(a, b *Entry) bool {
+	ah, al := bits.Mul64(a.Fee, uint64(b.Size))
+	bh, bl := bits.Mul64(b.Fee, uint64(a.Size))
+	if ah != bh {
+		return ah < bh
+	}
+	if al != bl {
+		return al < bl
+	}
+	return a.seq > b.seq // newer goes first on a tie
+}
+
+// trim evicts the lowest fee-rate transactions with their descendants until the pool fits.
+func (p *Pool) trim() {
+	for p.bytes > p.maxBytes {
+		var worst *Entry
+		for _, e := range p.txs {
+			if worst == nil || lowerRate(e, worst) {
+				worst = e
+			}
+		}
+		p.remove(worst, true)
+	}
+}
+
+// Info is the pool's size, bytes and total fee.
+type Info struct {
+	Size     int
+	Bytes    int
+	TotalFee uint64
+}
+
+// Info returns the pool's totals.
+func (p *Pool) Info() Info {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return Info{len(p.txs), p.bytes, p.fees}
+}
+
+// Get returns the entry of txid.
+func (p *Pool) Get(txid types.Hash) (*Entry, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	e, ok := p.txs[txid]
+	return e, ok
+}
+
+// SpentBy returns the pool transaction spending op, if any.
+func (p *Pool) SpentBy(op types.Outpoint) (types.Hash, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	e, ok := p.spends[op]
+	if !ok {
+		return types.Hash{}, false
+	}
+	return e.TxID, true
+}
+
+// PendingOutput is an output created by a pool transaction.
+type PendingOutput struct {
+	Outpoint types.Outpoint
+	Output   types.TxOutput
+	Spent    bool // spent by another pool transaction
+}
+
+// OutputsTo lists the outputs of pool transactions paying pkh.
+func (p *Pool) OutputsTo(pkh types.Hash) []PendingOutput {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var out []PendingOutput
+	for _, e := range p.txs {
+		for i, o := range e.Tx.Outputs {
+			if o.PubKeyHash == pkh {
+				op := types.Outpoint{TxID: e.TxID, Index: uint32(i)}
+				_, spent := p.spends[op]
+				out = append(out, PendingOutput{op, o, spent})
+			}
+		}
+	}
+	return out
+}
+
+// TxIDs lists every transaction in the pool.
+func (p *Pool) TxIDs() []types.Hash {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	ids := make([]types.Hash, 0, len(p.txs))
+	for id := range p.txs {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// BlockConnected removes the block's transactions and everything conflicting with them.
+func (p *Pool) BlockConnected(b *types.Block, txids []types.Hash) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, tx := range b.Transactions {
+		if e, ok := p.txs[txids[i]]; ok {
+			p.remove(e, false)
+		}
+		for j := range tx.Inputs {
+			if e, ok := p.spends[tx.Inputs[j].Outpoint()]; ok {
+				p.remove(e, true)
+			}
+		}
+	}
+}
+
+// Reorganized rebuilds the pool after blocks were disconnected: the transactions of the
+// disconnected blocks (oldest block first) and then the pool's own, in arrival order, are
+// validated again against the new chain; what fails is dropped.
+func (p *Pool) Reorganized(disconnected []*types.Block) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old := make([]*Entry, 0, len(p.txs))
+	for _, e := range p.txs {
+		old = append(old, e)
+	}
+	sortBySeq(old)
+	p.txs = make(map[types.Hash]*Entry)
+	p.spends = make(map[types.Outpoint]*Entry)
+	p.bytes, p.fees = 0, 0
+	for _, b := range disconnected {
+		for _, tx := range b.Transactions[1:] {
+			if consensus.VerifySignatures(tx, tx.TxID(), p.magic) == nil {
+				_ = p.acceptLocked(tx, tx.TxID(), tx.SerializeSize())
+			}
+		}
+	}
+	for _, e := range old {
+		_ = p.acceptLocked(e.Tx, e.TxID, e.Size)
+	}
+}
+
+func sortBySeq(es []*Entry) {
+	sort.Slice(es, func(i, j int) bool { return es[i].seq < es[j].seq })
+}
+
+// Select picks transactions for a block of at most maxBytes of transactions: highest fee rate
+// first among those whose pool parents are already chosen, so parents precede children.
+func (p *Pool) Select(maxBytes int) []*Entry {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	waiting := make(map[types.Hash]int, len(p.txs))
+	ready := &rateHeap{}
+	for _, e := range p.txs {
+		if len(e.parents) == 0 {
+			heap.Push(ready, e)
+		} else {
+			waiting[e.TxID] = len(e.parents)
+		}
+	}
+	var out []*Entry
+	used := 0
+	for ready.Len() > 0 {
+		e := heap.Pop(ready).(*Entry)
+		if used+e.Size > maxBytes {
+			continue // its descendants stay out too: they never become ready
+		}
+		used += e.Size
+		out = append(out, e)
+		for _, c := range e.children {
+			waiting[c.TxID]--
+			if waiting[c.TxID] == 0 {
+				heap.Push(ready, c)
+			}
+		}
+	}
+	return out
+}
+
+type rateHeap []*Entry
+
+func (h rateHeap) Len() int           { return len(h) }
+func (h rateHeap) Less(i, j int) bool { return lowerRate(h[j], h[i]) }
+func (h rateHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *rateHeap) Push(x any)        { *h = append(*h, x.(*Entry)) }
+func (h *rateHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
