@@ -1,0 +1,89 @@
+package rpcapi
+
+import (
+	"context"
+
+	"github.com/cointoolkit/coin/lib/jsonrpc"
+)
+
+// Client is a typed client of the node.
+type Client struct {
+	*jsonrpc.Client
+}
+
+// NewClient connects to the node's RPC URL.
+func NewClient(url string, opts ...jsonrpc.ClientOption) *Client {
+	return &Client{jsonrpc.NewClient(url, opts...)}
+}
+
+// GetBlockCount is the tip height.
+func (c *Client) GetBlockCount(ctx context.Context) (uint64, error) {
+	var n uint64
+	return n, c.Call(ctx, "getblockcount", nil, &n)
+}
+
+// GetBlockHash is the hash at height.
+func (c *Client) GetBlockHash(ctx context.Context, height uint64) (string, error) {
+	var h string
+	return h, c.Call(ctx, "getblockhash", []any{height}, &h)
+}
+
+// GetBlock fetches a block.
+func (c *Client) GetBlock(ctx context.Context, hash string) (*Block, error) {
+	var b Block
+	return &b, c.Call(ctx, "getblock", []any{hash}, &b)
+}
+
+// GetBlockTemplate fetches a template paying address.
+func (c *Client) GetBlockTemplate(ctx context.Context, address string) (*BlockTemplate, error) {
+	var t BlockTemplate
+	return &t, c.Call(ctx, "getblocktemplate", []any{address}, &t)
+}
+
+// SubmitBlock submits a block's hex.
+func (c *Client) SubmitBlock(ctx context.Context, hexData string) error {
+	var s string
+	return c.Call(ctx, "submitblock", []any{hexData}, &s)
+}
+
+// SendRawTransaction submits a transaction's hex and returns its txid.
+func (c *Client) SendRawTransaction(ctx context.Context, hexData string) (string, error) {
+	var id string
+	return id, c.Call(ctx, "sendrawtransaction", []any{hexData}, &id)
+}
+
+// GetUtxosByAddress lists an address's unspent outputs.
+func (c *Client) GetUtxosByAddress(ctx context.Context, address string, includeMempool bool) ([]UTXO, error) {
+	var u []UTXO
+	return u, c.Call(ctx, "getutxosbyaddress", []any{address, includeMempool}, &u)
+}
+
+// GetMempoolInfo returns the mempool totals.
+func (c *Client) GetMempoolInfo(ctx context.Context) (*MempoolInfo, error) {
+	var m MempoolInfo
+	return &m, c.Call(ctx, "getmempoolinfo", nil, &m)
+}
+
+// GetBlockchainInfo returns the chain summary.
+func (c *Client) GetBlockchainInfo(ctx context.Context) (*BlockchainInfo, error) {
+	var b BlockchainInfo
+	return &b, c.Call(ctx, "getblockchaininfo", nil, &b)
+}
+
+// GetTransaction fetches a transaction summary.
+func (c *Client) GetTransaction(ctx context.Context, txid string) (*Transaction, error) {
+	var t Transaction
+	return &t, c.Call(ctx, "gettransaction", []any{txid}, &t)
+}
+
+// GenerateToAddress mines n blocks (regtest).
+func (c *Client) GenerateToAddress(ctx context.Context, n int, address string) ([]string, error) {
+	var hs []string
+	return hs, c.Call(ctx, "generatetoaddress", []any{n, address}, &hs)
+}
+
+// GetSyncStatus returns the sync state.
+func (c *Client) GetSyncStatus(ctx context.Context) (*SyncStatus, error) {
+	var s SyncStatus
+	return &s, c.Call(ctx, "getsyncstatus", nil, &s)
+}

@@ -1,0 +1,101 @@
+package rpcapi
+
+// Param types: how coin-cli converts an argument and how the server decodes it.
+const (
+	TypeString  = "string"
+	TypeHash    = "hash"    // 64 hex characters
+	TypeHex     = "hex"     // hex-encoded bincode
+	TypeAddress = "address" // bech32m address
+	TypeUint    = "integer" // non-negative integer
+	TypeBool    = "boolean"
+)
+
+// Param is one positional parameter.
+type Param struct {
+	Name     string
+	Type     string
+	Optional bool
+	Help     string
+}
+
+// Method is one RPC method.
+type Method struct {
+	Name     string
+	Category string
+	Summary  string
+	Params   []Param
+	Result   string
+	// Regtest marks methods only regtest nodes serve.
+	Regtest bool
+}
+
+// Methods lists every method of the node, the spec's fifteen and DESIGN 11's extensions.
+var Methods = []Method{
+	{Name: "getblockcount", Category: "chain", Summary: "Height of the chain tip.", Result: "integer: the tip height"},
+	{Name: "getblockhash", Category: "chain", Summary: "Hash of the main-chain block at a height.",
+		Params: []Param{{Name: "height", Type: TypeUint, Help: "block height"}}, Result: "string: block hash (hex)"},
+	{Name: "getblock", Category: "chain", Summary: "A block with its transaction ids.",
+		Params: []Param{{Name: "hash", Type: TypeHash, Help: "block hash"}},
+		Result: "object: hash, height, version, prev_hash, merkle_root, timestamp, difficulty_target, nonce, tx_count, tx"},
+	{Name: "getblockheader", Category: "chain", Summary: "A block header.",
+		Params: []Param{{Name: "hash", Type: TypeHash, Help: "block hash"}},
+		Result: "object: hash, version, prev_hash, merkle_root, timestamp, difficulty_target, nonce"},
+	{Name: "gettransaction", Category: "chain", Summary: "A confirmed or mempool transaction.",
+		Params: []Param{{Name: "txid", Type: TypeHash, Help: "transaction id"}},
+		Result: "object: txid, version, vin_count, vout_count, lock_time (and kind, size, fee, block_hash, block_height, confirmations, in_mempool)"},
+	{Name: "getrawtransaction", Category: "chain", Summary: "A transaction's hex bincode.",
+		Params: []Param{{Name: "txid", Type: TypeHash, Help: "transaction id"}}, Result: "string: hex bincode"},
+	{Name: "sendrawtransaction", Category: "mempool", Summary: "Validate a transaction, add it to the mempool and relay it.",
+		Params: []Param{{Name: "hex_data", Type: TypeHex, Help: "hex-encoded bincode transaction"}}, Result: "string: txid"},
+	{Name: "getmempoolinfo", Category: "mempool", Summary: "Mempool size, bytes and total fee.", Result: "object: size, bytes, total_fee"},
+	{Name: "getpeerinfo", Category: "network", Summary: "Connected peers.", Result: "object: connected (and peers)"},
+	{Name: "getinfo", Category: "node", Summary: "Node summary with supply and decay pool in COIN.",
+		Result: "object: blocks, bestblockhash, connections, circulating_supply, decay_pool"},
+	{Name: "getblockchaininfo", Category: "chain", Summary: "Chain state summary in subunits.",
+		Result: "object: height, best_block_hash, circulating_supply, decay_pool_balance, initial_block_download, utxo_count, mempool_size, peer_count"},
+	{Name: "getsyncstatus", Category: "network", Summary: "Whether the node is syncing from peers.",
+		Result: "object: syncing, current_height, peer_count, best_block_hash"},
+	{Name: "getblocktemplate", Category: "mining", Summary: "A block template paying the mining address.",
+		Params: []Param{{Name: "mining_address", Type: TypeAddress, Help: "address the coinbase pays"}},
+		Result: "object: version, prev_hash, merkle_root, timestamp, difficulty_target, nonce, height, transactions[{txid, data, fee}]"},
+	{Name: "submitblock", Category: "mining", Summary: "Submit a solved block.",
+		Params: []Param{{Name: "hex_data", Type: TypeHex, Help: "hex-encoded bincode block"}}, Result: "string: ok"},
+	{Name: "generatetoaddress", Category: "mining", Summary: "Mine blocks immediately to an address (regtest only).", Regtest: true,
+		Params: []Param{{Name: "nblocks", Type: TypeUint, Help: "how many blocks"}, {Name: "address", Type: TypeAddress, Help: "address the coinbases pay"}},
+		Result: "array of strings: the new block hashes"},
+	{Name: "getutxosbyaddress", Category: "chain", Summary: "Unspent outputs of an address.",
+		Params: []Param{{Name: "address", Type: TypeAddress, Help: "address"},
+			{Name: "include_mempool", Type: TypeBool, Optional: true, Help: "apply mempool spends and add mempool outputs (default false)"}},
+		Result: "array of objects: txid, index, value, block_height, is_coinbase, cluster_id, pubkey_hash, effective_value, locked, confirmations"},
+	{Name: "getclusterbalance", Category: "chain", Summary: "Total of the unspent outputs of a decay cluster.",
+		Params: []Param{{Name: "cluster_id", Type: TypeHash, Help: "cluster id (hex)"}}, Result: "integer: subunits"},
+	{Name: "gettxoutsetinfo", Category: "chain", Summary: "Statistics and a hash of the whole UTXO set.",
+		Result: "object: height, best_block_hash, utxo_count, total_amount, hash"},
+	{Name: "validateaddress", Category: "util", Summary: "Check an address for this network.",
+		Params: []Param{{Name: "address", Type: TypeString, Help: "address to check"}},
+		Result: "object: isvalid, address, pubkey_hash, cluster_id, error"},
+	{Name: "help", Category: "util", Summary: "List methods, or describe one.",
+		Params: []Param{{Name: "method", Type: TypeString, Optional: true, Help: "method name"}}, Result: "string"},
+	{Name: "stop", Category: "node", Summary: "Shut the node down cleanly.", Result: "string"},
+}
+
+// Lookup finds a method by name.
+func Lookup(name string) (Method, bool) {
+	for _, m := range Methods {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Method{}, false
+}
+
+// RequiredParams counts the parameters that are not optional.
+func (m Method) RequiredParams() int {
+	n := 0
+	for _, p := range m.Params {
+		if !p.Optional {
+			n++
+		}
+	}
+	return n
+}

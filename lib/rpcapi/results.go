@@ -1,0 +1,155 @@
+package rpcapi
+
+import "encoding/json"
+
+// Block is getblock's result.
+type Block struct {
+	Hash             string   `json:"hash"`
+	Height           uint64   `json:"height"`
+	Version          uint32   `json:"version"`
+	PrevHash         string   `json:"prev_hash"`
+	MerkleRoot       string   `json:"merkle_root"`
+	Timestamp        uint64   `json:"timestamp"`
+	DifficultyTarget uint32   `json:"difficulty_target"`
+	Nonce            uint64   `json:"nonce"`
+	TxCount          int      `json:"tx_count"`
+	Tx               []string `json:"tx"`
+	Confirmations    int64    `json:"confirmations"`
+	Size             int      `json:"size"`
+}
+
+// Header is getblockheader's result.
+type Header struct {
+	Hash             string `json:"hash"`
+	Version          uint32 `json:"version"`
+	PrevHash         string `json:"prev_hash"`
+	MerkleRoot       string `json:"merkle_root"`
+	Timestamp        uint64 `json:"timestamp"`
+	DifficultyTarget uint32 `json:"difficulty_target"`
+	Nonce            uint64 `json:"nonce"`
+}
+
+// Transaction is gettransaction's result: the spec's fields, then extras.
+type Transaction struct {
+	TxID          string  `json:"txid"`
+	Version       uint32  `json:"version"`
+	VinCount      int     `json:"vin_count"`
+	VoutCount     int     `json:"vout_count"`
+	LockTime      uint64  `json:"lock_time"`
+	Kind          string  `json:"kind"`
+	Size          int     `json:"size"`
+	Fee           *uint64 `json:"fee,omitempty"`
+	BlockHash     string  `json:"block_hash,omitempty"`
+	BlockHeight   *uint64 `json:"block_height,omitempty"`
+	Confirmations uint64  `json:"confirmations"`
+	InMempool     bool    `json:"in_mempool"`
+}
+
+// MempoolInfo is getmempoolinfo's result.
+type MempoolInfo struct {
+	Size     int    `json:"size"`
+	Bytes    int    `json:"bytes"`
+	TotalFee uint64 `json:"total_fee"`
+}
+
+// Peer describes one connection (getpeerinfo's extra list).
+type Peer struct {
+	Addr      string `json:"addr"`
+	Inbound   bool   `json:"inbound"`
+	Height    uint64 `json:"height"`
+	Version   uint32 `json:"version"`
+	BanScore  int    `json:"ban_score"`
+	ConnTime  int64  `json:"conn_time"`
+	BytesSent uint64 `json:"bytes_sent"`
+	BytesRecv uint64 `json:"bytes_recv"`
+}
+
+// PeerInfo is getpeerinfo's result.
+type PeerInfo struct {
+	Connected int    `json:"connected"`
+	Peers     []Peer `json:"peers"`
+}
+
+// NodeInfo is getinfo's result; the supply fields are decimal COIN numbers.
+type NodeInfo struct {
+	Blocks            uint64      `json:"blocks"`
+	BestBlockHash     string      `json:"bestblockhash"`
+	Connections       int         `json:"connections"`
+	CirculatingSupply json.Number `json:"circulating_supply"`
+	DecayPool         json.Number `json:"decay_pool"`
+}
+
+// BlockchainInfo is getblockchaininfo's result.
+type BlockchainInfo struct {
+	Height               uint64 `json:"height"`
+	BestBlockHash        string `json:"best_block_hash"`
+	CirculatingSupply    uint64 `json:"circulating_supply"`
+	DecayPoolBalance     uint64 `json:"decay_pool_balance"`
+	InitialBlockDownload bool   `json:"initial_block_download"`
+	UtxoCount            uint64 `json:"utxo_count"`
+	MempoolSize          int    `json:"mempool_size"`
+	PeerCount            int    `json:"peer_count"`
+	Network              string `json:"network"`
+}
+
+// SyncStatus is getsyncstatus's result.
+type SyncStatus struct {
+	Syncing       bool   `json:"syncing"`
+	CurrentHeight uint64 `json:"current_height"`
+	PeerCount     int    `json:"peer_count"`
+	BestBlockHash string `json:"best_block_hash"`
+}
+
+// TemplateTx is one transaction of a block template.
+type TemplateTx struct {
+	TxID string `json:"txid"`
+	Data string `json:"data"`
+	Fee  uint64 `json:"fee"`
+}
+
+// BlockTemplate is getblocktemplate's result. transactions[0] is the coinbase.
+type BlockTemplate struct {
+	Version          uint32       `json:"version"`
+	PrevHash         string       `json:"prev_hash"`
+	MerkleRoot       string       `json:"merkle_root"`
+	Timestamp        uint64       `json:"timestamp"`
+	DifficultyTarget uint32       `json:"difficulty_target"`
+	Nonce            uint64       `json:"nonce"`
+	Height           uint64       `json:"height"`
+	Transactions     []TemplateTx `json:"transactions"`
+	Target           string       `json:"target"`    // the full 256-bit target, hex
+	MinTime          uint64       `json:"mintime"`   // median time past + 1
+	CoinbaseValue    uint64       `json:"coinbase_value"`
+}
+
+// UTXO is one element of getutxosbyaddress.
+type UTXO struct {
+	TxID           string `json:"txid"`
+	Index          uint32 `json:"index"`
+	Value          uint64 `json:"value"`
+	BlockHeight    uint64 `json:"block_height"`
+	IsCoinbase     bool   `json:"is_coinbase"`
+	ClusterID      string `json:"cluster_id"`
+	PubKeyHash     string `json:"pubkey_hash"`
+	EffectiveValue uint64 `json:"effective_value"`
+	Locked         bool   `json:"locked"`
+	Confirmations  uint64 `json:"confirmations"`
+}
+
+// TxOutSetInfo is gettxoutsetinfo's result.
+type TxOutSetInfo struct {
+	Height        uint64 `json:"height"`
+	BestBlockHash string `json:"best_block_hash"`
+	UtxoCount     uint64 `json:"utxo_count"`
+	TotalAmount   uint64 `json:"total_amount"`
+	Hash          string `json:"hash"`
+}
+
+// ValidateAddress is validateaddress's result.
+type ValidateAddress struct {
+	IsValid    bool   `json:"isvalid"`
+	Address    string `json:"address"`
+	PubKeyHash string `json:"pubkey_hash,omitempty"`
+	ClusterID  string `json:"cluster_id,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
