@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/cointoolkit/coin/lib/chainstate"
+	"github.com/cointoolkit/coin/lib/cliutil"
+	"github.com/cointoolkit/coin/lib/node"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/urfave/cli/v2"
+)
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:  "coin-node",
+		Usage: "run a full node of the COIN network",
+		Description: `coin-node keeps the chain, the UTXO set and a mempool in <data-dir>/db (LevelDB),
+talks to peers on the P2P port and, when --rpc-bind is given, serves the JSON-RPC
+interface that coin-cli, coin-miner, coin-wallet and coin-faucetd use.
+
+Examples:
+   coin-node --network regtest --rpc-bind 127.0.0.1:38332
+   coin-node --network testnet --rpc-bind 127.0.0.1:28332 --connect seed.example:28333
+   COIN_NETWORK=testnet COIN_RPC_BIND=127.0.0.1:28332 coin-node
+
+Every flag can also be set with the environment variable shown in its help.
+The data directory holds db/, peers.json and, with --log-file, node.log.
+SIGINT, SIGTERM or the "stop" RPC shut the node down cleanly.`,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "network", Value: "mainnet", EnvVars: []string{"COIN_NETWORK"}, Usage: "mainnet, testnet or regtest"},
+			&cli.StringFlag{Name: "data-dir", EnvVars: []string{"COIN_DATA_DIR"}, Usage: "data directory (default: ~/.coin/<network>)"},
+			&cli.StringFlag{Name: "rpc-bind", EnvVars: []string{"COIN_RPC_BIND"}, Usage: "JSON-RPC listen address host:port; RPC is off when omitted (default ports: mainnet 18332, testnet 28332, regtest 38332)"},
+			&cli.IntFlag{Name: "p2p-port", EnvVars: []string{"COIN_P2P_PORT"}, Usage: "P2P listen port (default: 18333 mainnet, 28333 testnet, 38333 regtest)"},
+			&cli.StringSliceFlag{Name: "connect", EnvVars: []string{"COIN_CONNECT"}, Usage: "connect to this peer (host:port) at start-up; repeatable"},
+			&cli.IntFlag{Name: "max-peers", Value: 16, EnvVars: []string{"COIN_MAX_PEERS"}, Usage: "maximum outbound P2P connections"},
+			&cli.IntFlag{Name: "max-inbound", Value: 64, EnvVars: []string{"COIN_MAX_INBOUND"}, Usage: "maximum inbound P2P connections"},
+			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"COIN_LOG_LEVEL"}, Usage: "error, warn, info, debug or trace"},
+			&cli.BoolFlag{Name: "log-file", EnvVars: []string{"COIN_LOG_FILE"}, Usage: "also write the log to <data-dir>/node.log"},
+			&cli.Float64Flag{Name: "min-free-disk", Value: 20, EnvVars: []string{"COIN_MIN_FREE_DISK"}, Usage: "stop cleanly when less than this percentage of the data dir's disk is free"},
+			&cli.IntFlag{Name: "mempool-max-mb", Value: 64, EnvVars: []string{"COIN_MEMPOOL_MAX_MB"}, Usage: "mempool size bound in MiB; the lowest fee rates are evicted beyond it"},
+		},
+		Commands: []*cli.Command{cliutil.DocCommand()},
+		Action:   run,
+	}
+}
+
+func run(c *cli.Context) error {
+	if c.Args().Present() {
+		return cli.Exit(fmt.Sprintf("error: unexpected argument %q (see coin-node --help)", c.Args().First()), 1)
+	}
+	net, err := params.ByName(c.String("network"))
+	if err != nil {
+		return err
+	}
+	dataDir := c.String("data-dir")
+	if dataDir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return fmt.Errorf("no --data-dir and no home directory: %w", err)
+		}
+		dataDir = net.DefaultDataDir(home)
+	}
+	level, err := node.ParseLevel(c.String("log-level"))
+	if err != nil {
+		return err
+	}
+	logger, closer, err := node.NewLogger(level, dataDir, c.Bool("log-file"))
+	if err != nil {
+		return fmt.Errorf("log file: %w", err)
+	}
+	defer closer.Close()
+	p2pPort := c.Int("p2p-port")
+	if p2pPort == 0 {
+		p2pPort = int(net.P2PPort)
+	}
+	cfg := node.Config{
+		Network: net, DataDir: dataDir, RPCBind: c.String("rpc-bind"), P2PPort: p2pPort,
+		Connect: c.StringSlice("connect"), MaxPeers: c.Int("max-peers"), MaxInbound: c.Int("max-inbound"),
+		Logger: logger, MinFreeDiskPercent: c.Float64("min-free-disk"), MempoolMaxBytes: c.Int("mempool-max-mb") << 20,
+	}
+	n, err := node.New(cfg)
+	if err != nil {
+		if errors.Is(err, chainstate.ErrLocked) {
+			return fmt.Errorf("%w", err)
+		}
+		return err
+	}
+	if err := attachNetwork(n); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return n.Run(ctx)
+}

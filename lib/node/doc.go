@@ -1,0 +1,17 @@
+// Package node wires a full node together: the chain state, the mempool, the JSON-RPC server
+// and the peer-to-peer network, with logging, a disk-space guard and clean shutdown.
+//
+// # Overview
+//
+// New opens <data-dir>/db and builds the mempool; Run starts the RPC server (only when an
+// RPC bind address is set), the P2P layer and the disk monitor, and blocks until its context
+// ends, the stop RPC is called or the disk runs low; then it shuts everything down in order
+// and closes the database. All block processing goes through one lock, so the mempool always
+// matches the chain tip.
+//
+// # Errors
+//
+// New fails when the data directory is locked by another process (chainstate.ErrLocked) or
+// unreadable. Run returns ErrDiskLow when it stopped because less than the configured share of
+// the disk was free.
+package node

@@ -1,0 +1,311 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/chainstate"
+	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/mempool"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/rpcserver"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// ErrDiskLow is returned by Run when the node stopped for lack of disk space.
+var ErrDiskLow = errors.New("disk space low")
+
+// Config is the node's configuration (the coin-node flags).
+type Config struct {
+	Network  *params.Network
+	DataDir  string
+	RPCBind  string // empty: no RPC server
+	P2PPort  int
+	Connect  []string
+	MaxPeers int
+	// MaxInbound bounds inbound peer connections.
+	MaxInbound int
+	Logger     *slog.Logger
+	// MinFreeDiskPercent stops the node when less of the data dir's disk is free.
+	MinFreeDiskPercent float64
+	DiskCheckInterval  time.Duration
+	MempoolMaxBytes    int
+}
+
+// Network is the peer-to-peer layer as the node sees it. The node runs without one
+// (NoNetwork) until a P2P implementation is plugged in with SetNetwork.
+type Network interface {
+	Start(ctx context.Context) error
+	Stop()
+	Peers() []rpcapi.Peer
+	Syncing() bool
+	RelayBlock(hash types.Hash)
+	RelayTransaction(txid types.Hash)
+}
+
+type noNetwork struct{}
+
+func (noNetwork) Start(context.Context) error { return nil }
+func (noNetwork) Stop()                       {}
+func (noNetwork) Peers() []rpcapi.Peer        { return nil }
+func (noNetwork) Syncing() bool               { return false }
+func (noNetwork) RelayBlock(types.Hash)       {}
+func (noNetwork) RelayTransaction(types.Hash) {}
+
+// Node is a running full node.
+type Node struct {
+	cfg   Config
+	log   *slog.Logger
+	chain *chainstate.Chain
+	pool  *mempool.Pool
+	net   Network
+
+	procMu   sync.Mutex // serialises block processing with mempool updates
+	stopOnce sync.Once
+	stopCh   chan struct{}
+}
+
+var _ rpcserver.Backend = (*Node)(nil)
+
+// New opens the node's database and builds its mempool.
+func New(cfg Config) (*Node, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MinFreeDiskPercent == 0 {
+		cfg.MinFreeDiskPercent = 20
+	}
+	if cfg.DiskCheckInterval == 0 {
+		cfg.DiskCheckInterval = 10 * time.Second
+	}
+	chain, err := chainstate.Open(filepath.Join(cfg.DataDir, "db"), cfg.Network, chainstate.Options{})
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, log: cfg.Logger, chain: chain, net: noNetwork{}, stopCh: make(chan struct{})}
+	n.pool = mempool.New(poolChain{chain}, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes})
+	tip := chain.Tip()
+	n.log.Info("chain loaded", "network", cfg.Network.Name, "height", tip.Height, "tip", tip.Hash, "datadir", cfg.DataDir)
+	return n, nil
+}
+
+// SetNetwork plugs in the P2P layer (before Run).
+func (n *Node) SetNetwork(net Network) { n.net = net }
+
+// Chain is the node's chain state.
+func (n *Node) Chain() *chainstate.Chain { return n.chain }
+
+// Mempool is the node's mempool.
+func (n *Node) Mempool() *mempool.Pool { return n.pool }
+
+// Network is the node's network parameters.
+func (n *Node) Network() *params.Network { return n.cfg.Network }
+
+// Config is the node's configuration.
+func (n *Node) Config() Config { return n.cfg }
+
+// Logger is the node's logger.
+func (n *Node) Logger() *slog.Logger { return n.log }
+
+// Peers lists connected peers.
+func (n *Node) Peers() []rpcapi.Peer { return n.net.Peers() }
+
+// Syncing reports whether the node is catching up with a peer.
+func (n *Node) Syncing() bool { return n.net.Syncing() }
+
+// RequestStop asks Run to return.
+func (n *Node) RequestStop() { n.stopOnce.Do(func() { close(n.stopCh) }) }
+
+// SubmitBlock processes a block, updates the mempool and relays the new tip.
+func (n *Node) SubmitBlock(b *types.Block) (*chainstate.Result, error) {
+	n.procMu.Lock()
+	res, err := n.chain.ProcessBlock(b)
+	if res != nil {
+		n.afterBlock(res)
+	}
+	n.procMu.Unlock()
+	if err != nil {
+		n.log.Debug("block rejected", "hash", b.Hash(), "err", err)
+		return res, err
+	}
+	if res.IsTip {
+		n.net.RelayBlock(res.Hash)
+	}
+	return res, nil
+}
+
+// afterBlock brings the mempool in line with the chain after ProcessBlock (procMu held).
+func (n *Node) afterBlock(res *chainstate.Result) {
+	for _, d := range res.Disconnected {
+		n.log.Info("block disconnected", "height", d.Height, "hash", d.Hash)
+	}
+	for _, c := range res.Connected {
+		n.pool.BlockConnected(c.Block, c.TxIDs)
+		n.log.Info("block connected", "height", c.Height, "hash", c.Hash, "txs", len(c.TxIDs))
+	}
+	if len(res.Disconnected) > 0 {
+		blocks := make([]*types.Block, 0, len(res.Disconnected))
+		for i := len(res.Disconnected) - 1; i >= 0; i-- {
+			blocks = append(blocks, res.Disconnected[i].Block)
+		}
+		n.pool.Reorganized(blocks)
+		n.log.Info("chain reorganised", "disconnected", len(res.Disconnected), "connected", len(res.Connected),
+			"mempool", n.pool.Info().Size)
+	}
+}
+
+// SubmitTransaction adds a transaction to the mempool and relays it.
+func (n *Node) SubmitTransaction(tx *types.Transaction) (types.Hash, error) {
+	txid, err := n.pool.Accept(tx)
+	if err != nil {
+		n.log.Debug("transaction rejected", "txid", txid, "err", err)
+		return txid, err
+	}
+	n.log.Debug("transaction accepted", "txid", txid)
+	n.net.RelayTransaction(txid)
+	return txid, nil
+}
+
+// ProcessLock runs f while block processing is held off (for the P2P layer's batch work).
+func (n *Node) ProcessLock(f func()) {
+	n.procMu.Lock()
+	defer n.procMu.Unlock()
+	f()
+}
+
+// Run serves until ctx ends, stop is requested or the disk runs low, then shuts down.
+func (n *Node) Run(ctx context.Context) (err error) {
+	defer func() {
+		if cerr := n.chain.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		n.log.Info("node stopped")
+	}()
+	if err := n.checkDisk(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var srv *http.Server
+	if n.cfg.RPCBind != "" {
+		ln, err := net.Listen("tcp", n.cfg.RPCBind)
+		if err != nil {
+			return fmt.Errorf("rpc: listen on %s: %w", n.cfg.RPCBind, err)
+		}
+		if !isLoopback(ln.Addr()) {
+			n.log.Warn("RPC IS BOUND TO A NON-LOOPBACK ADDRESS: anyone who can reach it controls this node; bind 127.0.0.1 unless you know why not",
+				"addr", ln.Addr().String())
+		}
+		rpc := jsonrpc.NewServer(jsonrpc.Options{Logger: n.log, MaxConcurrent: 64})
+		rpcserver.Register(rpc, n)
+		srv = &http.Server{Handler: rpc, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
+			WriteTimeout: 120 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				n.log.Error("rpc server failed", "err", err)
+				n.RequestStop()
+			}
+		}()
+		n.log.Info("rpc server listening", "addr", ln.Addr().String())
+	} else {
+		n.log.Info("rpc server disabled (no --rpc-bind)")
+	}
+	if err := n.net.Start(ctx); err != nil {
+		if srv != nil {
+			srv.Close()
+		}
+		return fmt.Errorf("p2p: %w", err)
+	}
+
+	diskErr := make(chan error, 1)
+	go n.monitorDisk(ctx, diskErr)
+
+	select {
+	case <-ctx.Done():
+		n.log.Info("shutting down", "reason", "signal")
+	case <-n.stopCh:
+		n.log.Info("shutting down", "reason", "stop requested")
+	case err = <-diskErr:
+		n.log.Error("shutting down", "reason", "disk space low", "err", err)
+	}
+	cancel()
+	if srv != nil {
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		srv.Shutdown(sctx)
+		scancel()
+	}
+	n.net.Stop()
+	// Wait for any block being processed.
+	n.procMu.Lock()
+	n.procMu.Unlock()
+	return err
+}
+
+func isLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+// freeDiskPercent is the share of the data dir's file system available to us.
+func freeDiskPercent(dir string) (float64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	if st.Blocks == 0 {
+		return 100, nil
+	}
+	return float64(st.Bavail) * 100 / float64(st.Blocks), nil
+}
+
+func (n *Node) checkDisk() error {
+	free, err := freeDiskPercent(n.cfg.DataDir)
+	if err != nil {
+		return fmt.Errorf("disk check: %w", err)
+	}
+	if free < n.cfg.MinFreeDiskPercent {
+		err := fmt.Errorf("%w: %.1f%% of the disk holding %s is free, below the %.1f%% minimum", ErrDiskLow, free, n.cfg.DataDir, n.cfg.MinFreeDiskPercent)
+		n.log.Error("disk space low", "free_percent", fmt.Sprintf("%.1f", free), "min_percent", n.cfg.MinFreeDiskPercent, "datadir", n.cfg.DataDir)
+		return err
+	}
+	return nil
+}
+
+func (n *Node) monitorDisk(ctx context.Context, out chan<- error) {
+	t := time.NewTicker(n.cfg.DiskCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := n.checkDisk(); err != nil {
+				out <- err
+				return
+			}
+		}
+	}
+}
+
+// poolChain adapts the chain state to what the mempool needs.
+type poolChain struct{ *chainstate.Chain }
+
+func (p poolChain) NextBlockInfo() (uint64, uint64) {
+	t := p.NextBlock()
+	return t.Height, t.MedianTimePast
+}
+
+func (p poolChain) Confirmed(txid types.Hash) bool {
+	_, err := p.TxLocation(txid)
+	return err == nil
+}

@@ -1,0 +1,217 @@
+package rpcserver
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+
+	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/chainstate"
+	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+func (a *api) getBlockCount(context.Context, jsonrpc.Params) (any, error) {
+	return a.b.Chain().Tip().Height, nil
+}
+
+func (a *api) getBlockHash(_ context.Context, p jsonrpc.Params) (any, error) {
+	h, err := p.Uint64(0)
+	if err != nil {
+		return nil, err
+	}
+	n := a.b.Chain().NodeAt(h)
+	if n == nil {
+		return nil, jsonrpc.DomainError("block height out of range")
+	}
+	return n.Hash.String(), nil
+}
+
+func (a *api) nodeParam(p jsonrpc.Params) (*chainstate.Node, error) {
+	h, err := hashParam(p, 0, "block hash")
+	if err != nil {
+		return nil, err
+	}
+	n := a.b.Chain().NodeByHash(h)
+	if n == nil || n.Status >= chainstate.StatusInvalid {
+		return nil, jsonrpc.DomainError("block not found")
+	}
+	return n, nil
+}
+
+func headerResult(n *chainstate.Node) rpcapi.Header {
+	h := &n.Header
+	return rpcapi.Header{Hash: n.Hash.String(), Version: h.Version, PrevHash: h.PrevHash.String(),
+		MerkleRoot: h.MerkleRoot.String(), Timestamp: h.Timestamp, DifficultyTarget: h.DifficultyTarget, Nonce: h.Nonce}
+}
+
+func (a *api) getBlockHeader(_ context.Context, p jsonrpc.Params) (any, error) {
+	n, err := a.nodeParam(p)
+	if err != nil {
+		return nil, err
+	}
+	return headerResult(n), nil
+}
+
+func (a *api) getBlock(_ context.Context, p jsonrpc.Params) (any, error) {
+	n, err := a.nodeParam(p)
+	if err != nil {
+		return nil, err
+	}
+	c := a.b.Chain()
+	b, err := c.Block(n.Hash)
+	if err != nil {
+		return nil, internal(err)
+	}
+	hr := headerResult(n)
+	res := rpcapi.Block{Hash: hr.Hash, Height: n.Height, Version: hr.Version, PrevHash: hr.PrevHash,
+		MerkleRoot: hr.MerkleRoot, Timestamp: hr.Timestamp, DifficultyTarget: hr.DifficultyTarget, Nonce: hr.Nonce,
+		TxCount: len(b.Transactions), Tx: make([]string, len(b.Transactions)), Size: int(n.Size), Confirmations: -1}
+	for i, tx := range b.Transactions {
+		res.Tx[i] = tx.TxID().String()
+	}
+	if c.InMainChain(n.Hash) {
+		res.Confirmations = int64(c.Tip().Height-n.Height) + 1
+	}
+	return res, nil
+}
+
+// findTx looks in the mempool, then the chain.
+func (a *api) findTx(p jsonrpc.Params) (*types.Transaction, *rpcapi.Transaction, error) {
+	txid, err := hashParam(p, 0, "txid")
+	if err != nil {
+		return nil, nil, err
+	}
+	summary := func(tx *types.Transaction) *rpcapi.Transaction {
+		return &rpcapi.Transaction{TxID: txid.String(), Version: tx.Version, VinCount: len(tx.Inputs),
+			VoutCount: len(tx.Outputs), LockTime: tx.LockTime, Kind: tx.Kind.String(), Size: tx.SerializeSize()}
+	}
+	if e, ok := a.b.Mempool().Get(txid); ok {
+		r := summary(e.Tx)
+		fee := e.Fee
+		r.Fee, r.InMempool = &fee, true
+		return e.Tx, r, nil
+	}
+	c := a.b.Chain()
+	tx, loc, err := c.Transaction(txid)
+	if errors.Is(err, chainstate.ErrNotFound) {
+		return nil, nil, jsonrpc.DomainError("transaction not found")
+	}
+	if err != nil {
+		return nil, nil, internal(err)
+	}
+	r := summary(tx)
+	h := loc.Height
+	r.BlockHash, r.BlockHeight = loc.Block.String(), &h
+	r.Confirmations = c.Tip().Height - loc.Height + 1
+	return tx, r, nil
+}
+
+func (a *api) getTransaction(_ context.Context, p jsonrpc.Params) (any, error) {
+	_, r, err := a.findTx(p)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (a *api) getRawTransaction(_ context.Context, p jsonrpc.Params) (any, error) {
+	tx, _, err := a.findTx(p)
+	if err != nil {
+		return nil, err
+	}
+	return hex.EncodeToString(tx.Bytes()), nil
+}
+
+func (a *api) getUtxosByAddress(_ context.Context, p jsonrpc.Params) (any, error) {
+	pkh, err := a.addressParam(p, 0)
+	if err != nil {
+		return nil, err
+	}
+	withPool, err := p.OptBool(1, false)
+	if err != nil {
+		return nil, err
+	}
+	c := a.b.Chain()
+	pool := a.b.Mempool()
+	utxos, err := c.UtxosByAddress(types.Hash(pkh))
+	if err != nil {
+		return nil, internal(err)
+	}
+	tip := c.Tip().Height
+	next := tip + 1
+	out := make([]rpcapi.UTXO, 0, len(utxos))
+	for _, u := range utxos {
+		if withPool {
+			if _, spent := pool.SpentBy(u.Outpoint); spent {
+				continue
+			}
+		}
+		e := u.Entry
+		out = append(out, rpcapi.UTXO{TxID: u.Outpoint.TxID.String(), Index: u.Outpoint.Index, Value: e.Value,
+			BlockHeight: e.Height, IsCoinbase: e.Coinbase, ClusterID: e.ClusterID.String(), PubKeyHash: e.PubKeyHash.String(),
+			EffectiveValue: a.effective(e, next), Locked: e.Locked, Confirmations: tip - e.Height + 1})
+	}
+	if withPool {
+		for _, po := range pool.OutputsTo(types.Hash(pkh)) {
+			if po.Spent {
+				continue
+			}
+			cid := clusterOf(po.Output.PubKeyHash)
+			out = append(out, rpcapi.UTXO{TxID: po.Outpoint.TxID.String(), Index: po.Outpoint.Index, Value: po.Output.Value,
+				BlockHeight: 0, ClusterID: cid.String(), PubKeyHash: po.Output.PubKeyHash.String(),
+				EffectiveValue: po.Output.Value, Confirmations: 0})
+		}
+	}
+	return out, nil
+}
+
+func (a *api) getClusterBalance(_ context.Context, p jsonrpc.Params) (any, error) {
+	id, err := hashParam(p, 0, "cluster id")
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.b.Chain().ClusterBalance(id)
+	if err != nil {
+		return nil, internal(err)
+	}
+	return v, nil
+}
+
+func (a *api) getInfo(context.Context, jsonrpc.Params) (any, error) {
+	s := a.b.Chain().Stats()
+	return rpcapi.NodeInfo{Blocks: s.Height, BestBlockHash: s.TipHash.String(), Connections: len(a.b.Peers()),
+		CirculatingSupply: json.Number(amount.Format(s.UtxoTotal)), DecayPool: json.Number(amount.Format(s.Pool))}, nil
+}
+
+func (a *api) getBlockchainInfo(context.Context, jsonrpc.Params) (any, error) {
+	s := a.b.Chain().Stats()
+	return rpcapi.BlockchainInfo{Height: s.Height, BestBlockHash: s.TipHash.String(), CirculatingSupply: s.UtxoTotal,
+		DecayPoolBalance: s.Pool, InitialBlockDownload: a.b.Syncing(), UtxoCount: s.UtxoCount,
+		MempoolSize: a.b.Mempool().Info().Size, PeerCount: len(a.b.Peers()), Network: a.b.Network().Name}, nil
+}
+
+func (a *api) getSyncStatus(context.Context, jsonrpc.Params) (any, error) {
+	s := a.b.Chain().Stats()
+	return rpcapi.SyncStatus{Syncing: a.b.Syncing(), CurrentHeight: s.Height, PeerCount: len(a.b.Peers()),
+		BestBlockHash: s.TipHash.String()}, nil
+}
+
+func (a *api) getTxOutSetInfo(ctx context.Context, _ jsonrpc.Params) (any, error) {
+	info, err := a.b.Chain().UtxoSetInfo(ctx)
+	if err != nil {
+		return nil, internal(err)
+	}
+	return rpcapi.TxOutSetInfo{Height: info.Height, BestBlockHash: info.TipHash.String(), UtxoCount: info.Count,
+		TotalAmount: info.Total, Hash: info.Hash.String()}, nil
+}
+
+func (a *api) getPeerInfo(context.Context, jsonrpc.Params) (any, error) {
+	peers := a.b.Peers()
+	if peers == nil {
+		peers = []rpcapi.Peer{}
+	}
+	return rpcapi.PeerInfo{Connected: len(peers), Peers: peers}, nil
+}

@@ -1,0 +1,19 @@
+// Package rpcserver implements the node's JSON-RPC methods (lib/rpcapi.Methods) over a
+// Backend that the node provides.
+//
+// # Overview
+//
+// Register installs one handler per method of the catalogue on a lib/jsonrpc Server; a test
+// checks that the two agree. Handlers are split by area: chain.go (blocks, transactions,
+// UTXOs, statistics), mempool.go, mining.go (templates, submission, generatetoaddress) and
+// util.go (addresses, help, stop). Handlers read through the Backend and never write to the
+// chain directly: blocks and transactions go through Backend.SubmitBlock and
+// Backend.SubmitTransaction, which also update the mempool and relay to peers.
+//
+// # Errors
+//
+// Protocol errors come from lib/jsonrpc (-32700, -32600, -32601, -32602). Domain errors use
+// code -1 with a precise message: "block not found", "transaction not found", "invalid
+// address", "missing inputs", "insufficient fee", "conflicts with a mempool transaction",
+// "stale block template", "invalid proof of work", ...
+package rpcserver

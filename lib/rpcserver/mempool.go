@@ -1,0 +1,43 @@
+package rpcserver
+
+import (
+	"context"
+	"errors"
+
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/mempool"
+	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+func (a *api) effective(e *consensus.UtxoEntry, height uint64) uint64 {
+	return a.b.Chain().EffectiveValue(e, height)
+}
+
+func clusterOf(pkh types.Hash) types.Hash { return consensus.ClusterIDOf(pkh) }
+
+func (a *api) sendRawTransaction(_ context.Context, p jsonrpc.Params) (any, error) {
+	raw, err := p.Hex(0)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := types.DecodeTransaction(raw)
+	if err != nil {
+		return nil, jsonrpc.DomainError("transaction decode failed: " + err.Error())
+	}
+	txid, err := a.b.SubmitTransaction(tx)
+	if err != nil {
+		var re *mempool.RejectError
+		if errors.As(err, &re) || consensus.IsRuleError(err) {
+			return nil, jsonrpc.DomainError(err.Error())
+		}
+		return nil, internal(err)
+	}
+	return txid.String(), nil
+}
+
+func (a *api) getMempoolInfo(context.Context, jsonrpc.Params) (any, error) {
+	i := a.b.Mempool().Info()
+	return rpcapi.MempoolInfo{Size: i.Size, Bytes: i.Bytes, TotalFee: i.TotalFee}, nil
+}

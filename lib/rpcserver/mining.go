@@ -1,0 +1,124 @@
+package rpcserver
+
+import (
+	"context"
+	"encoding/hex"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/pow"
+	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// coinbaseReserve is room kept in a template for the header and the coinbase.
+const coinbaseReserve = 1_000
+
+// buildTemplate assembles an unsolved block on the tip paying pkh: the coinbase claims
+// subsidy + fees + pool release, then the mempool's transactions by fee rate.
+func (a *api) buildTemplate(pkh types.Hash) (*types.Block, []uint64) {
+	next := a.b.Chain().NextBlock()
+	entries := a.b.Mempool().Select(consensus.MaxBlockSize - coinbaseReserve)
+	txs := make([]*types.Transaction, len(entries))
+	fees := make([]uint64, len(entries)+1)
+	var total uint64
+	for i, e := range entries {
+		txs[i] = e.Tx
+		fees[i+1] = e.Fee
+		total += e.Fee
+	}
+	ts := uint64(time.Now().Unix())
+	if ts < next.MinTimestamp {
+		ts = next.MinTimestamp
+	}
+	reward, _ := consensus.MaxCoinbaseValue(next.Height, total, next.Pool)
+	b := mining.NewBlock(mining.Spec{Parent: next.Parent, Height: next.Height, Target: next.Target,
+		Timestamp: ts, PayTo: pkh, Reward: reward, Txs: txs})
+	return b, fees
+}
+
+func (a *api) getBlockTemplate(_ context.Context, p jsonrpc.Params) (any, error) {
+	pkh, err := a.addressParam(p, 0)
+	if err != nil {
+		return nil, err
+	}
+	if a.b.Syncing() {
+		return nil, jsonrpc.DomainError("node is syncing: block templates are refused until it has caught up")
+	}
+	b, fees := a.buildTemplate(types.Hash(pkh))
+	next := a.b.Chain().NextBlock()
+	t, _, _ := pow.CompactToBig(b.Header.DifficultyTarget)
+	target := pow.TargetBytes(t)
+	res := rpcapi.BlockTemplate{Version: b.Header.Version, PrevHash: b.Header.PrevHash.String(),
+		MerkleRoot: b.Header.MerkleRoot.String(), Timestamp: b.Header.Timestamp,
+		DifficultyTarget: b.Header.DifficultyTarget, Nonce: 0, Height: next.Height,
+		Transactions: make([]rpcapi.TemplateTx, len(b.Transactions)), Target: hex.EncodeToString(target[:]),
+		MinTime: next.MinTimestamp, CoinbaseValue: b.Transactions[0].Outputs[0].Value}
+	for i, tx := range b.Transactions {
+		res.Transactions[i] = rpcapi.TemplateTx{TxID: tx.TxID().String(), Data: hex.EncodeToString(tx.Bytes()), Fee: fees[i]}
+	}
+	return res, nil
+}
+
+func (a *api) submitBlock(_ context.Context, p jsonrpc.Params) (any, error) {
+	raw, err := p.Hex(0)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > consensus.MaxBlockSize+1024 {
+		return nil, jsonrpc.DomainError("block too large")
+	}
+	b, err := types.DecodeBlock(raw)
+	if err != nil {
+		return nil, jsonrpc.DomainError("block decode failed: " + err.Error())
+	}
+	tip := a.b.Chain().Tip()
+	if b.Header.PrevHash != tip.Hash {
+		if a.b.Chain().NodeByHash(b.Hash()) != nil {
+			return nil, jsonrpc.DomainError("duplicate: block already known")
+		}
+		return nil, jsonrpc.DomainError("stale block template: the block builds on " + b.Header.PrevHash.String() +
+			", the tip is " + tip.Hash.String())
+	}
+	if _, err := a.b.SubmitBlock(b); err != nil {
+		if consensus.IsRuleError(err) {
+			return nil, jsonrpc.DomainError(err.Error())
+		}
+		return nil, internal(err)
+	}
+	return "ok", nil
+}
+
+func (a *api) generateToAddress(ctx context.Context, p jsonrpc.Params) (any, error) {
+	n, err := p.Uint64(0)
+	if err != nil {
+		return nil, err
+	}
+	if n > 10_000 {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid parameter 1 (nblocks): at most 10000")
+	}
+	pkh, err := a.addressParam(p, 1)
+	if err != nil {
+		return nil, err
+	}
+	hashes := make([]string, 0, n)
+	for i := uint64(0); i < n; i++ {
+		if ctx.Err() != nil {
+			break
+		}
+		b, _ := a.buildTemplate(types.Hash(pkh))
+		if err := mining.Solve(b, 1<<32); err != nil {
+			return nil, jsonrpc.DomainError(err.Error())
+		}
+		if _, err := a.b.SubmitBlock(b); err != nil {
+			if consensus.IsRuleError(err) {
+				return nil, jsonrpc.DomainError(err.Error())
+			}
+			return nil, internal(err)
+		}
+		hashes = append(hashes, b.Hash().String())
+	}
+	return hashes, nil
+}

@@ -1,0 +1,116 @@
+package rpcserver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cointoolkit/coin/lib/chainstate"
+	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/keys"
+	"github.com/cointoolkit/coin/lib/mempool"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// Backend is what the handlers need from the node.
+type Backend interface {
+	Chain() *chainstate.Chain
+	Mempool() *mempool.Pool
+	Network() *params.Network
+	// SubmitBlock processes a block from outside (miner or RPC), updates the mempool and
+	// relays it.
+	SubmitBlock(b *types.Block) (*chainstate.Result, error)
+	// SubmitTransaction adds a transaction to the mempool and relays it.
+	SubmitTransaction(tx *types.Transaction) (types.Hash, error)
+	Peers() []rpcapi.Peer
+	// Syncing reports whether the node is behind a peer and fetching blocks.
+	Syncing() bool
+	// RequestStop asks the node to shut down.
+	RequestStop()
+}
+
+type handler func(ctx context.Context, p jsonrpc.Params) (any, error)
+
+type api struct {
+	b Backend
+}
+
+// Register installs every method of rpcapi.Methods on s.
+func Register(s *jsonrpc.Server, b Backend) {
+	a := &api{b: b}
+	handlers := a.handlers(s)
+	for _, m := range rpcapi.Methods {
+		h, ok := handlers[m.Name]
+		if !ok {
+			panic("rpcserver: no handler for " + m.Name)
+		}
+		if m.Regtest && !b.Network().AllowGenerate {
+			h = func(context.Context, jsonrpc.Params) (any, error) {
+				return nil, jsonrpc.DomainError(m.Name + " is only available on regtest")
+			}
+		}
+		specs := make([]jsonrpc.ParamSpec, len(m.Params))
+		for i, p := range m.Params {
+			specs[i] = jsonrpc.ParamSpec{Name: p.Name, Type: p.Type, Help: p.Help, Optional: p.Optional}
+		}
+		s.Register(jsonrpc.Method{Name: m.Name, Params: specs, Result: m.Result, Help: m.Summary, Handler: h})
+	}
+}
+
+func (a *api) handlers(s *jsonrpc.Server) map[string]handler {
+	return map[string]handler{
+		"getblockcount":      a.getBlockCount,
+		"getblockhash":       a.getBlockHash,
+		"getblock":           a.getBlock,
+		"getblockheader":     a.getBlockHeader,
+		"gettransaction":     a.getTransaction,
+		"getrawtransaction":  a.getRawTransaction,
+		"sendrawtransaction": a.sendRawTransaction,
+		"getmempoolinfo":     a.getMempoolInfo,
+		"getpeerinfo":        a.getPeerInfo,
+		"getinfo":            a.getInfo,
+		"getblockchaininfo":  a.getBlockchainInfo,
+		"getsyncstatus":      a.getSyncStatus,
+		"getblocktemplate":   a.getBlockTemplate,
+		"submitblock":        a.submitBlock,
+		"generatetoaddress":  a.generateToAddress,
+		"getutxosbyaddress":  a.getUtxosByAddress,
+		"getclusterbalance":  a.getClusterBalance,
+		"gettxoutsetinfo":    a.getTxOutSetInfo,
+		"validateaddress":    a.validateAddress,
+		"help":               func(ctx context.Context, p jsonrpc.Params) (any, error) { return help(p) },
+		"stop":               a.stop,
+	}
+}
+
+// hashParam decodes parameter i as a 64-hex-character hash.
+func hashParam(p jsonrpc.Params, i int, what string) (types.Hash, error) {
+	s, err := p.String(i)
+	if err != nil {
+		return types.Hash{}, err
+	}
+	h, err := types.ParseHash(s)
+	if err != nil {
+		return types.Hash{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid %s: want 64 hex characters", what)
+	}
+	return h, nil
+}
+
+// addressParam decodes parameter i as an address of this network.
+func (a *api) addressParam(p jsonrpc.Params, i int) (keys.PubKeyHash, error) {
+	s, err := p.String(i)
+	if err != nil {
+		return keys.PubKeyHash{}, err
+	}
+	pkh, err := keys.DecodeAddress(s, a.b.Network().HRP)
+	if err != nil {
+		return pkh, jsonrpc.DomainError(fmt.Sprintf("invalid address: %v", err))
+	}
+	return pkh, nil
+}
+
+// internal wraps a storage failure: the caller sees -32603 without details of the disk.
+func internal(err error) error {
+	return jsonrpc.NewError(jsonrpc.CodeInternal, "internal error: %v", err)
+}
