@@ -166,6 +166,9 @@ func CheckTransactionInputs(tx *types.Transaction, height uint64, view UtxoView,
 			return nil, ruleError(ErrPubKeyMismatch, "input %d: public key does not match the spent output", i)
 		}
 		eff := values.EffectiveValue(e, height)
+		if eff > e.Value {
+			eff = e.Value // decay only ever lowers a value; a model saying otherwise is capped
+		}
 		var ok1, ok2 bool
 		res.InValue, ok1 = addChecked(res.InValue, eff)
 		res.Nominal, ok2 = addChecked(res.Nominal, e.Value)

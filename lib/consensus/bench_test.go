@@ -1,0 +1,68 @@
+package consensus_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// BenchmarkVerifySignature is one ed25519 input verification.
+func BenchmarkVerifySignature(b *testing.B) {
+	tx := sign(transfer([]types.TxInput{input(op("a", 0), alice)}, pay(900, bob)), regtestMagic, alice)
+	txid := tx.TxID()
+	noErr(b, consensus.VerifySignatures(tx, txid, regtestMagic))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := consensus.VerifySignatures(tx, txid, regtestMagic); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// bigConnectInput is a block of n one-input transfers, each spending a mature output of its own
+// and paying a fee of 100, with the coinbase claiming everything.
+func bigConnectInput(tb testing.TB, n int) consensus.BlockInput {
+	tb.Helper()
+	const height = 1000
+	view := mapView{}
+	txs := []*types.Transaction{coinbase(height, pay(consensus.Subsidy(height)+uint64(n)*100, miner))}
+	for i := 0; i < n; i++ {
+		o := op(fmt.Sprint("fund", i), uint32(i%3))
+		view[o] = &consensus.UtxoEntry{Value: 10_000, PubKeyHash: alice.pkh, Height: uint64(i % 900)}
+		txs = append(txs, sign(transfer([]types.TxInput{input(o, alice)}, pay(9_900, bob)), regtestMagic, alice))
+	}
+	blk := newBlock(txs...)
+	ids, err := sanity(blk)
+	noErr(tb, err)
+	return consensus.BlockInput{
+		Block: blk, TxIDs: ids, Height: height, MedianTimePast: 1_767_300_000, Magic: regtestMagic,
+		View: view, Values: consensus.NominalValue{},
+	}
+}
+
+// BenchmarkCheckBlockConnect1000 connects a block of 1,000 one-input transfers with signatures
+// verified sequentially (SigWorkers=1) and on every CPU (SigWorkers=0).
+func BenchmarkCheckBlockConnect1000(b *testing.B) {
+	in := bigConnectInput(b, 1000)
+	for _, workers := range []int{1, 0} {
+		b.Run(fmt.Sprintf("SigWorkers=%d", workers), func(b *testing.B) {
+			in := in
+			in.SigWorkers = workers
+			eff, err := consensus.CheckBlockConnect(in)
+			noErr(b, err)
+			if eff.Fees != 100_000 || eff.Burned != 0 || len(eff.Spent) != 1000 {
+				b.Fatalf("effect %+v", eff)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := consensus.CheckBlockConnect(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

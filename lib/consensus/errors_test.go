@@ -1,0 +1,137 @@
+package consensus_test
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/cointoolkit/coin/lib/consensus"
+)
+
+// TestAllKindsListed keeps the test's kind table in step with errors.go: every declared kind is
+// in allKinds under its own name and its Error() is that name.
+func TestAllKindsListed(t *testing.T) {
+	names, err := declaredKinds()
+	noErr(t, err)
+	if len(names) != len(allKinds) {
+		t.Fatalf("errors.go declares %d kinds, the test knows %d", len(names), len(allKinds))
+	}
+	for _, n := range names {
+		k, ok := allKinds[n]
+		if !ok {
+			t.Fatalf("kind %s is not in allKinds", n)
+		}
+		if k.Error() != n {
+			t.Errorf("%s.Error() = %q", n, k.Error())
+		}
+	}
+}
+
+// TestKindsProducedHere checks, from the package's non-test source, that every kind outside
+// the elsewhere set is referenced by this package's code, and that the elsewhere kinds are not
+// (so the split between this package's tests and the chain state's tests is right).
+func TestKindsProducedHere(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	noErr(t, err)
+	used := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") || name == "errors.go" {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		noErr(t, err)
+		f, err := parser.ParseFile(fset, name, src, 0)
+		noErr(t, err)
+		ast.Inspect(f, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				if _, known := allKinds[id.Name]; known {
+					used[id.Name] = true
+				}
+			}
+			return true
+		})
+	}
+	var wrong []string
+	for name, k := range allKinds {
+		if used[name] == elsewhere[k] {
+			wrong = append(wrong, fmt.Sprintf("%s (used here: %v, listed as produced elsewhere: %v)", name, used[name], elsewhere[k]))
+		}
+	}
+	sort.Strings(wrong)
+	if len(wrong) > 0 {
+		t.Fatalf("kind split is wrong:\n%s", strings.Join(wrong, "\n"))
+	}
+}
+
+// TestKindsProducedElsewhere covers the kinds that lib/chainstate produces (ErrUnknownParent,
+// ErrInvalidAncestor, ErrDuplicateBlock, ErrKnownInvalid, ErrSpendLocked): their rules are
+// tested in the chain state package; here only the error plumbing is checked.
+func TestKindsProducedElsewhere(t *testing.T) {
+	tests := []struct {
+		kind consensus.ErrorKind
+		name string
+	}{
+		{consensus.ErrUnknownParent, "ErrUnknownParent"},     // tested in lib/chainstate
+		{consensus.ErrInvalidAncestor, "ErrInvalidAncestor"}, // tested in lib/chainstate
+		{consensus.ErrDuplicateBlock, "ErrDuplicateBlock"},   // tested in lib/chainstate
+		{consensus.ErrKnownInvalid, "ErrKnownInvalid"},       // tested in lib/chainstate
+		{consensus.ErrSpendLocked, "ErrSpendLocked"},         // tested in lib/chainstate
+	}
+	if len(tests) != len(elsewhere) {
+		t.Fatalf("table has %d kinds, elsewhere has %d", len(tests), len(elsewhere))
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if !elsewhere[tc.kind] {
+				t.Fatalf("%s missing from elsewhere", tc.name)
+			}
+			if tc.kind.Error() != tc.name {
+				t.Fatalf("Error() = %q, want %q", tc.kind.Error(), tc.name)
+			}
+			err := error(consensus.RuleError{Err: tc.kind, Description: "something " + tc.name})
+			if !errors.Is(err, tc.kind) {
+				t.Fatal("errors.Is does not match the kind")
+			}
+			if !consensus.IsRuleError(err) {
+				t.Fatal("IsRuleError is false")
+			}
+			if err.Error() != "something "+tc.name {
+				t.Fatalf("Error() = %q", err.Error())
+			}
+			wrapped := fmt.Errorf("connect block: %w", err)
+			if !errors.Is(wrapped, tc.kind) || !consensus.IsRuleError(wrapped) {
+				t.Fatal("wrapped RuleError does not match")
+			}
+			// A different kind does not match.
+			if errors.Is(err, consensus.ErrHighHash) {
+				t.Fatal("matches an unrelated kind")
+			}
+		})
+	}
+}
+
+func TestRuleErrorPlumbing(t *testing.T) {
+	if consensus.IsRuleError(nil) || consensus.IsRuleError(errStorage) {
+		t.Fatal("IsRuleError true for a non-rule error")
+	}
+	// A bare kind is an error, but not a RuleError.
+	if consensus.IsRuleError(consensus.ErrHighHash) {
+		t.Fatal("a bare ErrorKind is not a RuleError")
+	}
+	var re consensus.RuleError
+	err := fmt.Errorf("outer: %w", consensus.RuleError{Err: consensus.ErrDoubleSpend, Description: "d"})
+	if !errors.As(err, &re) || re.Err != consensus.ErrDoubleSpend || re.Description != "d" {
+		t.Fatalf("errors.As gave %+v", re)
+	}
+	if errors.Unwrap(consensus.RuleError{Err: consensus.ErrNoInputs}) != consensus.ErrNoInputs {
+		t.Fatal("Unwrap does not return the kind")
+	}
+}
