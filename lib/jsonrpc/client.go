@@ -1,0 +1,235 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Client defaults.
+const (
+	DefaultClientTimeout    = 2 * time.Minute
+	DefaultMaxResponseBytes = 256 << 20
+)
+
+// Client calls a JSON-RPC 2.0 server over HTTP POST. It is safe for
+// concurrent use and keeps connections alive between calls.
+type Client struct {
+	url      string
+	hc       *http.Client
+	timeout  time.Duration
+	maxResp  int64
+	user     string
+	pass     string
+	hasAuth  bool
+	lastID   atomic.Uint64
+	userHTTP bool
+}
+
+// ClientOption configures a Client.
+type ClientOption func(*Client)
+
+// WithTimeout bounds each call (connecting, sending and reading the whole
+// response). Zero or less disables the bound. The default is
+// DefaultClientTimeout; a deadline on the call's context applies as well.
+func WithTimeout(d time.Duration) ClientOption {
+	return func(c *Client) { c.timeout = d }
+}
+
+// WithHTTPClient makes the client use hc instead of its own keep-alive
+// http.Client.
+func WithHTTPClient(hc *http.Client) ClientOption {
+	return func(c *Client) {
+		if hc != nil {
+			c.hc = hc
+			c.userHTTP = true
+		}
+	}
+}
+
+// WithBasicAuth sends HTTP basic authentication with every call, as
+// bitcoind-style servers expect. Credentials in the URL work too.
+func WithBasicAuth(user, pass string) ClientOption {
+	return func(c *Client) { c.user, c.pass, c.hasAuth = user, pass, true }
+}
+
+// WithMaxResponseBytes bounds the size of a response body (default
+// DefaultMaxResponseBytes).
+func WithMaxResponseBytes(n int64) ClientOption {
+	return func(c *Client) {
+		if n > 0 {
+			c.maxResp = n
+		}
+	}
+}
+
+// NewClient returns a client for the server at url.
+func NewClient(url string, opts ...ClientOption) *Client {
+	c := &Client{url: url, timeout: DefaultClientTimeout, maxResp: DefaultMaxResponseBytes}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.hc == nil {
+		dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+		c.hc = &http.Client{Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           dialer.DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          100,
+			MaxIdleConnsPerHost:   32,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		}}
+	}
+	return c
+}
+
+// Close releases the idle connections of the client's own transport. It
+// does nothing to an http.Client given with WithHTTPClient.
+func (c *Client) Close() {
+	if !c.userHTTP {
+		c.hc.CloseIdleConnections()
+	}
+}
+
+type clientRequest struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
+	ID      uint64 `json:"id"`
+}
+
+type clientResponse struct {
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+	ID     json.RawMessage `json:"id"`
+}
+
+// Call calls method with positional params and decodes the result into
+// result (which may be nil to discard it). An error response from the
+// server is returned as an *Error (see errors.As); any other failure
+// (network, HTTP status, malformed response) is returned wrapped, so that
+// errors.Is and IsConnRefused see the cause.
+func (c *Client) Call(ctx context.Context, method string, params []any, result any) error {
+	if params == nil {
+		params = []any{}
+	}
+	raw, err := c.call(ctx, method, params)
+	if err != nil {
+		return err
+	}
+	if result == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, result); err != nil {
+		return fmt.Errorf("jsonrpc: %s: decoding result: %w", method, err)
+	}
+	return nil
+}
+
+// CallRaw is Call with raw JSON parameters (a nil element is sent as null)
+// that returns the raw result.
+func (c *Client) CallRaw(ctx context.Context, method string, params []json.RawMessage) (json.RawMessage, error) {
+	if params == nil {
+		params = []json.RawMessage{}
+	}
+	return c.call(ctx, method, params)
+}
+
+func (c *Client) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	id := c.lastID.Add(1)
+	body, err := json.Marshal(clientRequest{JSONRPC: "2.0", Method: method, Params: params, ID: id})
+	if err != nil {
+		return nil, fmt.Errorf("jsonrpc: %s: encoding request: %w", method, err)
+	}
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("jsonrpc: %s: %w", method, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if c.hasAuth {
+		req.SetBasicAuth(c.user, c.pass)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("jsonrpc: %s: %w", method, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxResp+1))
+	if err != nil {
+		return nil, fmt.Errorf("jsonrpc: %s: reading response: %w", method, err)
+	}
+	if int64(len(data)) > c.maxResp {
+		return nil, fmt.Errorf("jsonrpc: %s: response larger than %d bytes", method, c.maxResp)
+	}
+
+	var r clientResponse
+	if err := json.Unmarshal(data, &r); err != nil || !isObject(data) {
+		// Not a JSON-RPC response: report the HTTP status if it explains it.
+		if resp.StatusCode != http.StatusOK {
+			return nil, &HTTPError{StatusCode: resp.StatusCode, Status: resp.Status}
+		}
+		return nil, fmt.Errorf("jsonrpc: %s: malformed response", method)
+	}
+	if len(r.Error) > 0 && string(r.Error) != "null" {
+		var e Error
+		if err := json.Unmarshal(r.Error, &e); err != nil {
+			return nil, fmt.Errorf("jsonrpc: %s: malformed error object: %w", method, err)
+		}
+		return nil, &e
+	}
+	if string(r.ID) != strconv.FormatUint(id, 10) {
+		return nil, fmt.Errorf("jsonrpc: %s: response id %s does not match request id %d", method, r.ID, id)
+	}
+	if r.Result == nil {
+		return nil, fmt.Errorf("jsonrpc: %s: response has neither result nor error", method)
+	}
+	return r.Result, nil
+}
+
+func isObject(b []byte) bool {
+	i := skipWS(b, 0)
+	return i < len(b) && b[i] == '{'
+}
+
+// HTTPError is returned by the client when the server answered with an
+// HTTP error status and no JSON-RPC response (for example 401 from a
+// server that requires authentication).
+type HTTPError struct {
+	StatusCode int
+	Status     string
+}
+
+func (e *HTTPError) Error() string {
+	return "jsonrpc: HTTP status " + e.Status
+}
+
+// IsConnRefused reports whether err (from Call or CallRaw) means that
+// nothing listens at the server's address, for example because the node
+// is not running.
+func IsConnRefused(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	var errno syscall.Errno
+	return errors.As(err, &errno) && isConnRefusedErrno(errno)
+}
