@@ -17,10 +17,9 @@
 // accepted. Whitespace is normalised (strings.Fields, joined with one space)
 // before validation and before the seed is computed, so "  a  b\tc " and
 // "a b c" give the same seed. Words must be lower case, as in the word list.
-// The passphrase defaults to empty. BIP-39 asks for NFKD normalisation of the
-// passphrase; this package has no Unicode normalisation, so it accepts only
-// ASCII passphrases (for which NFKD is the identity) and rejects others with
-// [ErrPassphraseNotASCII] rather than risk a silently different seed.
+// The passphrase defaults to empty and is NFKD-normalised as BIP-39 asks
+// (golang.org/x/text/unicode/norm); one that is not valid UTF-8 is rejected with
+// [ErrPassphraseNotUTF8].
 //
 // Key derivation follows SLIP-0010 for ed25519 ([MasterKey], [ExtKey.Child], [ParsePath],
 // [DerivePath]). Ed25519 supports hardened derivation only: [ExtKey.Child]

@@ -1,8 +1,11 @@
 package keys
 
 import (
+	"unicode/utf8"
+
 	"errors"
 	"fmt"
+	unorm "golang.org/x/text/unicode/norm"
 	"strings"
 
 	"github.com/tyler-smith/go-bip39"
@@ -27,11 +30,9 @@ var (
 	ErrMnemonicChecksum = fmt.Errorf("%w: checksum mismatch", ErrBadMnemonic)
 )
 
-// ErrPassphraseNotASCII is returned for a passphrase with non-ASCII
-// characters: BIP-39 requires NFKD normalisation, which this package does
-// not implement, so such a passphrase could silently give a seed different
-// from other wallets'.
-var ErrPassphraseNotASCII = errors.New("passphrase has non-ASCII characters; BIP-39 NFKD normalisation is not supported")
+// ErrPassphraseNotUTF8 is returned for a passphrase that is not valid UTF-8:
+// BIP-39 normalises the passphrase with NFKD, which needs text.
+var ErrPassphraseNotUTF8 = errors.New("passphrase bytes are not UTF-8")
 
 // englishIndex maps each word of the BIP-39 English list to its index. It is
 // built from the wordlists package, not from bip39's global (settable) list.
@@ -104,17 +105,15 @@ func ValidateMnemonic(m string) (string, error) {
 
 // SeedFromMnemonic validates and normalises m, then returns its 64-byte
 // BIP-39 seed: PBKDF2-HMAC-SHA512(mnemonic, "mnemonic"+passphrase, 2048).
-// Use "" for no passphrase. Non-ASCII passphrases are rejected with
-// ErrPassphraseNotASCII (see the package documentation).
+// Use "" for no passphrase. The passphrase is NFKD-normalised as BIP-39
+// requires, so composed and decomposed forms give the same seed.
 func SeedFromMnemonic(m, passphrase string) ([]byte, error) {
 	norm, err := ValidateMnemonic(m)
 	if err != nil {
 		return nil, err
 	}
-	for i := 0; i < len(passphrase); i++ {
-		if passphrase[i] >= 0x80 {
-			return nil, ErrPassphraseNotASCII
-		}
+	if !utf8.ValidString(passphrase) {
+		return nil, ErrPassphraseNotUTF8
 	}
-	return bip39.NewSeed(norm, passphrase), nil
+	return bip39.NewSeed(norm, unorm.NFKD.String(passphrase)), nil
 }
