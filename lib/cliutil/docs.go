@@ -31,6 +31,7 @@ func DocCommand() *cli.Command {
 
 // GenDoc renders the man page ("man") or a completion script ("bash", "zsh") of app.
 func GenDoc(app *cli.App, kind string) (string, error) {
+	app.Setup() // as Run does, so the help flag and defaults are the same in tests
 	switch kind {
 	case "man":
 		return app.ToMan()
