@@ -113,6 +113,13 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 		db.Close()
 		return nil, err
 	}
+	// A crash between storing a block and connecting it leaves a stored branch with more work
+	// than the tip; connect it now rather than when (and if) a child of it arrives. A rule
+	// failure on the way marks the branch as it would have then.
+	if err := c.activateBestChain(new(Result), nil); err != nil && !consensus.IsRuleError(err) {
+		db.Close()
+		return nil, err
+	}
 	return c, nil
 }
 

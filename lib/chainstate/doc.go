@@ -10,7 +10,9 @@
 // work, disconnecting and connecting blocks as needed. Each connect and each disconnect is one
 // atomic leveldb.Batch that carries every index, the undo data and the new tip together, so a
 // crash (kill -9 at any point) leaves the database at a consistent tip. A block that fails on a
-// new branch is marked invalid with all its descendants and the best valid chain stays.
+// new branch is marked invalid with all its descendants and the best valid chain stays; one that
+// fails only on a signature or public key, which its hash does not commit to, is dropped with
+// its descendants instead, so a tampered copy cannot make the node refuse the valid block.
 //
 // Key layout (one-byte prefixes): 'b' block, 'i' header index record, 'h' main-chain height,
 // 'u' UTXO, 'a' address index, 'c' cluster balance, 't' transaction index, 'r' undo data,

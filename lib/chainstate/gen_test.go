@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
@@ -220,7 +221,12 @@ func sameSet(a, b map[types.Outpoint]consensus.UtxoEntry) error {
 	for k := range a {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	sort.Slice(keys, func(i, j int) bool {
+		if c := bytes.Compare(keys[i].TxID[:], keys[j].TxID[:]); c != 0 {
+			return c < 0
+		}
+		return keys[i].Index < keys[j].Index
+	})
 	for _, k := range keys {
 		if a[k] != b[k] {
 			return fmt.Errorf("output %s differs: %+v vs %+v", k, a[k], b[k])

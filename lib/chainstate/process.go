@@ -194,7 +194,11 @@ func (c *Chain) activateBestChain(res *Result, cache map[types.Hash]blockWithIDs
 				if !consensus.IsRuleError(err) {
 					return err
 				}
-				if markErr := c.markInvalid(path[i]); markErr != nil {
+				mark := c.markInvalid
+				if witnessFailure(err) {
+					mark = c.forget
+				}
+				if markErr := mark(path[i]); markErr != nil {
 					return markErr
 				}
 				if firstErr == nil {
@@ -226,6 +230,35 @@ func (c *Chain) markInvalid(bad *Node) error {
 		}
 	}
 	return storageErr("mark invalid", c.db.Write(batch, c.wo))
+}
+
+// witnessFailure reports whether err is about data the block hash does not commit to: public
+// keys and signatures are left out of the txid, so a copy of a valid block with a changed
+// signature or public key has the same hash. Marking that hash invalid would make the node
+// refuse the valid block for good, so such a block is forgotten instead.
+func witnessFailure(err error) bool {
+	return errors.Is(err, consensus.ErrBadSignature) || errors.Is(err, consensus.ErrPubKeyMismatch)
+}
+
+// forget removes bad and its stored descendants from the header index and the database, as if
+// they had never been received. bad is not on the main chain.
+func (c *Chain) forget(bad *Node) error {
+	batch := new(leveldb.Batch)
+	var gone []*Node
+	for _, n := range c.index {
+		if n.Height >= bad.Height && c.ancestor(n, bad.Height) == bad {
+			gone = append(gone, n)
+			batch.Delete(hashKey(pfxBlock, n.Hash))
+			batch.Delete(hashKey(pfxIndex, n.Hash))
+		}
+	}
+	if err := c.db.Write(batch, c.wo); err != nil {
+		return storageErr("forget block", err)
+	}
+	for _, n := range gone {
+		delete(c.index, n.Hash)
+	}
+	return nil
 }
 
 func (c *Chain) loadBlock(n *Node, cache map[types.Hash]blockWithIDs) (blockWithIDs, error) {
@@ -268,9 +301,10 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	for i := range eff.Created {
 		created[eff.Created[i].Outpoint] = true
 	}
+	inBlock := txidSet(ids)
 	for i, op := range eff.Spent {
 		e := eff.SpentUndo[i]
-		if op.TxID == ids[0] || c.inBlock(op.TxID, ids) {
+		if inBlock(op.TxID) {
 			continue // created and spent inside this block: never in the set
 		}
 		batch.Delete(utxoKey(op))
@@ -309,13 +343,17 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	return ConnectedBlock{Block: b, Hash: n.Hash, Height: n.Height, TxIDs: ids}, nil
 }
 
-func (c *Chain) inBlock(txid types.Hash, ids []types.Hash) bool {
+// txidSet tells whether a txid is one of ids (a set, so that a block's inputs are looked up
+// in linear rather than quadratic time).
+func txidSet(ids []types.Hash) func(types.Hash) bool {
+	set := make(map[types.Hash]struct{}, len(ids))
 	for _, id := range ids {
-		if id == txid {
-			return true
-		}
+		set[id] = struct{}{}
 	}
-	return false
+	return func(txid types.Hash) bool {
+		_, ok := set[txid]
+		return ok
+	}
 }
 
 // applyClusters adds the deltas to the stored cluster balances.
@@ -362,6 +400,7 @@ func (c *Chain) disconnectTip() (ConnectedBlock, error) {
 		return ConnectedBlock{}, storageErr("decode undo", err)
 	}
 	ids := b.TxIDs()
+	inBlock := txidSet(ids)
 	batch := new(leveldb.Batch)
 	clusters := make(map[types.Hash]int64)
 	spentHere := make(map[types.Outpoint]bool)
@@ -372,7 +411,7 @@ func (c *Chain) disconnectTip() (ConnectedBlock, error) {
 			e := u.spent[k]
 			k++
 			spentHere[op] = true
-			if c.inBlock(op.TxID, ids) {
+			if inBlock(op.TxID) {
 				continue
 			}
 			batch.Put(utxoKey(op), entryBytes(e))

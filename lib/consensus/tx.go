@@ -103,14 +103,14 @@ type UtxoEntry struct {
 	ClusterID types.Hash
 }
 
+const clusterTag = "coin-cluster"
+
 // ClusterIDOf is the id of the cluster a fresh address starts: BLAKE3("coin-cluster" ‖ pkh).
 func ClusterIDOf(pkh types.Hash) types.Hash {
-	h := blake3.New(32, nil)
-	h.Write([]byte("coin-cluster"))
-	h.Write(pkh[:])
-	var out types.Hash
-	h.Sum(out[:0])
-	return out
+	var buf [len(clusterTag) + 32]byte
+	copy(buf[:], clusterTag)
+	copy(buf[len(clusterTag):], pkh[:])
+	return blake3.Sum256(buf[:])
 }
 
 // UtxoView is what input checks need from the chain: the unspent output at op, or false.

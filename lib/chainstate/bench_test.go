@@ -1,0 +1,155 @@
+package chainstate
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// The benchmark block holds 1,000 one-input transfers, each spending one of the 1,000 outputs
+// a transaction in block 101 split the (then mature) coinbase of block 1 into, and each paying
+// a different address.
+var benchBlocks struct {
+	once  sync.Once
+	chain []*types.Block // heights 1..101
+	block *types.Block   // height 102
+}
+
+func benchSetup(b *testing.B) {
+	benchBlocks.once.Do(func() {
+		g := newGenerator(b)
+		g.chain("a", "genesis", 100)
+		split := g.spend("a1", 0, consensus.MaxTxOutputs)
+		g.next("a101", "a100", []*types.Transaction{split})
+		for h := 1; h <= 101; h++ {
+			benchBlocks.chain = append(benchBlocks.chain, g.blocks[fmt.Sprintf("a%d", h)])
+		}
+		splitID := split.TxID()
+		txs := make([]*types.Transaction, 0, 1000)
+		var fees uint64
+		for i := range split.Outputs {
+			var seed [8]byte
+			binary.LittleEndian.PutUint64(seed[:], uint64(i))
+			tx := &types.Transaction{Version: 1, Kind: types.KindTransfer,
+				Inputs:  []types.TxInput{{PrevTxID: splitID, PrevIndex: uint32(i)}},
+				Outputs: []types.TxOutput{{Value: split.Outputs[i].Value - 200, PubKeyHash: types.Blake3(seed[:])}}}
+			mining.Sign(tx, g.key, g.net.Magic)
+			txs = append(txs, tx)
+			fees += 200
+		}
+		parent := g.blocks["a101"]
+		blk := mining.NewBlock(mining.Spec{Parent: parent.Hash(), Height: 102, Target: g.net.PowLimitBits,
+			Timestamp: parent.Header.Timestamp + 60, PayTo: g.pkh, Reward: consensus.Subsidy(102) + fees, Txs: txs})
+		if err := mining.Solve(blk, 1<<20); err != nil {
+			b.Fatal(err)
+		}
+		benchBlocks.block = blk
+	})
+}
+
+// benchChain is a chain at height 101 with the 1,000 split outputs unspent.
+func benchChain(b *testing.B, sigWorkers int) *Chain {
+	benchSetup(b)
+	c, err := Open(b.TempDir(), params.Regtest, Options{SigWorkers: sigWorkers, Now: func() time.Time { return time.Unix(1<<40, 0) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	for _, blk := range benchBlocks.chain {
+		if _, err := c.ProcessBlock(blk); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return c
+}
+
+// undoBench disconnects the benchmark block and forgets it, so that ProcessBlock takes it as
+// a new block again.
+func undoBench(b *testing.B, c *Chain) {
+	n := c.Tip()
+	if n.Hash != benchBlocks.block.Hash() {
+		b.Fatal("the benchmark block is not the tip")
+	}
+	if _, err := c.disconnectTip(); err != nil {
+		b.Fatal(err)
+	}
+	if err := c.forget(n); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkConnectBlock1000 is ProcessBlock of a new block of 1,000 transfers on the tip: sanity
+// checks, storing it, the UTXO checks, 1,000 signatures and the connect batch.
+func BenchmarkConnectBlock1000(b *testing.B) {
+	for _, bc := range []struct {
+		name    string
+		workers int
+	}{{"SigWorkers=1", 1}, {"SigWorkers=0", 0}} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := benchChain(b, bc.workers)
+			blk := benchBlocks.block
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				res, err := c.ProcessBlock(blk)
+				if err != nil || !res.IsTip {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				undoBench(b, c)
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// BenchmarkVerify1000Sequential is the signature work alone: the benchmark block's 1,000
+// signatures verified one after another (txids computed beforehand).
+func BenchmarkVerify1000Sequential(b *testing.B) {
+	benchSetup(b)
+	txs := benchBlocks.block.Transactions[1:]
+	ids := make([]types.Hash, len(txs))
+	for i, tx := range txs {
+		ids[i] = tx.TxID()
+	}
+	magic := params.Regtest.Magic
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j, tx := range txs {
+			if err := consensus.VerifySignatures(tx, ids[j], magic); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkDisconnectBlock1000 is disconnecting the benchmark block from the tip.
+func BenchmarkDisconnectBlock1000(b *testing.B) {
+	c := benchChain(b, 0)
+	blk := benchBlocks.block
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		if _, err := c.ProcessBlock(blk); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := c.disconnectTip(); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := c.forget(c.NodeByHash(blk.Hash())); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}

@@ -1,0 +1,91 @@
+package chainstate
+
+import "github.com/cointoolkit/coin/lib/types"
+
+// Read-only helpers for headers-first sync (lib/p2p).
+
+// Locator is a block locator of the main chain's tip: the tip and the 9 blocks before it,
+// then blocks spaced twice as far apart at each step, ending with genesis.
+func (c *Chain) Locator() []types.Hash {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.locatorFrom(c.main[len(c.main)-1])
+}
+
+// LocatorFrom is the block locator of a stored block (on the main chain or not), or nil
+// when the block is unknown.
+func (c *Chain) LocatorFrom(h types.Hash) []types.Hash {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := c.index[h]
+	if n == nil {
+		return nil
+	}
+	return c.locatorFrom(n)
+}
+
+func (c *Chain) locatorFrom(n *Node) []types.Hash {
+	out := make([]types.Hash, 0, 32)
+	step := uint64(1)
+	for n != nil {
+		out = append(out, n.Hash)
+		if n.Height == 0 {
+			break
+		}
+		if len(out) >= 10 {
+			step *= 2
+		}
+		h := uint64(0)
+		if n.Height > step {
+			h = n.Height - step
+		}
+		n = c.ancestor(n, h)
+	}
+	return out
+}
+
+// FindFork is the first block of the locator that is on the main chain, or genesis when
+// none is.
+func (c *Chain) FindFork(locator []types.Hash) *Node {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.findFork(locator)
+}
+
+func (c *Chain) findFork(locator []types.Hash) *Node {
+	for _, h := range locator {
+		n := c.index[h]
+		if n != nil && n.Height < uint64(len(c.main)) && c.main[n.Height] == n {
+			return n
+		}
+	}
+	return c.main[0]
+}
+
+// HeadersAfter lists the main-chain headers after the locator's fork point (FindFork), up to
+// and including stop, at most max of them.
+func (c *Chain) HeadersAfter(locator []types.Hash, stop types.Hash, max int) []types.BlockHeader {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	fork := c.findFork(locator)
+	var out []types.BlockHeader
+	for h := fork.Height + 1; h < uint64(len(c.main)) && len(out) < max; h++ {
+		out = append(out, c.main[h].Header)
+		if c.main[h].Hash == stop {
+			break
+		}
+	}
+	return out
+}
+
+// NodeStatus is the header index entry of h with its status read under the lock (the
+// status of a *Node changes when blocks connect or fail; its other fields never do).
+func (c *Chain) NodeStatus(h types.Hash) (*Node, Status, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := c.index[h]
+	if n == nil {
+		return nil, 0, false
+	}
+	return n, n.Status, true
+}
