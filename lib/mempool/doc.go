@@ -14,7 +14,8 @@
 //
 // # Errors
 //
-// Rejections are *RejectError values with a Code (for the RPC layer) and a message such as
-// "missing inputs", "insufficient fee", "conflicts with a mempool transaction"; consensus rule
-// violations keep their consensus.RuleError inside, reachable with errors.Is/As.
+// Rejections are *RejectError values whose message starts with the reason, such as
+// "missing inputs", "insufficient fee", "conflicts with a mempool transaction" (the RPC layer
+// sends it as is); the sentinels (ErrConflict, ...) and consensus rule violations (their
+// consensus.RuleError) stay inside, reachable with errors.Is/As.
 package mempool

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,13 +37,17 @@ type RejectError struct {
 }
 
 func (e *RejectError) Error() string {
-	if e.Err != nil && e.Reason == "" {
-		return e.Err.Error()
+	if e.Err == nil {
+		return e.Reason
 	}
-	if e.Err != nil {
-		return e.Reason + ": " + e.Err.Error()
+	msg := e.Err.Error()
+	switch {
+	case e.Reason == "" || strings.HasPrefix(msg, e.Reason):
+		return msg // "missing inputs: ..." from consensus already says it
+	case strings.HasPrefix(e.Reason, msg):
+		return e.Reason // "insufficient fee: fee 171 is below ..." already names the sentinel
 	}
-	return e.Reason
+	return e.Reason + ": " + msg
 }
 
 func (e *RejectError) Unwrap() error { return e.Err }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/mining"
@@ -17,8 +18,9 @@ import (
 const coinbaseReserve = 1_000
 
 // buildTemplate assembles an unsolved block on the tip paying pkh: the coinbase claims
-// subsidy + fees + pool release, then the mempool's transactions by fee rate.
-func (a *api) buildTemplate(pkh types.Hash) (*types.Block, []uint64) {
+// subsidy + fees + pool release, then the mempool's transactions by fee rate. It returns the
+// chain template the block was built on, so that callers describe that block and not a newer tip.
+func (a *api) buildTemplate(pkh types.Hash) (*types.Block, []uint64, chainstate.Template) {
 	next := a.b.Chain().NextBlock()
 	entries := a.b.Mempool().Select(consensus.MaxBlockSize - coinbaseReserve)
 	txs := make([]*types.Transaction, len(entries))
@@ -36,7 +38,7 @@ func (a *api) buildTemplate(pkh types.Hash) (*types.Block, []uint64) {
 	reward, _ := consensus.MaxCoinbaseValue(next.Height, total, next.Pool)
 	b := mining.NewBlock(mining.Spec{Parent: next.Parent, Height: next.Height, Target: next.Target,
 		Timestamp: ts, PayTo: pkh, Reward: reward, Txs: txs})
-	return b, fees
+	return b, fees, next
 }
 
 func (a *api) getBlockTemplate(_ context.Context, p jsonrpc.Params) (any, error) {
@@ -47,8 +49,7 @@ func (a *api) getBlockTemplate(_ context.Context, p jsonrpc.Params) (any, error)
 	if a.b.Syncing() {
 		return nil, jsonrpc.DomainError("node is syncing: block templates are refused until it has caught up")
 	}
-	b, fees := a.buildTemplate(types.Hash(pkh))
-	next := a.b.Chain().NextBlock()
+	b, fees, next := a.buildTemplate(types.Hash(pkh))
 	t, _, _ := pow.CompactToBig(b.Header.DifficultyTarget)
 	target := pow.TargetBytes(t)
 	res := rpcapi.BlockTemplate{Version: b.Header.Version, PrevHash: b.Header.PrevHash.String(),
@@ -108,7 +109,7 @@ func (a *api) generateToAddress(ctx context.Context, p jsonrpc.Params) (any, err
 		if ctx.Err() != nil {
 			break
 		}
-		b, _ := a.buildTemplate(types.Hash(pkh))
+		b, _, _ := a.buildTemplate(types.Hash(pkh))
 		if err := mining.Solve(b, 1<<32); err != nil {
 			return nil, jsonrpc.DomainError(err.Error())
 		}

@@ -1,0 +1,110 @@
+package mempool
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// Acceptance is compared with its floor, the signature checks alone: each BenchmarkAccept*
+// has a BenchmarkVerify* twin that verifies the same transactions' signatures one after
+// another (consensus.VerifySignatures, txids computed beforehand). Run them together:
+//
+//	go test -run '^$' -bench 'Accept|Verify' -benchtime 10x ./lib/mempool/
+//
+// One op is the whole set (10,000 or 500 transactions); ns/tx is reported too, and cpu-ns/tx,
+// the process's CPU time per transaction, which shared machines disturb less than wall time.
+
+const independentTxs = 10_000
+
+// benchSet is a fixture with its transactions built once per benchmark.
+type benchSet struct {
+	f   *fixture
+	txs []*types.Transaction
+	ids []types.Hash
+}
+
+func newBenchSet(b *testing.B, chained bool, n int) *benchSet {
+	b.Helper()
+	f := newFixture(b, Options{})
+	s := &benchSet{f: f}
+	if chained {
+		prev := f.take(1)[0]
+		for i := 0; i < n; i++ {
+			tx := f.transfer([]coin{prev}, 500, 1)
+			s.txs = append(s.txs, tx)
+			prev = out(tx, 0)
+		}
+	} else {
+		for _, c := range f.take(n) {
+			s.txs = append(s.txs, f.transfer([]coin{c}, 500, 1))
+		}
+	}
+	for _, tx := range s.txs {
+		s.ids = append(s.ids, tx.TxID())
+	}
+	return s
+}
+
+func (s *benchSet) accept(b *testing.B) {
+	b.ReportAllocs()
+	cpu := processCPU()
+	for b.Loop() {
+		p := New(testChain{s.f.chain}, testNet.Magic, Options{})
+		for _, tx := range s.txs {
+			if _, err := p.Accept(tx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if p.Info().Size != len(s.txs) {
+			b.Fatal("not every transaction was accepted")
+		}
+	}
+	s.report(b, cpu)
+}
+
+func (s *benchSet) verify(b *testing.B) {
+	b.ReportAllocs()
+	cpu := processCPU()
+	for b.Loop() {
+		for i, tx := range s.txs {
+			if err := consensus.VerifySignatures(tx, s.ids[i], testNet.Magic); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	s.report(b, cpu)
+}
+
+// report adds wall and CPU time per transaction.
+func (s *benchSet) report(b *testing.B, cpuBefore time.Duration) {
+	n := float64(b.N * len(s.txs))
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/tx")
+	if cpu := processCPU() - cpuBefore; cpuBefore > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/tx")
+	}
+}
+
+// BenchmarkAccept10000Independent accepts 10,000 one-input transfers of distinct mature
+// outputs into a fresh pool over the same chain.
+func BenchmarkAccept10000Independent(b *testing.B) {
+	newBenchSet(b, false, independentTxs).accept(b)
+}
+
+// BenchmarkVerify10000Independent is its baseline: the same signatures, verified in a row.
+func BenchmarkVerify10000Independent(b *testing.B) {
+	newBenchSet(b, false, independentTxs).verify(b)
+}
+
+// BenchmarkAccept500Chained accepts a chain of 500 unconfirmed transactions, each spending
+// the previous one, into a fresh pool.
+func BenchmarkAccept500Chained(b *testing.B) {
+	newBenchSet(b, true, 500).accept(b)
+}
+
+// BenchmarkVerify500Chained is its baseline.
+func BenchmarkVerify500Chained(b *testing.B) {
+	newBenchSet(b, true, 500).verify(b)
+}
