@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/cliutil"
+	"github.com/urfave/cli/v2"
+)
+
+const appName = "coin-faucet"
+
+// Exit statuses.
+const (
+	exitFailure     = 1
+	exitRateLimited = 2
+)
+
+const appDescription = `coin-faucet asks a coin-faucetd for testnet COIN:
+   coin-faucet claim [ADDRESS]   claim for ADDRESS; without it, read from standard input an
+                                 address or the JSON of 'coin-wallet new' (only its
+                                 "address" is used)
+   coin-faucet status            block height, mempool size and the faucet's balance
+
+Output: JSON when standard output is not a terminal (or with --json), text on a terminal.
+A claim prints the txid and the amount.
+
+Examples:
+   coin-wallet --network testnet new | tee wallet.json | coin-faucet claim
+   coin-faucet --faucet https://faucet.example claim tcoin1...
+   coin-faucet status
+
+Exit status: 0 when the claim was paid, 2 when the faucet refused it for its rate limit
+(the address claimed too recently; the message says when to retry), 1 for any other
+failure.`
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:                 appName,
+		Usage:                "claim testnet COIN from a coin-faucetd",
+		Description:          appDescription,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		HideVersion:          true,
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return fmt.Errorf("%w (see '%s --help')", err, appName)
+		},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "faucet", Value: "http://127.0.0.1:8080", EnvVars: []string{"COIN_FAUCET_URL"}, Usage: "faucet base `URL`"},
+			&cli.BoolFlag{Name: "json", EnvVars: []string{"COIN_JSON"}, Usage: "print JSON even on a terminal"},
+			&cli.DurationFlag{Name: "timeout", Value: time.Minute, EnvVars: []string{"COIN_TIMEOUT"}, Usage: "give up after `DURATION`"},
+		},
+		Commands: []*cli.Command{
+			{
+				Name:      "claim",
+				Usage:     "claim testnet COIN for an address",
+				ArgsUsage: "[ADDRESS]",
+				Description: `Claims the faucet amount for ADDRESS, or for the address read from standard input (an
+address, or JSON with an "address" field such as the output of 'coin-wallet new').
+Prints the txid and the amount. Exits 2 when rate limited.`,
+				Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON even on a terminal"}},
+				Action: claim,
+			},
+			{
+				Name:   "status",
+				Usage:  "print the faucet's status",
+				Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON even on a terminal"}},
+				Action: status,
+			},
+			cliutil.DocCommand(),
+		},
+	}
+}
+
+type client struct {
+	base    string
+	hc      *http.Client
+	json    bool
+	out     io.Writer
+	in      io.Reader
+	timeout time.Duration
+}
+
+func newClient(c *cli.Context) (*client, error) {
+	raw := strings.TrimRight(strings.TrimSpace(c.String("faucet")), "/")
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--faucet %q: want a URL such as http://127.0.0.1:8080", c.String("faucet"))
+	}
+	in := c.App.Reader
+	if in == nil {
+		in = os.Stdin
+	}
+	terminal := c.App.Writer == os.Stdout && cliutil.StdoutIsTerminal()
+	return &client{base: raw, hc: &http.Client{Timeout: c.Duration("timeout")}, json: jsonFlag(c) || !terminal,
+		out: c.App.Writer, in: in, timeout: c.Duration("timeout")}, nil
+}
+
+// apiError is the faucet's error body.
+type apiError struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// do calls the faucet and decodes a 200 body into out; other statuses become errors, a
+// 429 one with exit status 2.
+func (cl *client) do(ctx context.Context, method, path string, body any, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, cl.base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := cl.hc.Do(req)
+	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("cannot connect to the faucet at %s: connection refused (is coin-faucetd running? see --faucet)", cl.base)
+		}
+		return fmt.Errorf("faucet at %s: %w", cl.base, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("faucet at %s: reading the answer: %w", cl.base, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var ae apiError
+		msg := strings.TrimSpace(string(data))
+		code := resp.Status
+		if json.Unmarshal(data, &ae) == nil && ae.Error.Code != "" {
+			msg, code = ae.Error.Message, ae.Error.Code
+		}
+		if resp.StatusCode == http.StatusTooManyRequests {
+			retry := resp.Header.Get("Retry-After")
+			if retry != "" {
+				msg += " (Retry-After: " + retry + " s)"
+			}
+			return &cliutil.ExitError{Code: exitRateLimited, Message: "error: rate limited: " + msg}
+		}
+		return &cliutil.ExitError{Code: exitFailure, Message: fmt.Sprintf("error: faucet answered %d %s: %s", resp.StatusCode, code, msg)}
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("faucet at %s: the answer is not the expected JSON: %w", cl.base, err)
+	}
+	return nil
+}
+
+// readAddress takes the address from standard input: a bare address, or JSON with an
+// "address" field (such as 'coin-wallet new'). Anything else in the JSON is ignored.
+func readAddress(r io.Reader) (string, error) {
+	s, err := cliutil.ReadAll(r)
+	if err != nil {
+		return "", fmt.Errorf("read standard input: %w", err)
+	}
+	if s == "" {
+		return "", errors.New("no address: give ADDRESS or pipe an address (or the JSON of 'coin-wallet new') to standard input")
+	}
+	if strings.HasPrefix(s, "{") {
+		var v struct {
+			Address string `json:"address"`
+		}
+		if err := json.Unmarshal([]byte(s), &v); err != nil || v.Address == "" {
+			return "", errors.New("standard input is JSON without an \"address\" string")
+		}
+		return v.Address, nil
+	}
+	if f := strings.Fields(s); len(f) == 1 {
+		return f[0], nil
+	}
+	return "", errors.New("standard input holds more than one word: want one address")
+}
+
+func claim(c *cli.Context) error {
+	if c.Args().Len() > 1 {
+		return fmt.Errorf("claim takes at most one ADDRESS (see '%s claim --help')", appName)
+	}
+	cl, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	addr := c.Args().First()
+	if addr == "" {
+		if addr, err = readAddress(cl.in); err != nil {
+			return err
+		}
+	}
+	var res struct {
+		TxID   string `json:"txid"`
+		Amount string `json:"amount"`
+	}
+	if err := cl.do(c.Context, http.MethodPost, "/api/faucet", map[string]string{"address": addr}, &res); err != nil {
+		return err
+	}
+	if cl.json {
+		return cliutil.PrintJSON(cl.out, map[string]string{"txid": res.TxID, "amount": res.Amount, "address": addr})
+	}
+	_, err = fmt.Fprintf(cl.out, "sent %s COIN to %s\ntxid %s\n", res.Amount, addr, res.TxID)
+	return err
+}
+
+func status(c *cli.Context) error {
+	if c.Args().Present() {
+		return fmt.Errorf("unexpected argument %q", c.Args().First())
+	}
+	cl, err := newClient(c)
+	if err != nil {
+		return err
+	}
+	var res map[string]any
+	if err := cl.do(c.Context, http.MethodGet, "/api/status", nil, &res); err != nil {
+		return err
+	}
+	if cl.json {
+		return cliutil.PrintJSON(cl.out, res)
+	}
+	order := []string{"network", "block_height", "mempool_size", "faucet_balance", "faucet_immature_balance",
+		"faucet_address", "claim_amount", "cooldown_seconds", "claims_paid"}
+	seen := map[string]bool{}
+	for _, k := range order {
+		if v, ok := res[k]; ok {
+			fmt.Fprintf(cl.out, "%-24s %v\n", k+":", jsonText(v))
+			seen[k] = true
+		}
+	}
+	for k, v := range res {
+		if !seen[k] {
+			fmt.Fprintf(cl.out, "%-24s %v\n", k+":", jsonText(v))
+		}
+	}
+	return nil
+}
+
+// jsonFlag reports whether --json was given before or after the command name.
+func jsonFlag(c *cli.Context) bool {
+	for _, x := range c.Lineage() {
+		if x.Bool("json") {
+			return true
+		}
+	}
+	return false
+}
+
+func jsonText(v any) string {
+	if f, ok := v.(float64); ok && f == float64(int64(f)) {
+		return fmt.Sprintf("%d", int64(f))
+	}
+	return fmt.Sprint(v)
+}

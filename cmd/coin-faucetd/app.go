@@ -1,0 +1,317 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/cliutil"
+	"github.com/cointoolkit/coin/lib/faucet"
+	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/wallet"
+	"github.com/urfave/cli/v2"
+)
+
+const appName = "coin-faucetd"
+
+const appDescription = `coin-faucetd serves the faucet's HTTP/JSON API (GET /openapi.json describes it):
+   GET  /api/wallet/new      a fresh 12-word mnemonic and its address
+   POST /api/faucet          {"address"}: pay the claim amount, once per address per cooldown
+   GET  /api/status          block height, mempool size, the faucet's balance and address
+   GET  /api/wallet/balance  ?address=: confirmed balance and UTXO count
+   POST /api/wallet/send     {"mnemonic", "to", "amount"}: a transfer from a mnemonic's wallet
+   POST /api/wallet/derive   {"mnemonic"}: the address of a mnemonic
+
+The faucet's funds are the wallet in --wallet-dir (its passphrase from --passphrase-file,
+else COIN_WALLET_PASSPHRASE, else a terminal prompt) or the mnemonic in --mnemonic-file;
+fund the faucet's address (printed at start and in /api/status). Claims and rate limits
+are kept in --data-dir (LevelDB), so a restart does not reset them. Concurrent claims are
+paid by one spender that batches waiting claims into one transaction and spends its own
+unconfirmed change, so no claim waits for a block. Mainnet is refused.
+
+Every flag can also be set with the environment variable shown in its help. SIGINT or
+SIGTERM stop the service cleanly.
+
+Examples:
+   coin-faucetd --network regtest --rpc http://127.0.0.1:38332 --mnemonic-file faucet.txt
+   coin-faucetd --network testnet --wallet-dir /var/lib/faucet/wallet --passphrase-file pass.txt \
+       --listen 0.0.0.0:8080 --amount 10 --cooldown 24h
+   coin-faucetd openapi > openapi.json`
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:                 appName,
+		Usage:                "serve the COIN testnet faucet HTTP API",
+		Description:          appDescription,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		HideVersion:          true,
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return fmt.Errorf("%w (see '%s --help')", err, appName)
+		},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "network", Value: "testnet", EnvVars: []string{"COIN_NETWORK"}, Usage: "`NET`: testnet or regtest (mainnet is refused)"},
+			&cli.StringFlag{Name: "rpc", EnvVars: []string{"COIN_RPC"}, Usage: "node RPC `URL` (default: http://127.0.0.1:PORT with the RPC port of --network)"},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", EnvVars: []string{"COIN_FAUCET_LISTEN"}, Usage: "HTTP listen address `HOST:PORT`"},
+			&cli.StringFlag{Name: "data-dir", EnvVars: []string{"COIN_FAUCET_DATA_DIR"}, Usage: "`DIR` of the claims database (default: ~/.coin/<network>/faucet)"},
+			&cli.StringFlag{Name: "wallet-dir", EnvVars: []string{"COIN_FAUCET_WALLET_DIR"}, Usage: "the faucet's funds: a coin-wallet `DIR`"},
+			&cli.StringFlag{Name: "passphrase-file", EnvVars: []string{"COIN_FAUCET_PASSPHRASE_FILE"},
+				Usage: "read the --wallet-dir passphrase from `FILE` (default: COIN_WALLET_PASSPHRASE, else a terminal prompt)"},
+			&cli.StringFlag{Name: "mnemonic-file", EnvVars: []string{"COIN_FAUCET_MNEMONIC_FILE"}, Usage: "the faucet's funds: the mnemonic in `FILE` (instead of --wallet-dir)"},
+			&cli.StringFlag{Name: "amount", Value: "100", EnvVars: []string{"COIN_FAUCET_AMOUNT"}, Usage: "`COIN` paid per claim"},
+			&cli.DurationFlag{Name: "cooldown", Value: time.Hour, EnvVars: []string{"COIN_FAUCET_COOLDOWN"}, Usage: "`DURATION` between two claims of one address"},
+			&cli.Uint64Flag{Name: "fee-rate", Value: wallet.DefaultFeeRate, EnvVars: []string{"COIN_FAUCET_FEE_RATE"}, Usage: "fee in subunits per byte of the faucet's transactions and of /api/wallet/send"},
+			&cli.Float64Flag{Name: "ip-rate", Value: faucet.DefaultIPRate, EnvVars: []string{"COIN_FAUCET_IP_RATE"},
+				Usage: "requests per minute per client IP on the endpoints that take a mnemonic (send, derive); 0 or less: no limit"},
+			&cli.IntFlag{Name: "ip-burst", Value: faucet.DefaultIPBurst, EnvVars: []string{"COIN_FAUCET_IP_BURST"}, Usage: "burst allowed above --ip-rate"},
+			&cli.Int64Flag{Name: "max-body", Value: faucet.DefaultMaxBodyBytes, EnvVars: []string{"COIN_FAUCET_MAX_BODY"}, Usage: "largest request body in `BYTES`"},
+			&cli.IntFlag{Name: "max-batch", Value: faucet.DefaultMaxBatch, EnvVars: []string{"COIN_FAUCET_MAX_BATCH"}, Usage: "most claims paid by one transaction"},
+			&cli.IntFlag{Name: "max-chain-depth", Value: faucet.DefaultMaxChainDepth, EnvVars: []string{"COIN_FAUCET_MAX_CHAIN_DEPTH"},
+				Usage: "most unconfirmed ancestors of a faucet transaction"},
+			&cli.StringFlag{Name: "access-log", Value: "-", EnvVars: []string{"COIN_FAUCET_ACCESS_LOG"},
+				Usage: "access log: - for standard error, a `FILE` to append to, or off"},
+		},
+		Commands: []*cli.Command{
+			{
+				Name:  "openapi",
+				Usage: "print the OpenAPI 3.1 document of the API",
+				Action: func(c *cli.Context) error {
+					_, err := c.App.Writer.Write(faucet.OpenAPI)
+					return err
+				},
+			},
+			cliutil.DocCommand(),
+		},
+		Action: run,
+	}
+}
+
+func run(c *cli.Context) error {
+	if c.Args().Present() {
+		return fmt.Errorf("unexpected argument %q (see '%s --help')", c.Args().First(), appName)
+	}
+	net, err := params.ByName(c.String("network"))
+	if err != nil {
+		return fmt.Errorf("--network: %w", err)
+	}
+	if net == params.Mainnet {
+		return errors.New("--network mainnet: the faucet gives coins away, so it runs only on testnet or regtest")
+	}
+	rpcURL, err := rpcURLOf(c.String("rpc"), net)
+	if err != nil {
+		return err
+	}
+	amt, err := amount.Parse(strings.TrimSpace(c.String("amount")))
+	if err != nil {
+		return fmt.Errorf("--amount: %w", err)
+	}
+	if amt < wallet.DustLimit {
+		return fmt.Errorf("--amount: %w", wallet.ErrDust)
+	}
+	cooldown := c.Duration("cooldown")
+	if cooldown <= 0 {
+		return errors.New("--cooldown must be positive")
+	}
+	feeRate := c.Uint64("fee-rate")
+	if feeRate < wallet.MinFeeRate || feeRate > wallet.MaxFeeRate {
+		return fmt.Errorf("--fee-rate: %w", wallet.ErrBadFeeRate)
+	}
+	dataDir := c.String("data-dir")
+	if dataDir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return fmt.Errorf("no --data-dir and no home directory: %w", err)
+		}
+		dataDir = filepath.Join(net.DefaultDataDir(home), "faucet")
+	}
+	logger := log.New(os.Stderr, "", log.LstdFlags)
+	accessLog, closeLog, err := openAccessLog(c.String("access-log"))
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+
+	keys, err := faucetKeys(c, net)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for i := range keys {
+			keys[i].Wipe()
+		}
+	}()
+
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("--data-dir: %w", err)
+	}
+	claims, err := faucet.OpenClaimStore(filepath.Join(dataDir, "db"), cooldown)
+	if err != nil {
+		return err
+	}
+	defer claims.Close()
+
+	node := rpcapi.NewClient(rpcURL, jsonrpc.WithTimeout(30*time.Second))
+	defer node.Close()
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := checkNode(ctx, node, net, rpcURL, logger); err != nil {
+		return err
+	}
+
+	engine, err := faucet.NewEngine(node, faucet.EngineConfig{Net: net, Keys: keys, FeeRate: feeRate,
+		MaxBatch: c.Int("max-batch"), MaxChainDepth: c.Int("max-chain-depth"), Journal: claims, Log: logger})
+	if err != nil {
+		return err
+	}
+	srv, err := faucet.NewServer(faucet.Config{Net: net, Node: node, Engine: engine, Claims: claims, Amount: amt,
+		Cooldown: cooldown, FeeRate: feeRate, IPRate: ipRate(c.Float64("ip-rate")), IPBurst: c.Int("ip-burst"),
+		MaxBodyBytes: c.Int64("max-body"), AccessLog: accessLog, ErrorLog: logger})
+	if err != nil {
+		return err
+	}
+	ln, err := net2Listen(c.String("listen"))
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 16 << 10,
+		ErrorLog: log.New(io.Discard, "", 0)}
+
+	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
+	engineDone := make(chan struct{})
+	go func() { engine.Run(engineCtx); close(engineDone) }()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	logger.Printf("coin-faucetd: %s, faucet address %s, %s COIN per claim, cooldown %s, node %s, listening on http://%s",
+		net.Name, keys[0].Address, amount.Format(amt), cooldown, rpcURL, ln.Addr())
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		logger.Printf("coin-faucetd: shutting down")
+	case err := <-serveErr:
+		runErr = fmt.Errorf("http server: %w", err)
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(shutCtx)
+	stopEngine()
+	<-engineDone
+	return runErr
+}
+
+// ipRate maps the flag's "0 or less: no limit" to the server's "negative: no limit".
+func ipRate(v float64) float64 {
+	if v <= 0 {
+		return -1
+	}
+	return v
+}
+
+func net2Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+func rpcURLOf(raw string, n *params.Network) (string, error) {
+	if raw == "" {
+		return fmt.Sprintf("http://127.0.0.1:%d", n.RPCPort), nil
+	}
+	s := strings.TrimSpace(raw)
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("--rpc %q: want a URL such as http://127.0.0.1:%d", raw, n.RPCPort)
+	}
+	return s, nil
+}
+
+func openAccessLog(dest string) (*log.Logger, func(), error) {
+	switch dest {
+	case "off", "":
+		return nil, func() {}, nil
+	case "-":
+		return log.New(os.Stderr, "access ", log.LstdFlags|log.Lmicroseconds), func() {}, nil
+	}
+	f, err := os.OpenFile(dest, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--access-log: %w", err)
+	}
+	return log.New(f, "", log.LstdFlags|log.Lmicroseconds), func() { f.Close() }, nil
+}
+
+// faucetKeys loads the faucet's keys from --wallet-dir or --mnemonic-file.
+func faucetKeys(c *cli.Context, n *params.Network) ([]wallet.Key, error) {
+	wdir, mfile := c.String("wallet-dir"), c.String("mnemonic-file")
+	switch {
+	case wdir != "" && mfile != "":
+		return nil, errors.New("give either --wallet-dir or --mnemonic-file, not both")
+	case mfile != "":
+		m, err := cliutil.ReadSecret(mfile, "", "")
+		if err != nil {
+			return nil, fmt.Errorf("--mnemonic-file: %w", err)
+		}
+		ring, err := wallet.KeyringFromMnemonic(m, "", n, 0)
+		if err != nil {
+			return nil, fmt.Errorf("--mnemonic-file: %w", err)
+		}
+		defer ring.Wipe()
+		k, err := ring.Key(0)
+		if err != nil {
+			return nil, err
+		}
+		return []wallet.Key{k}, nil
+	case wdir != "":
+		s, err := wallet.Open(wdir, n)
+		if err != nil {
+			return nil, fmt.Errorf("--wallet-dir: %w", err)
+		}
+		defer s.Close()
+		pass, err := cliutil.ReadSecret(c.String("passphrase-file"), "COIN_WALLET_PASSPHRASE", "faucet wallet passphrase: ")
+		if err != nil {
+			return nil, err
+		}
+		ring, err := s.Unlock(pass)
+		if err != nil {
+			return nil, err
+		}
+		defer ring.Wipe()
+		return s.Keys(ring)
+	}
+	return nil, errors.New("the faucet needs funds: give --wallet-dir (with a passphrase) or --mnemonic-file")
+}
+
+// checkNode warns when the node is unreachable (the faucet keeps trying) and refuses a
+// node of another network.
+func checkNode(ctx context.Context, node *rpcapi.Client, n *params.Network, rpcURL string, logger *log.Logger) error {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	info, err := node.GetBlockchainInfo(cctx)
+	if err != nil {
+		logger.Printf("coin-faucetd: warning: node at %s: %v (claims fail until it answers)", rpcURL, err)
+		return nil
+	}
+	if info.Network != "" && info.Network != n.Name {
+		return fmt.Errorf("the node at %s is on %s, not %s (check --rpc and --network)", rpcURL, info.Network, n.Name)
+	}
+	return nil
+}

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/cliutil"
+	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/wallet"
+	"github.com/urfave/cli/v2"
+)
+
+const appName = "coin-wallet"
+
+// passphraseEnv holds the wallet passphrase when no --passphrase-file is given.
+const passphraseEnv = "COIN_WALLET_PASSPHRASE"
+
+const appDescription = `coin-wallet derives keys from a BIP-39 mnemonic (SLIP-0010 ed25519 at
+m/44'/COIN_TYPE'/account'/0'/index'), keeps the seed encrypted in a wallet directory
+(XChaCha20-Poly1305 under an argon2id key from the passphrase) and talks to a node's
+JSON-RPC port for balances, UTXOs and transfers.
+
+Commands that need no wallet directory: new, derive. Commands that need no passphrase:
+address, balance, utxos. create, restore, send and address --new ask for the passphrase:
+from --passphrase-file, else the COIN_WALLET_PASSPHRASE environment variable, else a
+terminal prompt. Mnemonics are read from standard input or a file, never from arguments.
+
+Output: new, create, restore, balance and utxos print JSON when standard output is not a
+terminal (or with --json) and readable text on a terminal; address and derive print the
+address and send prints the txid as plain text, or an object with --json. Amounts are
+COIN with 8 decimals.
+
+Examples:
+   coin-wallet --network regtest new
+   coin-wallet new | coin-faucet claim
+   coin-wallet --network testnet create --passphrase-file pass.txt
+   coin-wallet --network testnet restore --passphrase-file pass.txt < mnemonic.txt
+   coin-wallet --network testnet balance
+   coin-wallet --network testnet send --to tcoin1... --amount 1.5
+   echo "$MNEMONIC" | coin-wallet --network testnet derive --index 3
+
+Exit status: 0 on success; an error the node returned prints "error code: N",
+"error message:" and the message, and exits with |N|; any other error prints
+"error: ..." and exits 1.`
+
+func newApp() *cli.App {
+	cmds := []*cli.Command{cmdNew(), cmdCreate(), cmdRestore(), cmdAddress(), cmdDerive(), cmdBalance(), cmdUTXOs(), cmdSend()}
+	for _, c := range cmds {
+		// --json works before and after the command name.
+		c.Flags = append(c.Flags, &cli.BoolFlag{Name: "json", Usage: "print JSON even on a terminal"})
+	}
+	return &cli.App{
+		Name:                 appName,
+		Usage:                "BIP-39 HD wallet of the COIN network",
+		Description:          appDescription,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		HideVersion:          true,
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return fmt.Errorf("%w (see '%s --help')", err, appName)
+		},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "network", Value: "mainnet", EnvVars: []string{"COIN_NETWORK"}, Usage: "`NET`: mainnet, testnet or regtest"},
+			&cli.StringFlag{Name: "rpc", EnvVars: []string{"COIN_RPC"}, Usage: "node RPC `URL` (default: http://127.0.0.1:PORT with the RPC port of --network)"},
+			&cli.StringFlag{Name: "wallet-dir", EnvVars: []string{"COIN_WALLET_DIR"}, Usage: "wallet `DIR` (default: ~/.coin/<network>/wallet)"},
+			&cli.StringFlag{Name: "passphrase-file", EnvVars: []string{"COIN_WALLET_PASSPHRASE_FILE"},
+				Usage: "read the wallet passphrase from `FILE` (default: the " + passphraseEnv + " environment variable, else a terminal prompt)"},
+			&cli.BoolFlag{Name: "json", EnvVars: []string{"COIN_JSON"}, Usage: "print JSON even on a terminal"},
+			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, EnvVars: []string{"COIN_TIMEOUT"}, Usage: "give up on a node call after `DURATION`"},
+		},
+		Commands: append(cmds, cliutil.DocCommand()),
+	}
+}
+
+// env is one run's resolved global options.
+type env struct {
+	c        *cli.Context
+	net      *params.Network
+	rpcURL   string
+	json     bool // print JSON (not a terminal, or --json)
+	jsonFlag bool // --json was given
+	timeout  time.Duration
+	out      io.Writer
+	in       io.Reader
+	inIsTerm bool
+}
+
+func newEnv(c *cli.Context) (*env, error) {
+	net, err := params.ByName(c.String("network"))
+	if err != nil {
+		return nil, fmt.Errorf("--network: %w", err)
+	}
+	e := &env{c: c, net: net, timeout: c.Duration("timeout"), out: c.App.Writer, in: c.App.Reader}
+	if e.in == nil {
+		e.in = os.Stdin
+	}
+	terminal := c.App.Writer == os.Stdout && cliutil.StdoutIsTerminal()
+	e.jsonFlag = jsonFlag(c)
+	e.json = e.jsonFlag || !terminal
+	e.inIsTerm = e.in == os.Stdin && cliutil.IsTerminal(os.Stdin)
+	raw := c.String("rpc")
+	if raw == "" {
+		e.rpcURL = fmt.Sprintf("http://127.0.0.1:%d", net.RPCPort)
+	} else {
+		s := strings.TrimSpace(raw)
+		if !strings.Contains(s, "://") {
+			s = "http://" + s
+		}
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("--rpc %q: want a URL such as http://127.0.0.1:%d", raw, net.RPCPort)
+		}
+		e.rpcURL = s
+	}
+	return e, nil
+}
+
+func (e *env) walletDir() (string, error) {
+	if d := e.c.String("wallet-dir"); d != "" {
+		return d, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no --wallet-dir and no home directory: %w", err)
+	}
+	return filepath.Join(e.net.DefaultDataDir(home), "wallet"), nil
+}
+
+func (e *env) openStore() (*wallet.Store, error) {
+	dir, err := e.walletDir()
+	if err != nil {
+		return nil, err
+	}
+	s, err := wallet.Open(dir, e.net)
+	if errors.Is(err, wallet.ErrNoWallet) {
+		return nil, fmt.Errorf("no wallet in %s: run '%s --network %s create' or 'restore' first (or give --wallet-dir)",
+			dir, appName, e.net.Name)
+	}
+	return s, err
+}
+
+// passphrase reads the wallet passphrase; confirm asks twice on a terminal (for create).
+func (e *env) passphrase(confirm bool) (string, error) {
+	file := e.c.String("passphrase-file")
+	_, inEnv := os.LookupEnv(passphraseEnv)
+	p, err := cliutil.ReadSecret(file, passphraseEnv, "wallet passphrase: ")
+	if err != nil {
+		return "", err
+	}
+	if confirm && file == "" && !inEnv {
+		again, err := cliutil.ReadSecret("", "", "repeat the passphrase: ")
+		if err != nil {
+			return "", err
+		}
+		if again != p {
+			return "", errors.New("the passphrases differ")
+		}
+	}
+	if p == "" {
+		return "", wallet.ErrEmptyPassphrase
+	}
+	return p, nil
+}
+
+// readMnemonic reads a mnemonic from file (or standard input when file is empty or "-"),
+// accepting the plain words or the JSON of 'coin-wallet new'. On a terminal it prompts
+// without echo.
+func (e *env) readMnemonic(file string) (string, error) {
+	var raw string
+	var err error
+	switch {
+	case file != "" && file != "-":
+		var b []byte
+		b, err = os.ReadFile(file)
+		raw = string(b)
+	case e.inIsTerm:
+		raw, err = cliutil.ReadSecret("", "", "mnemonic: ")
+	default:
+		raw, err = cliutil.ReadAll(e.in)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read mnemonic: %w", err)
+	}
+	raw = strings.TrimSpace(raw)
+	if strings.HasPrefix(raw, "{") {
+		var v struct {
+			Mnemonic string `json:"mnemonic"`
+		}
+		if json.Unmarshal([]byte(raw), &v) != nil || v.Mnemonic == "" {
+			return "", errors.New("read mnemonic: JSON input without a \"mnemonic\" string")
+		}
+		raw = v.Mnemonic
+	}
+	if raw == "" {
+		return "", errors.New("read mnemonic: nothing to read (pipe the mnemonic to standard input or use --mnemonic-file)")
+	}
+	return raw, nil
+}
+
+func (e *env) client() *rpcapi.Client {
+	return rpcapi.NewClient(e.rpcURL, jsonrpc.WithTimeout(e.timeout))
+}
+
+func (e *env) ctx() (context.Context, context.CancelFunc) {
+	return context.WithCancel(e.c.Context)
+}
+
+// nodeError turns a failed node call into what main prints: bitcoin-cli's "error code"
+// text and status for an RPC error, a hint for a refused connection.
+func (e *env) nodeError(err error) error {
+	var re *jsonrpc.Error
+	if errors.As(err, &re) {
+		code := re.Code
+		if code < 0 {
+			code = -code
+		}
+		if code&0xff == 0 {
+			code = 1
+		}
+		return &cliutil.ExitError{Code: code & 0xff, Message: fmt.Sprintf("error code: %d\nerror message:\n%s", re.Code, re.Message)}
+	}
+	if jsonrpc.IsConnRefused(err) {
+		return fmt.Errorf("cannot connect to the node at %s: connection refused (is coin-node running with --rpc-bind, on --network %s?)",
+			e.rpcURL, e.net.Name)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer from the node at %s within %s (raise --timeout)", e.rpcURL, e.timeout)
+	}
+	return err
+}
+
+func (e *env) printJSON(v any) error { return cliutil.PrintJSON(e.out, v) }
+
+func (e *env) printf(format string, args ...any) error {
+	_, err := fmt.Fprintf(e.out, format, args...)
+	return err
+}
+
+// jsonFlag reports whether --json was given before or after the command name.
+func jsonFlag(c *cli.Context) bool {
+	for _, x := range c.Lineage() {
+		if x.Bool("json") {
+			return true
+		}
+	}
+	return false
+}
+
+func noArgs(c *cli.Context) error {
+	if c.Args().Present() {
+		return fmt.Errorf("unexpected argument %q (see '%s %s --help')", c.Args().First(), appName, c.Command.Name)
+	}
+	return nil
+}

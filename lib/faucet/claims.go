@@ -1,0 +1,182 @@
+package faucet
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/types"
+	"github.com/syndtr/goleveldb/leveldb"
+	"github.com/syndtr/goleveldb/leveldb/opt"
+	"github.com/syndtr/goleveldb/leveldb/storage"
+	"github.com/syndtr/goleveldb/leveldb/util"
+)
+
+// ErrRateLimited matches every *RateLimitError.
+var ErrRateLimited = errors.New("rate limited")
+
+// ErrDataDirInUse is returned when another process has the data directory open.
+var ErrDataDirInUse = errors.New("data directory is in use by another process")
+
+// RateLimitError says when the address (or client) may try again.
+type RateLimitError struct {
+	What       string
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitError) Error() string {
+	return fmt.Sprintf("%s: retry in %d s", e.What, retrySeconds(e.RetryAfter))
+}
+
+// Is makes errors.Is(err, ErrRateLimited) true.
+func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }
+
+// retrySeconds rounds up to whole seconds, at least 1 (the Retry-After header's unit).
+func retrySeconds(d time.Duration) int64 {
+	s := int64(math.Ceil(d.Seconds()))
+	if s < 1 {
+		s = 1
+	}
+	return s
+}
+
+// ClaimRecord is the last paid claim of an address.
+type ClaimRecord struct {
+	Time   time.Time
+	TxID   types.Hash
+	Amount uint64
+}
+
+const claimPrefix = "claim/"
+
+// ClaimStore keeps, in LevelDB, the last claim of every address, and enforces the cooldown
+// between two claims of one address. Records are written before the paying transaction is
+// broadcast (see Engine), so a restart never forgets a paid claim. It is safe for
+// concurrent use.
+type ClaimStore struct {
+	db       *leveldb.DB
+	cooldown time.Duration
+	now      func() time.Time
+
+	mu       sync.Mutex
+	inflight map[string]struct{}
+}
+
+// OpenClaimStore opens (creating if needed) the claim database in dir.
+func OpenClaimStore(dir string, cooldown time.Duration) (*ClaimStore, error) {
+	db, err := leveldb.OpenFile(dir, nil)
+	if err != nil {
+		if errors.Is(err, storage.ErrLocked) || errors.Is(err, syscall.EAGAIN) ||
+			strings.Contains(err.Error(), "resource temporarily unavailable") {
+			return nil, fmt.Errorf("%w: %s", ErrDataDirInUse, dir)
+		}
+		return nil, fmt.Errorf("open claim database %s: %w", dir, err)
+	}
+	return &ClaimStore{db: db, cooldown: cooldown, now: time.Now, inflight: map[string]struct{}{}}, nil
+}
+
+// Close closes the database.
+func (s *ClaimStore) Close() error { return s.db.Close() }
+
+func claimKey(addr string) []byte { return []byte(claimPrefix + addr) }
+
+func encodeRecord(r ClaimRecord) []byte {
+	b := make([]byte, 8+32+8)
+	binary.BigEndian.PutUint64(b, uint64(r.Time.UnixNano()))
+	copy(b[8:40], r.TxID[:])
+	binary.BigEndian.PutUint64(b[40:], r.Amount)
+	return b
+}
+
+func decodeRecord(b []byte) (ClaimRecord, error) {
+	if len(b) != 48 {
+		return ClaimRecord{}, fmt.Errorf("corrupted claim record of %d bytes", len(b))
+	}
+	var r ClaimRecord
+	r.Time = time.Unix(0, int64(binary.BigEndian.Uint64(b)))
+	copy(r.TxID[:], b[8:40])
+	r.Amount = binary.BigEndian.Uint64(b[40:])
+	return r, nil
+}
+
+// Last returns the last recorded claim of addr.
+func (s *ClaimStore) Last(addr string) (ClaimRecord, bool, error) {
+	b, err := s.db.Get(claimKey(addr), nil)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return ClaimRecord{}, false, nil
+	}
+	if err != nil {
+		return ClaimRecord{}, false, fmt.Errorf("read claim: %w", err)
+	}
+	r, err := decodeRecord(b)
+	return r, err == nil, err
+}
+
+// Reserve checks that addr may claim now and marks it in flight, so a concurrent claim of
+// the same address is refused too. It returns a *RateLimitError when the address claimed
+// less than the cooldown ago or has a claim in flight. Call release when the claim is
+// finished, paid or not.
+func (s *ClaimStore) Reserve(addr string) (release func(), err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, busy := s.inflight[addr]; busy {
+		return nil, &RateLimitError{What: "a claim for this address is in progress", RetryAfter: time.Second}
+	}
+	last, ok, err := s.Last(addr)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		if wait := last.Time.Add(s.cooldown).Sub(s.now()); wait > 0 {
+			return nil, &RateLimitError{What: fmt.Sprintf("this address was paid less than %s ago", s.cooldown), RetryAfter: wait}
+		}
+	}
+	s.inflight[addr] = struct{}{}
+	return func() {
+		s.mu.Lock()
+		delete(s.inflight, addr)
+		s.mu.Unlock()
+	}, nil
+}
+
+// Record durably writes the claims as paid by txid, now. It implements Journal.
+func (s *ClaimStore) Record(claims []Claim, txid types.Hash) error {
+	b := new(leveldb.Batch)
+	now := s.now()
+	for _, c := range claims {
+		b.Put(claimKey(c.Address), encodeRecord(ClaimRecord{Time: now, TxID: txid, Amount: c.Amount}))
+	}
+	if err := s.db.Write(b, &opt.WriteOptions{Sync: true}); err != nil {
+		return fmt.Errorf("write claims: %w", err)
+	}
+	return nil
+}
+
+// Forget removes the records of claims whose transaction was not accepted. It implements
+// Journal.
+func (s *ClaimStore) Forget(claims []Claim) error {
+	b := new(leveldb.Batch)
+	for _, c := range claims {
+		b.Delete(claimKey(c.Address))
+	}
+	if err := s.db.Write(b, &opt.WriteOptions{Sync: true}); err != nil {
+		return fmt.Errorf("delete claims: %w", err)
+	}
+	return nil
+}
+
+// Count returns the number of addresses with a recorded claim.
+func (s *ClaimStore) Count() (int, error) {
+	it := s.db.NewIterator(util.BytesPrefix([]byte(claimPrefix)), nil)
+	defer it.Release()
+	n := 0
+	for it.Next() {
+		n++
+	}
+	return n, it.Error()
+}

@@ -1,0 +1,44 @@
+// Package faucet is the behaviour of coin-faucetd: the HTTP/JSON API of
+// spec/faucet-agent-http-api.md (endpoints 1 to 6: wallet helpers, faucet claims, status,
+// balances, transfers), the claim store that enforces one claim per address per cooldown
+// across restarts, per-IP limits, and the engine that spends the faucet's outputs.
+//
+// # Overview
+//
+// [Server] routes requests through a route table ([Route]); endpoints 7 to 13 (agents) will
+// be more entries in it. Every response is JSON; errors are {"error": {"code", "message"}}
+// with a 4xx status for a bad request (malformed JSON, address, mnemonic or amount: 400;
+// body over the limit: 413; unknown path: 404; wrong method: 405 with Allow), 429 with
+// Retry-After for rate limits, and 5xx for the faucet's or the node's failures. Bodies are
+// bounded; the endpoints that take a mnemonic are rate limited per client IP; mnemonics are
+// never logged, stored or echoed in errors; the access log has one line per request with
+// the method, path (no query string), status, size and duration, never a body. The OpenAPI
+// 3.1 document ([OpenAPI], openapi.json) is served at GET /openapi.json.
+//
+// [ClaimStore] keeps the last claim of each address in LevelDB. A claim is reserved
+// (refused with a *RateLimitError while the address is within its cooldown or has a claim
+// in flight), recorded durably before its transaction is broadcast, and forgotten when the
+// node refuses the transaction; so a crash may cost a claimant one cooldown, never the
+// faucet a second payment.
+//
+// [Engine] owns the faucet's outputs in one goroutine, so no two transactions spend the same
+// output. It pays claims by group commit: whenever it is free it takes every claim that is
+// waiting (up to MaxBatch) and pays them all with one transaction that spends its largest
+// outputs, often the unconfirmed change of its previous transaction. One claim alone is
+// paid at once by its own transaction; many concurrent claims share a transaction. So the
+// faucet's throughput is bounded by the node's round trip per transaction rather than per
+// claim; a batched claim costs a block 41 bytes (one output) instead of about 217 (a
+// transaction of its own), so a block carries about five times more claims; and the chain
+// of unconfirmed change grows per round, not per claim. No claim waits for a
+// block. The engine tracks the depth of its unconfirmed chains, avoids outputs at
+// MaxChainDepth, follows new blocks to forget confirmed transactions and re-reads the
+// faucet's outputs from the node after every block and whenever the node's answer shows
+// its view was stale (for example after a node restart emptied the mempool).
+//
+// # Errors
+//
+// [ErrRateLimited] (matched by *RateLimitError), [ErrFaucetEmpty], [ErrBusy],
+// [ErrNodeUnavailable], [ErrStopped], *RejectedError (the node refused the faucet's
+// transaction) and [ErrDataDirInUse]. The Server maps them to HTTP statuses and codes
+// (see openapi.json).
+package faucet

@@ -1,0 +1,277 @@
+package faucet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/types"
+	"github.com/cointoolkit/coin/lib/wallet"
+)
+
+func claimBody(addr string) string { return fmt.Sprintf(`{"address":%q}`, addr) }
+
+func withAmount(v uint64) harnessOpt {
+	return func(_ *EngineConfig, c *Config) { c.Amount = v }
+}
+
+// Many concurrent claims for distinct addresses all succeed, never double-spend (the fake
+// node rejects conflicts and checks every transaction), share transactions, and all
+// confirm in the next block.
+func TestEngineConcurrentClaims(t *testing.T) {
+	h := newHarness(t, 400)
+	const n = 150
+	addrs := make([]string, n)
+	for i := range addrs {
+		addrs[i], _ = newAddress(t)
+	}
+	txids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range addrs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			r := h.do(t, http.MethodPost, "/api/faucet", claimBody(addrs[i]))
+			if r.Status != http.StatusOK {
+				t.Errorf("claim %d: %d %s", i, r.Status, r.Raw)
+				return
+			}
+			if r.Body["amount"] != "100.00000000" {
+				t.Errorf("amount %v", r.Body["amount"])
+			}
+			txids[i], _ = r.Body["txid"].(string)
+		}(i)
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	distinct := map[string]bool{}
+	for _, id := range txids {
+		if _, err := types.ParseHash(id); err != nil {
+			t.Fatalf("txid %q", id)
+		}
+		distinct[id] = true
+	}
+	t.Logf("%d claims paid by %d transactions", n, len(distinct))
+	if h.node.mempoolSize() != len(distinct) {
+		t.Fatalf("mempool has %d transactions, claims name %d", h.node.mempoolSize(), len(distinct))
+	}
+	h.node.mine(1)
+	for _, a := range addrs {
+		r := h.do(t, http.MethodGet, "/api/wallet/balance?address="+a, "")
+		if r.Status != 200 || r.Body["balance"] != "100.00000000" || r.Body["utxo_count"] != 1.0 {
+			t.Fatalf("balance of %s: %d %s", a, r.Status, r.Raw)
+		}
+	}
+	if st := h.engine.Status(); st.Paid != n || st.Txs != uint64(len(distinct)) {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+// The engine keeps its chains of unconfirmed change under MaxChainDepth: at the limit a
+// claim fails at once with faucet_busy (no waiting for a block), and the next block frees
+// the outputs again.
+func TestEngineChainDepthLimit(t *testing.T) {
+	h := newHarness(t, 1, withAmount(amount.Coin), func(e *EngineConfig, _ *Config) { e.MaxChainDepth = 3 })
+	for i := 0; i < 3; i++ {
+		a, _ := newAddress(t)
+		if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(a)); r.Status != 200 {
+			t.Fatalf("claim %d: %d %s", i, r.Status, r.Raw)
+		}
+	}
+	a, _ := newAddress(t)
+	start := time.Now()
+	r := h.do(t, http.MethodPost, "/api/faucet", claimBody(a))
+	if r.Status != http.StatusServiceUnavailable || r.errCode() != "faucet_busy" {
+		t.Fatalf("claim at the depth limit: %d %s", r.Status, r.Raw)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Fatal("the claim waited")
+	}
+	h.node.mine(1)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r = h.do(t, http.MethodPost, "/api/faucet", claimBody(a))
+		if r.Status == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("claim after a block: %d %s", r.Status, r.Raw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// When the node refuses a chain (its own limit is lower than the engine's), the engine
+// retries at once with other outputs.
+func TestEngineNodeChainLimitRetry(t *testing.T) {
+	h := newHarness(t, 2, withAmount(amount.Coin))
+	h.node.maxDepth = 2
+	for i := 0; i < 4; i++ {
+		a, _ := newAddress(t)
+		if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(a)); r.Status != 200 {
+			t.Fatalf("claim %d: %d %s", i, r.Status, r.Raw)
+		}
+	}
+	a, _ := newAddress(t)
+	if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(a)); r.Status != 503 || r.errCode() != "faucet_busy" {
+		t.Fatalf("claim with both chains at the node's limit: %d %s", r.Status, r.Raw)
+	}
+}
+
+// A node restart that empties the mempool makes the engine's view stale; the next claim
+// re-reads the node's view and succeeds.
+func TestEngineRecoversFromDroppedMempool(t *testing.T) {
+	h := newHarness(t, 2, withAmount(amount.Coin))
+	a, _ := newAddress(t)
+	if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(a)); r.Status != 200 {
+		t.Fatalf("claim: %d %s", r.Status, r.Raw)
+	}
+	h.node.dropMempool()
+	b, _ := newAddress(t)
+	if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(b)); r.Status != 200 {
+		t.Fatalf("claim after the mempool was dropped: %d %s", r.Status, r.Raw)
+	}
+	if h.node.mempoolSize() != 1 {
+		t.Fatalf("mempool size %d", h.node.mempoolSize())
+	}
+}
+
+// An answer lost after the node accepted the transaction still counts as paid.
+func TestEngineLostAnswer(t *testing.T) {
+	h := newHarness(t, 2, withAmount(amount.Coin))
+	h.node.mu.Lock()
+	h.node.afterAccept = errors.New("connection reset by peer")
+	h.node.mu.Unlock()
+	a, _ := newAddress(t)
+	r := h.do(t, http.MethodPost, "/api/faucet", claimBody(a))
+	if r.Status != 200 {
+		t.Fatalf("claim: %d %s", r.Status, r.Raw)
+	}
+	if _, ok, _ := h.claims.Last(a); !ok {
+		t.Fatal("paid claim not recorded")
+	}
+	// A refused transaction is forgotten: the address may claim again.
+	h.node.mu.Lock()
+	h.node.sendErr = func(*types.Transaction) (error, bool) { return reject("mempool full"), false }
+	h.node.mu.Unlock()
+	b, _ := newAddress(t)
+	r = h.do(t, http.MethodPost, "/api/faucet", claimBody(b))
+	if r.Status != http.StatusBadGateway || r.errCode() != "node_rejected" {
+		t.Fatalf("refused claim: %d %s", r.Status, r.Raw)
+	}
+	if _, ok, _ := h.claims.Last(b); ok {
+		t.Fatal("refused claim is still recorded")
+	}
+	h.node.mu.Lock()
+	h.node.sendErr = nil
+	h.node.mu.Unlock()
+	if r = h.do(t, http.MethodPost, "/api/faucet", claimBody(b)); r.Status != 200 {
+		t.Fatalf("claim after a refusal: %d %s", r.Status, r.Raw)
+	}
+}
+
+func TestEngineFaucetEmpty(t *testing.T) {
+	h := newHarness(t, 1, withAmount(30*amount.Coin))
+	a, _ := newAddress(t)
+	if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(a)); r.Status != 200 {
+		t.Fatalf("claim: %d %s", r.Status, r.Raw)
+	}
+	b, _ := newAddress(t)
+	if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(b)); r.Status != 503 || r.errCode() != "faucet_empty" {
+		t.Fatalf("claim from an empty faucet: %d %s", r.Status, r.Raw)
+	}
+	// The failed claim was not recorded: after a donation it succeeds.
+	h.node.fund(h.key.PKH, 50*amount.Coin, false)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r := h.do(t, http.MethodPost, "/api/faucet", claimBody(b))
+		if r.Status == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("claim after a donation: %d %s", r.Status, r.Raw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A batch larger than the funds pays the claims that fit, in order, and fails the rest.
+func TestEnginePartialBatch(t *testing.T) {
+	node := newFakeNode(testNet)
+	k := faucetKey(t)
+	node.fund(k.PKH, 50*amount.Coin, false)
+	claims, err := OpenClaimStore(t.TempDir(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer claims.Close()
+	e, err := NewEngine(node, EngineConfig{Net: testNet, Keys: faucetKeys(t), Journal: claims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var batch []*request
+	for i := 0; i < 3; i++ {
+		a, pkh := newAddress(t)
+		batch = append(batch, &request{claim: Claim{Address: a, PKH: pkh, Amount: 20 * amount.Coin}, done: make(chan result, 1)})
+	}
+	e.round(context.Background(), batch)
+	r0, r1, r2 := <-batch[0].done, <-batch[1].done, <-batch[2].done
+	if r0.err != nil || r1.err != nil || r0.txid != r1.txid || !errors.Is(r2.err, ErrFaucetEmpty) {
+		t.Fatalf("results %+v %+v %+v", r0, r1, r2)
+	}
+	if _, ok, _ := claims.Last(batch[2].claim.Address); ok {
+		t.Fatal("unpaid claim recorded")
+	}
+}
+
+func faucetKeys(t *testing.T) []wallet.Key { return []wallet.Key{faucetKey(t)} }
+
+// After the engine stops, claims fail with ErrStopped instead of hanging.
+func TestEngineStopped(t *testing.T) {
+	node := newFakeNode(testNet)
+	claims, err := OpenClaimStore(t.TempDir(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer claims.Close()
+	e, err := NewEngine(node, EngineConfig{Net: testNet, Keys: faucetKeys(t), Journal: claims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.Run(ctx); close(done) }()
+	cancel()
+	<-done
+	a, pkh := newAddress(t)
+	for i := 0; i < 20; i++ {
+		if _, err := e.Pay(context.Background(), Claim{Address: a, PKH: pkh, Amount: amount.Coin}); !errors.Is(err, ErrStopped) {
+			t.Fatalf("pay after stop: %v", err)
+		}
+	}
+}
+
+func TestRejectionKind(t *testing.T) {
+	for msg, want := range map[string]rejection{
+		"missing inputs: output abc:0 is not in the UTXO set": rejectStale,
+		"conflicts with a mempool transaction (input 0 ...)":  rejectStale,
+		"too long a chain of unconfirmed transactions":        rejectChain,
+		"too many descendants":                                rejectChain,
+		"mempool full: fee rate too low to enter a full pool": rejectOther,
+		"insufficient fee: fee 1 is below":                    rejectOther,
+	} {
+		if got := rejectionKind(msg); got != want {
+			t.Errorf("%q: %d, want %d", msg, got, want)
+		}
+	}
+}

@@ -1,0 +1,263 @@
+package faucet
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/types"
+	"github.com/cointoolkit/coin/lib/wallet"
+)
+
+// fakeNode is an in-memory node with a chain of blocks (as transaction id lists), a UTXO
+// set and a mempool that accepts chains of unconfirmed transactions up to maxDepth and
+// checks every transaction with the consensus rules (signatures, inputs, no conflicts, no
+// dust, fee of at least 1 subunit per byte).
+type fakeNode struct {
+	mu       sync.Mutex
+	net      *params.Network
+	utxos    map[types.Outpoint]*consensus.UtxoEntry
+	blocks   [][]string // txids per height; blocks[0] is genesis
+	pool     map[types.Hash]*types.Transaction
+	order    []types.Hash
+	spends   map[types.Outpoint]types.Hash
+	depth    map[types.Hash]int
+	maxDepth int
+	// sendErr, when set, is returned by SendRawTransaction before anything else (and
+	// cleared when it returns true for once).
+	sendErr func(tx *types.Transaction) (error, bool)
+	// afterAccept, when set, is returned once by SendRawTransaction after it accepted
+	// the transaction (an answer lost on the way back).
+	afterAccept error
+	sent        int
+	nextID      int
+}
+
+func newFakeNode(net *params.Network) *fakeNode {
+	return &fakeNode{net: net, utxos: map[types.Outpoint]*consensus.UtxoEntry{}, blocks: [][]string{{"genesis"}},
+		pool: map[types.Hash]*types.Transaction{}, spends: map[types.Outpoint]types.Hash{}, depth: map[types.Hash]int{},
+		maxDepth: 500}
+}
+
+func (f *fakeNode) tip() uint64 { return uint64(len(f.blocks) - 1) }
+
+// fund mines a block with a coinbase-like output of v to pkh (coinbase controls maturity).
+func (f *fakeNode) fund(pkh types.Hash, v uint64, coinbase bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	var id types.Hash
+	id[0], id[1], id[31] = byte(f.nextID), byte(f.nextID>>8), 0xcb
+	f.blocks = append(f.blocks, []string{id.String()})
+	f.utxos[types.Outpoint{TxID: id}] = &consensus.UtxoEntry{Value: v, PubKeyHash: pkh, Height: f.tip(), Coinbase: coinbase}
+}
+
+// mine confirms every mempool transaction in one new block (parents first), then adds
+// empty blocks to reach n blocks in all.
+func (f *fakeNode) mine(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := 0; i < n; i++ {
+		h := f.tip() + 1
+		ids := []string{fmt.Sprintf("coinbase-%d", h)}
+		for _, id := range f.order {
+			tx := f.pool[id]
+			for _, in := range tx.Inputs {
+				delete(f.utxos, in.Outpoint())
+			}
+			for j, o := range tx.Outputs {
+				f.utxos[types.Outpoint{TxID: id, Index: uint32(j)}] = &consensus.UtxoEntry{Value: o.Value, PubKeyHash: o.PubKeyHash, Height: h}
+			}
+			ids = append(ids, id.String())
+		}
+		f.pool, f.order = map[types.Hash]*types.Transaction{}, nil
+		f.spends, f.depth = map[types.Outpoint]types.Hash{}, map[types.Hash]int{}
+		f.blocks = append(f.blocks, ids)
+	}
+}
+
+// dropMempool forgets the mempool, as a node restart without mempool persistence would.
+func (f *fakeNode) dropMempool() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pool, f.order = map[types.Hash]*types.Transaction{}, nil
+	f.spends, f.depth = map[types.Outpoint]types.Hash{}, map[types.Hash]int{}
+}
+
+// Utxo is the pending view used to validate inputs.
+func (f *fakeNode) Utxo(op types.Outpoint) (*consensus.UtxoEntry, bool, error) {
+	if tx, ok := f.pool[op.TxID]; ok {
+		if int(op.Index) >= len(tx.Outputs) {
+			return nil, false, nil
+		}
+		o := tx.Outputs[op.Index]
+		return &consensus.UtxoEntry{Value: o.Value, PubKeyHash: o.PubKeyHash, Height: f.tip() + 1}, true, nil
+	}
+	e, ok := f.utxos[op]
+	return e, ok, nil
+}
+
+func (f *fakeNode) GetUtxosByAddress(_ context.Context, address string, withPool bool) ([]rpcapi.UTXO, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pkh, err := wallet.DecodeAddress(address, f.net)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: -32602, Message: "invalid address"}
+	}
+	var out []rpcapi.UTXO
+	for op, e := range f.utxos {
+		if e.PubKeyHash != pkh {
+			continue
+		}
+		if _, spent := f.spends[op]; withPool && spent {
+			continue
+		}
+		out = append(out, rpcapi.UTXO{TxID: op.TxID.String(), Index: op.Index, Value: e.Value, EffectiveValue: e.Value,
+			IsCoinbase: e.Coinbase, PubKeyHash: pkh.String(), Confirmations: f.tip() - e.Height + 1, BlockHeight: e.Height})
+	}
+	if withPool {
+		for _, id := range f.order {
+			for j, o := range f.pool[id].Outputs {
+				op := types.Outpoint{TxID: id, Index: uint32(j)}
+				if _, spent := f.spends[op]; o.PubKeyHash == pkh && !spent {
+					out = append(out, rpcapi.UTXO{TxID: id.String(), Index: uint32(j), Value: o.Value, EffectiveValue: o.Value,
+						PubKeyHash: pkh.String()})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func reject(msg string) error { return &jsonrpc.Error{Code: -1, Message: msg} }
+
+func (f *fakeNode) SendRawTransaction(_ context.Context, h string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, err := hex.DecodeString(h)
+	if err != nil {
+		return "", reject("bad hex")
+	}
+	tx, err := types.DecodeTransaction(b)
+	if err != nil {
+		return "", reject("transaction decode failed")
+	}
+	if f.sendErr != nil {
+		err, once := f.sendErr(tx)
+		if once {
+			f.sendErr = nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	txid := tx.TxID()
+	if _, ok := f.pool[txid]; ok {
+		return "", reject("transaction already in mempool")
+	}
+	size := tx.SerializeSize()
+	if err := consensus.CheckTransactionSanity(tx, size); err != nil {
+		return "", reject(err.Error())
+	}
+	if err := consensus.VerifySignatures(tx, txid, f.net.Magic); err != nil {
+		return "", reject(err.Error())
+	}
+	d := 0
+	for _, in := range tx.Inputs {
+		op := in.Outpoint()
+		if other, ok := f.spends[op]; ok {
+			return "", reject("conflicts with a mempool transaction (spent by " + other.String() + ")")
+		}
+		if pd, ok := f.depth[op.TxID]; ok {
+			d = max(d, pd)
+		}
+	}
+	if d+1 > f.maxDepth {
+		return "", reject("too long a chain of unconfirmed transactions")
+	}
+	for _, o := range tx.Outputs {
+		if o.Value < wallet.DustLimit {
+			return "", reject("dust output")
+		}
+	}
+	res, err := consensus.CheckTransactionInputs(tx, f.tip()+1, f, consensus.NominalValue{})
+	if err != nil {
+		if errors.Is(err, consensus.ErrMissingInputs) {
+			return "", reject("missing inputs: " + err.Error())
+		}
+		return "", reject(err.Error())
+	}
+	if res.Fee < uint64(size) {
+		return "", reject("insufficient fee")
+	}
+	for _, in := range tx.Inputs {
+		f.spends[in.Outpoint()] = txid
+	}
+	f.pool[txid] = tx
+	f.order = append(f.order, txid)
+	f.depth[txid] = d + 1
+	f.sent++
+	if err := f.afterAccept; err != nil {
+		f.afterAccept = nil
+		return "", err
+	}
+	return txid.String(), nil
+}
+
+func (f *fakeNode) GetBlockCount(context.Context) (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tip(), nil
+}
+
+func (f *fakeNode) GetBlockHash(_ context.Context, h uint64) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if h > f.tip() {
+		return "", reject("block height out of range")
+	}
+	return fmt.Sprintf("%064x", h), nil
+}
+
+func (f *fakeNode) GetBlock(_ context.Context, hash string) (*rpcapi.Block, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var h uint64
+	if _, err := fmt.Sscanf(hash, "%x", &h); err != nil || h > f.tip() {
+		return nil, reject("block not found")
+	}
+	return &rpcapi.Block{Hash: hash, Height: h, Tx: f.blocks[h]}, nil
+}
+
+func (f *fakeNode) GetTransaction(_ context.Context, txid string) (*rpcapi.Transaction, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id, err := types.ParseHash(txid)
+	if err != nil {
+		return nil, reject("bad txid")
+	}
+	if _, ok := f.pool[id]; ok {
+		return &rpcapi.Transaction{TxID: txid, InMempool: true}, nil
+	}
+	return nil, reject("transaction not found")
+}
+
+func (f *fakeNode) GetBlockchainInfo(context.Context) (*rpcapi.BlockchainInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &rpcapi.BlockchainInfo{Height: f.tip(), MempoolSize: len(f.pool), Network: f.net.Name}, nil
+}
+
+func (f *fakeNode) mempoolSize() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.pool)
+}
+
+var _ Node = (*fakeNode)(nil)

@@ -1,0 +1,173 @@
+package faucet
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/types"
+	"github.com/cointoolkit/coin/lib/wallet"
+)
+
+const faucetMnemonic = "legal winner thank year wave sausage worth useful legal winner thank yellow"
+
+var testNet = params.Regtest
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type harness struct {
+	node   *fakeNode
+	key    wallet.Key
+	claims *ClaimStore
+	engine *Engine
+	server *Server
+	http   *httptest.Server
+	log    *syncBuffer
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type harnessOpt func(*EngineConfig, *Config)
+
+func faucetKey(t testing.TB) wallet.Key {
+	ring, err := wallet.KeyringFromMnemonic(faucetMnemonic, "", testNet, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := ring.Key(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// newHarness starts an engine and a server over a fake node holding coins of 50 COIN
+// (mature coinbases) for the faucet.
+func newHarness(t testing.TB, coins int, opts ...harnessOpt) *harness {
+	t.Helper()
+	return newHarnessDir(t, coins, t.TempDir(), opts...)
+}
+
+// newHarnessDir is newHarness with the claim store in dir.
+func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *harness {
+	t.Helper()
+	h := &harness{node: newFakeNode(testNet), key: faucetKey(t), log: &syncBuffer{}, done: make(chan struct{})}
+	for i := 0; i < coins; i++ {
+		h.node.fund(h.key.PKH, 50*amount.Coin, true)
+	}
+	h.node.mine(100) // maturity
+	var err error
+	h.claims, err = OpenClaimStore(dir, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecfg := EngineConfig{Net: testNet, Keys: []wallet.Key{h.key}, Journal: h.claims, PollInterval: 20 * time.Millisecond,
+		Log: log.New(h.log, "", 0)}
+	scfg := Config{Net: testNet, Node: h.node, Claims: h.claims, Cooldown: time.Hour,
+		AccessLog: log.New(h.log, "access ", 0), ErrorLog: log.New(h.log, "error ", 0)}
+	for _, o := range opts {
+		o(&ecfg, &scfg)
+	}
+	h.engine, err = NewEngine(h.node, ecfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scfg.Engine = h.engine
+	h.server, err = NewServer(scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go func() { h.engine.Run(ctx); close(h.done) }()
+	h.http = httptest.NewServer(h.server.Handler())
+	t.Cleanup(func() {
+		h.http.Close()
+		cancel()
+		<-h.done
+		h.claims.Close()
+	})
+	return h
+}
+
+type response struct {
+	Status int
+	Header http.Header
+	Body   map[string]any
+	Raw    string
+}
+
+func (h *harness) do(t testing.TB, method, path, body string) response {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, h.http.URL+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := h.http.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	out := response{Status: resp.StatusCode, Header: resp.Header, Raw: string(raw)}
+	if err := json.Unmarshal(raw, &out.Body); err != nil && method != http.MethodHead {
+		t.Fatalf("%s %s: response is not a JSON object: %q", method, path, raw)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("%s %s: Content-Type %q", method, path, ct)
+	}
+	return out
+}
+
+// errCode is the error code of an error response.
+func (r response) errCode() string {
+	e, _ := r.Body["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	if m, _ := e["message"].(string); c == "" || m == "" {
+		return "<not an error body: " + r.Raw + ">"
+	}
+	return c
+}
+
+func newAddress(t testing.TB) (string, types.Hash) {
+	t.Helper()
+	_, a, err := wallet.NewMnemonic(12, testNet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := wallet.DecodeAddress(a, testNet)
+	return a, h
+}

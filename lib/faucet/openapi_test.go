@@ -1,0 +1,216 @@
+package faucet
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The OpenAPI document is OpenAPI 3.1, describes exactly the routes the server has (path
+// and method), every $ref resolves, and the spec's tables are in it: required fields and
+// types of each response and request, and the 429 of the faucet.
+func TestOpenAPIDocument(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := doc["openapi"].(string); !strings.HasPrefix(v, "3.1.") {
+		t.Fatalf("openapi %q", v)
+	}
+	info := obj(t, doc, "info")
+	if info["title"] == nil || info["version"] != "0.1.0" {
+		t.Fatalf("info %v", info)
+	}
+	paths := obj(t, doc, "paths")
+
+	// Routes and paths agree.
+	h := newHarness(t, 1)
+	want := map[string]bool{}
+	for _, rt := range h.server.Routes() {
+		key := strings.ToLower(rt.Method) + " " + rt.Path
+		want[key] = true
+		p, ok := paths[rt.Path].(map[string]any)
+		if !ok || p[strings.ToLower(rt.Method)] == nil {
+			t.Errorf("route %s %s is not in the OpenAPI document", rt.Method, rt.Path)
+		}
+	}
+	for path, p := range paths {
+		for method, op := range p.(map[string]any) {
+			if !want[method+" "+path] {
+				t.Errorf("OpenAPI has %s %s, the server does not", method, path)
+			}
+			o := op.(map[string]any)
+			if o["operationId"] == nil || o["responses"] == nil {
+				t.Errorf("%s %s: no operationId or responses", method, path)
+			}
+		}
+	}
+
+	// Every $ref resolves.
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if r, ok := x["$ref"].(string); ok {
+				if resolve(doc, r) == nil {
+					t.Errorf("unresolved $ref %s", r)
+				}
+			}
+			for _, c := range x {
+				walk(c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c)
+			}
+		}
+	}
+	walk(doc)
+
+	// The spec's tables: endpoint, 200 schema's required fields with types, other statuses.
+	type field = field2
+	spec := []struct {
+		method, path string
+		request      []field
+		response     []field
+		statuses     []string
+	}{
+		{"get", "/api/wallet/new", nil, []field{{"mnemonic", "string"}, {"address", "string"}}, nil},
+		{"post", "/api/faucet", []field{{"address", "string"}}, []field{{"txid", "string"}, {"amount", "string"}}, []string{"429", "400"}},
+		{"get", "/api/status", nil, []field{{"block_height", "integer"}, {"mempool_size", "integer"}, {"faucet_balance", "string"}}, nil},
+		{"get", "/api/wallet/balance", nil, []field{{"address", "string"}, {"balance", "string"}, {"utxo_count", "integer"}}, []string{"400"}},
+		{"post", "/api/wallet/send", []field{{"mnemonic", "string"}, {"to", "string"}, {"amount", "number"}},
+			[]field{{"txid", "string"}, {"from", "string"}, {"to", "string"}, {"amount", "string"}}, []string{"400"}},
+		{"post", "/api/wallet/derive", []field{{"mnemonic", "string"}}, []field{{"address", "string"}}, nil},
+	}
+	for _, s := range spec {
+		op := obj(t, obj(t, paths, s.path), s.method)
+		resps := obj(t, op, "responses")
+		for _, st := range s.statuses {
+			if resps[st] == nil {
+				t.Errorf("%s %s: no %s response", s.method, s.path, st)
+			}
+		}
+		ok := obj(t, resps, "200")
+		schema := deref(t, doc, obj(t, obj(t, obj(t, deref(t, doc, ok), "content"), "application/json"), "schema"))
+		checkFields(t, doc, s.method+" "+s.path+" 200", schema, s.response)
+		if s.request != nil {
+			rb := obj(t, op, "requestBody")
+			if rb["required"] != true {
+				t.Errorf("%s %s: request body not required", s.method, s.path)
+			}
+			rs := deref(t, doc, obj(t, obj(t, obj(t, rb, "content"), "application/json"), "schema"))
+			checkFields(t, doc, s.method+" "+s.path+" request", rs, s.request)
+		}
+	}
+	// The balance endpoint's query parameter.
+	params, _ := obj(t, obj(t, paths, "/api/wallet/balance"), "get")["parameters"].([]any)
+	if len(params) != 1 || params[0].(map[string]any)["name"] != "address" || params[0].(map[string]any)["required"] != true {
+		t.Errorf("balance parameters %v", params)
+	}
+	// 429 carries Retry-After.
+	rl := deref(t, doc, obj(t, obj(t, obj(t, paths, "/api/faucet"), "post"), "responses")["429"].(map[string]any))
+	if obj(t, rl, "headers")["Retry-After"] == nil {
+		t.Error("429 without Retry-After header")
+	}
+}
+
+func checkFields(t *testing.T, doc map[string]any, what string, schema map[string]any, fields []field2) {
+	t.Helper()
+	req := map[string]bool{}
+	for _, r := range schema["required"].([]any) {
+		req[r.(string)] = true
+	}
+	props := obj(t, schema, "properties")
+	for _, f := range fields {
+		if !req[f.name] {
+			t.Errorf("%s: %s is not required", what, f.name)
+		}
+		p, ok := props[f.name].(map[string]any)
+		if !ok {
+			t.Errorf("%s: no property %s", what, f.name)
+			continue
+		}
+		if typ := deref(t, doc, p)["type"]; typ != f.typ {
+			t.Errorf("%s: %s has type %v, want %s", what, f.name, typ, f.typ)
+		}
+	}
+}
+
+type field2 = struct{ name, typ string }
+
+// Live responses match the document's patterns for amounts, txids and addresses.
+func TestOpenAPIServedAndPatterns(t *testing.T) {
+	h := newHarness(t, 3)
+	r := h.do(t, http.MethodGet, "/openapi.json", "")
+	if r.Status != 200 || r.Body["openapi"] == nil {
+		t.Fatalf("GET /openapi.json: %d", r.Status)
+	}
+	var doc map[string]any
+	_ = json.Unmarshal(OpenAPI, &doc)
+	schemas := obj(t, obj(t, doc, "components"), "schemas")
+	pat := func(name string) *regexp.Regexp {
+		return regexp.MustCompile(obj(t, schemas, name)["pattern"].(string))
+	}
+	w := h.do(t, http.MethodGet, "/api/wallet/new", "")
+	if !pat("Address").MatchString(w.Body["address"].(string)) {
+		t.Errorf("address %v does not match the document's pattern", w.Body["address"])
+	}
+	c := h.do(t, http.MethodPost, "/api/faucet", claimBody(w.Body["address"].(string)))
+	if c.Status != 200 {
+		t.Fatalf("claim: %d %s", c.Status, c.Raw)
+	}
+	if !pat("TxID").MatchString(c.Body["txid"].(string)) || !pat("Amount").MatchString(c.Body["amount"].(string)) {
+		t.Errorf("claim %s does not match the document's patterns", c.Raw)
+	}
+}
+
+func obj(t *testing.T, m map[string]any, key string) map[string]any {
+	t.Helper()
+	v, ok := m[key].(map[string]any)
+	if !ok {
+		t.Fatalf("no object %q in %v", key, keysOf(m))
+	}
+	return v
+}
+
+func keysOf(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func resolve(doc map[string]any, ref string) map[string]any {
+	if !strings.HasPrefix(ref, "#/") {
+		return nil
+	}
+	var cur any = doc
+	for _, part := range strings.Split(ref[2:], "/") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[part]
+	}
+	m, _ := cur.(map[string]any)
+	return m
+}
+
+func deref(t *testing.T, doc, m map[string]any) map[string]any {
+	t.Helper()
+	for i := 0; i < 8; i++ {
+		r, ok := m["$ref"].(string)
+		if !ok {
+			return m
+		}
+		m = resolve(doc, r)
+		if m == nil {
+			t.Fatalf("unresolved %s", r)
+		}
+	}
+	return m
+}

@@ -1,0 +1,42 @@
+// Package wallet is the behaviour of coin-wallet and of the faucet's spending: keys derived
+// from a BIP-39 mnemonic, an encrypted seed store on LevelDB, coin selection, transfer
+// building with an exact fee, per-input signing, and the balance and UTXO views of a set of
+// addresses read from a node.
+//
+// # Overview
+//
+// Keys follow DESIGN 4: SLIP-0010 ed25519 at m/44'/COIN_TYPE'/account'/0'/index' from the
+// BIP-39 seed, COIN_TYPE 7777 on mainnet and 1 on testnet and regtest ([Keyring],
+// [AddressFromMnemonic]). The derivation is checked against vectors made by an independent
+// JavaScript implementation (scripts/vectors, testdata/wallet).
+//
+// A [Store] is a LevelDB directory holding the wallet's network, its account, the
+// addresses derived so far (public, so balance and address work without the passphrase)
+// and the 64-byte BIP-39 seed encrypted with XChaCha20-Poly1305 under a key derived by
+// argon2id from the passphrase (salt and cost parameters stored beside it; the network and
+// format version are the AEAD's associated data). The mnemonic itself is never stored.
+//
+// [Select] chooses coins in the caller's order until they cover the payments plus the fee,
+// where fee = fee rate × serialized size of the signed transaction, exactly. Change goes
+// back to the change address when it is at least the dust limit (1,000 subunits); a smaller
+// remainder is left to the fee instead of creating a non-standard output. [Sign] signs each
+// input with the key of the address it spends from (the txid does not cover signatures, so
+// every input signs the same message).
+//
+// [Wallet] ties the pieces to a node ([Node], implemented by *rpcapi.Client): it lists the
+// coins of its addresses with getutxosbyaddress (include_mempool=true, so unconfirmed
+// change is spendable and mempool-spent outputs are not offered twice), skips immature
+// coinbase outputs (fewer than 100 confirmations) and locked outputs, values each coin at
+// its effective value (DESIGN 8), and broadcasts with sendrawtransaction.
+//
+// # Errors
+//
+// Errors match these sentinels with errors.Is: [ErrInsufficientFunds] (an
+// *InsufficientFundsError says how much was needed and available), [ErrDust] (a payment
+// below the dust limit), [ErrTooLarge] (the transaction would exceed the consensus size or
+// input limits), [ErrWrongPassphrase] (the seed does not decrypt), [ErrNoWallet] and
+// [ErrWalletExists] (store directory state), [ErrWrongNetwork] (a store or address of
+// another network), [ErrLocked] (another process has the store open). Mnemonic and address
+// errors are those of lib/keys and never contain a word of the mnemonic. An error from the
+// node is returned as it came (a *jsonrpc.Error when the node answered).
+package wallet

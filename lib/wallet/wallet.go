@@ -1,0 +1,226 @@
+package wallet
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// Node is what the wallet needs from a node's JSON-RPC interface.
+type Node interface {
+	GetUtxosByAddress(ctx context.Context, address string, includeMempool bool) ([]rpcapi.UTXO, error)
+	SendRawTransaction(ctx context.Context, hexData string) (string, error)
+}
+
+var _ Node = (*rpcapi.Client)(nil)
+
+// UTXO is an unspent output of one of the wallet's addresses, as listed by the node, with
+// what the wallet makes of it.
+type UTXO struct {
+	rpcapi.UTXO
+	Address string `json:"address"`
+	// Immature is true for a coinbase output with fewer than 100 confirmations.
+	Immature bool `json:"immature"`
+	// Spendable is true when the wallet would use it in a transfer now.
+	Spendable bool `json:"spendable"`
+}
+
+// CoinValue is what an output contributes when spent in the next block: its effective
+// value as the node reports it (DESIGN 8), never more than its nominal value.
+func CoinValue(u *rpcapi.UTXO) uint64 {
+	if u.EffectiveValue > 0 && u.EffectiveValue <= u.Value {
+		return u.EffectiveValue
+	}
+	return u.Value
+}
+
+// Mature reports whether a listed output may be spent in the next block: a coinbase
+// output at height H is spendable from height H+100, that is with 100 confirmations.
+func Mature(u *rpcapi.UTXO) bool {
+	return !u.IsCoinbase || u.Confirmations >= consensus.CoinbaseMaturity
+}
+
+// ListUTXOs lists the outputs of addrs. With includeMempool the node's pending view is
+// used: outputs spent by mempool transactions are left out, outputs of mempool
+// transactions (0 confirmations) are in.
+func ListUTXOs(ctx context.Context, node Node, addrs []string, includeMempool bool) ([]UTXO, error) {
+	var out []UTXO
+	for _, a := range addrs {
+		us, err := node.GetUtxosByAddress(ctx, a, includeMempool)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range us {
+			w := UTXO{UTXO: u, Address: a, Immature: !Mature(&u)}
+			w.Spendable = !w.Immature && !u.Locked
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
+
+// Coins turns the spendable outputs of a listing into coins, largest value first (then
+// more confirmations first, then by outpoint, so the order is deterministic).
+func Coins(us []UTXO) ([]Coin, error) {
+	coins := make([]Coin, 0, len(us))
+	for i := range us {
+		u := &us[i]
+		if !u.Spendable {
+			continue
+		}
+		id, err := types.ParseHash(u.TxID)
+		if err != nil {
+			return nil, fmt.Errorf("node listed a bad txid: %w", err)
+		}
+		pkh, err := types.ParseHash(u.PubKeyHash)
+		if err != nil {
+			return nil, fmt.Errorf("node listed a bad pubkey hash: %w", err)
+		}
+		coins = append(coins, Coin{Outpoint: types.Outpoint{TxID: id, Index: u.Index}, Value: CoinValue(&u.UTXO),
+			PKH: pkh, Confirmations: u.Confirmations})
+	}
+	SortLargestFirst(coins)
+	return coins, nil
+}
+
+// SortLargestFirst orders coins by value, descending; ties by confirmations, descending,
+// then by outpoint.
+func SortLargestFirst(coins []Coin) {
+	sort.Slice(coins, func(i, j int) bool {
+		a, b := &coins[i], &coins[j]
+		if a.Value != b.Value {
+			return a.Value > b.Value
+		}
+		if a.Confirmations != b.Confirmations {
+			return a.Confirmations > b.Confirmations
+		}
+		if a.Outpoint.TxID != b.Outpoint.TxID {
+			return string(a.Outpoint.TxID[:]) < string(b.Outpoint.TxID[:])
+		}
+		return a.Outpoint.Index < b.Outpoint.Index
+	})
+}
+
+// Balance sums a set of addresses' outputs, in subunits at their effective value.
+type Balance struct {
+	// Confirmed: mined, mature and unlocked outputs (the chain's view, ignoring the mempool).
+	Confirmed uint64 `json:"confirmed"`
+	// Unconfirmed: outputs of mempool transactions paying the addresses.
+	Unconfirmed uint64 `json:"unconfirmed"`
+	// Spendable: what a transfer can use now: the pending view (mempool spends applied,
+	// mempool outputs added), mature and unlocked.
+	Spendable uint64 `json:"spendable"`
+	// Immature: coinbase outputs with fewer than 100 confirmations.
+	Immature uint64 `json:"immature"`
+	// Locked: agent stake and contract escrow outputs.
+	Locked uint64 `json:"locked"`
+	// UTXOs: the number of unspent outputs in the pending view.
+	UTXOs int `json:"utxo_count"`
+}
+
+// GetBalance reads the balance of addrs from the node (two listings per address).
+func GetBalance(ctx context.Context, node Node, addrs []string) (Balance, error) {
+	var b Balance
+	chain, err := ListUTXOs(ctx, node, addrs, false)
+	if err != nil {
+		return b, err
+	}
+	for i := range chain {
+		u := &chain[i]
+		v := CoinValue(&u.UTXO)
+		switch {
+		case u.Locked:
+			b.Locked += v
+		case u.Immature:
+			b.Immature += v
+		default:
+			b.Confirmed += v
+		}
+	}
+	pending, err := ListUTXOs(ctx, node, addrs, true)
+	if err != nil {
+		return b, err
+	}
+	b.UTXOs = len(pending)
+	for i := range pending {
+		u := &pending[i]
+		v := CoinValue(&u.UTXO)
+		if u.Confirmations == 0 {
+			b.Unconfirmed += v
+		}
+		if u.Spendable {
+			b.Spendable += v
+		}
+	}
+	return b, nil
+}
+
+// SendResult describes a broadcast transfer.
+type SendResult struct {
+	TxID   string `json:"txid"`
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Amount uint64 `json:"amount"`
+	Fee    uint64 `json:"fee"`
+	Change uint64 `json:"change"`
+	Size   int    `json:"size"`
+	Inputs int    `json:"inputs"`
+}
+
+// Transfer is one payment from a set of keys: the coins of every key's address are
+// candidates, change goes to keys[0].
+type Transfer struct {
+	Net     *params.Network
+	Keys    []Key
+	To      string
+	Amount  uint64
+	FeeRate uint64
+}
+
+// Send builds, signs and broadcasts t through node. It returns the plan's summary; on a
+// node error nothing was spent.
+func Send(ctx context.Context, node Node, t Transfer) (*SendResult, error) {
+	if len(t.Keys) == 0 {
+		return nil, errors.New("send: no keys")
+	}
+	toPKH, err := DecodeAddress(t.To, t.Net)
+	if err != nil {
+		return nil, err
+	}
+	addrs := make([]string, len(t.Keys))
+	for i, k := range t.Keys {
+		addrs[i] = k.Address
+	}
+	us, err := ListUTXOs(ctx, node, addrs, true)
+	if err != nil {
+		return nil, err
+	}
+	coins, err := Coins(us)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := Select(coins, Request{Payments: []Payment{{PKH: toPKH, Value: t.Amount}}, FeeRate: t.FeeRate,
+		Change: t.Keys[0].PKH})
+	if err != nil {
+		return nil, err
+	}
+	if err := Sign(plan, t.Keys, t.Net.Magic); err != nil {
+		return nil, err
+	}
+	txid, err := node.SendRawTransaction(ctx, hex.EncodeToString(plan.Tx.Bytes()))
+	if err != nil {
+		return nil, err
+	}
+	if txid != plan.TxID.String() {
+		return nil, fmt.Errorf("node returned txid %s for transaction %s", txid, plan.TxID)
+	}
+	return &SendResult{TxID: txid, From: t.Keys[0].Address, To: t.To, Amount: t.Amount, Fee: plan.Fee,
+		Change: plan.Change, Size: plan.Size, Inputs: len(plan.Coins)}, nil
+}
