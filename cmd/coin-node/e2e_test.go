@@ -81,6 +81,7 @@ type testNode struct {
 	p2pPort int
 	cmd     *exec.Cmd
 	log     *bytes.Buffer
+	out     *lockedWriter
 	done    chan error
 	extra   []string
 }
@@ -99,20 +100,28 @@ func (n *testNode) start() {
 		"--p2p-port", strconv.Itoa(n.p2pPort), "--log-level", "debug"}, n.extra...)
 	n.cmd = exec.Command(filepath.Join(n.bin, "coin-node"), args...)
 	n.log = new(bytes.Buffer)
-	n.cmd.Stdout, n.cmd.Stderr = n.log, &lockedWriter{w: n.log}
+	n.out = &lockedWriter{w: n.log}
+	n.cmd.Stdout, n.cmd.Stderr = n.out, n.out
 	if err := n.cmd.Start(); err != nil {
 		n.t.Fatal(err)
 	}
 	n.done = make(chan error, 1)
 	go func(c *exec.Cmd, d chan error) { d <- c.Wait() }(n.cmd, n.done)
 	if _, _, code := n.cli("--rpcwait", "--rpcwait-timeout", "20s", "getblockcount"); code != 0 {
-		n.t.Fatalf("node did not come up:\n%s", n.log.String())
+		n.t.Fatalf("node did not come up:\n%s", n.logText())
 	}
 }
 
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+}
+
+// logText is what the node has written so far.
+func (n *testNode) logText() string {
+	n.out.mu.Lock()
+	defer n.out.mu.Unlock()
+	return n.log.String()
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
@@ -377,7 +386,7 @@ func TestNodeAndCLIEndToEnd(t *testing.T) {
 		t.Fatalf("stop: %q", out)
 	}
 	if code := n.waitExit(20 * time.Second); code != 0 {
-		t.Fatalf("node exit code %d after stop\n%s", code, n.log)
+		t.Fatalf("node exit code %d after stop\n%s", code, n.logText())
 	}
 	n.start()
 	if after := n.obj("gettxoutsetinfo"); fmt.Sprint(after) != fmt.Sprint(setBefore) {

@@ -117,8 +117,8 @@ type BlockTemplate struct {
 	Nonce            uint64       `json:"nonce"`
 	Height           uint64       `json:"height"`
 	Transactions     []TemplateTx `json:"transactions"`
-	Target           string       `json:"target"`    // the full 256-bit target, hex
-	MinTime          uint64       `json:"mintime"`   // median time past + 1
+	Target           string       `json:"target"`  // the full 256-bit target, hex
+	MinTime          uint64       `json:"mintime"` // median time past + 1
 	CoinbaseValue    uint64       `json:"coinbase_value"`
 }
 

@@ -1,0 +1,444 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/p2p/wire"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// End-to-end tests of the P2P layer: real coin-node processes on loopback, regtest, each with
+// a temporary data directory, driven over JSON-RPC.
+
+// proc is one coin-node process.
+type proc struct {
+	t       *testing.T
+	bin     string
+	name    string
+	dir     string
+	rpcPort int
+	p2pPort int
+	cmd     *exec.Cmd
+	logPath string
+	exited  chan error
+	c       *rpcapi.Client
+}
+
+// newProc prepares a node named name with its own data dir and ports; start runs it.
+func newProc(t *testing.T, name string) *proc {
+	bin := filepath.Join(buildBinaries(t), "coin-node")
+	return &proc{t: t, bin: bin, name: name, dir: filepath.Join(t.TempDir(), name), rpcPort: freePort(t), p2pPort: freePort(t)}
+}
+
+func (p *proc) p2pAddr() string { return fmt.Sprintf("127.0.0.1:%d", p.p2pPort) }
+
+// start runs the node with the given --connect peers and waits for its RPC server.
+func (p *proc) start(connect ...string) *proc {
+	t := p.t
+	t.Helper()
+	args := []string{"--network", "regtest", "--data-dir", p.dir, "--rpc-bind", fmt.Sprintf("127.0.0.1:%d", p.rpcPort),
+		"--p2p-port", fmt.Sprint(p.p2pPort), "--log-level", "debug"}
+	for _, c := range connect {
+		args = append(args, "--connect", c)
+	}
+	if err := os.MkdirAll(p.dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p.logPath = filepath.Join(filepath.Dir(p.dir), fmt.Sprintf("%s-%d.log", p.name, time.Now().UnixNano()))
+	logf, err := os.Create(p.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd = exec.Command(p.bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.exited = make(chan error, 1)
+	cmd := p.cmd
+	go func() { p.exited <- cmd.Wait(); logf.Close() }()
+	logPath := p.logPath
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		if t.Failed() {
+			raw, _ := os.ReadFile(logPath)
+			t.Logf("---- %s (%s) ----\n%s", p.name, filepath.Base(logPath), tail(string(raw), 150))
+		}
+	})
+	p.c = rpcapi.NewClient(fmt.Sprintf("http://127.0.0.1:%d", p.rpcPort), jsonrpc.WithTimeout(2*time.Minute))
+	waitUntil(t, 10*time.Second, p.name+" RPC up", func() bool {
+		_, err := p.c.GetBlockCount(context.Background())
+		return err == nil
+	})
+	return p
+}
+
+// stop shuts the node down with SIGTERM and waits for it.
+func (p *proc) stop() {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(20 * time.Second):
+		p.cmd.Process.Kill()
+		p.t.Fatalf("%s did not stop on SIGTERM", p.name)
+	}
+}
+
+func (p *proc) log() string {
+	raw, _ := os.ReadFile(p.logPath)
+	return string(raw)
+}
+
+func tail(s string, lines int) string {
+	l := strings.Split(s, "\n")
+	if len(l) > lines {
+		l = l[len(l)-lines:]
+	}
+	return strings.Join(l, "\n")
+}
+
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// bg is the context of the tests' RPC calls.
+var bg = context.Background()
+
+func (p *proc) height() uint64 {
+	h, err := p.c.GetBlockCount(bg)
+	if err != nil {
+		return 0
+	}
+	return h
+}
+
+func (p *proc) best() string {
+	var s rpcapi.SyncStatus
+	if err := p.c.Call(bg, "getsyncstatus", nil, &s); err != nil {
+		return ""
+	}
+	return s.BestBlockHash
+}
+
+func (p *proc) peers() int {
+	var pi rpcapi.PeerInfo
+	if err := p.c.Call(bg, "getpeerinfo", nil, &pi); err != nil {
+		return -1
+	}
+	return pi.Connected
+}
+
+func (p *proc) generate(n int, addr string) []string {
+	p.t.Helper()
+	hs, err := p.c.GenerateToAddress(bg, n, addr)
+	if err != nil {
+		p.t.Fatalf("%s: generatetoaddress: %v", p.name, err)
+	}
+	return hs
+}
+
+func (p *proc) utxoHash() string {
+	p.t.Helper()
+	var info rpcapi.TxOutSetInfo
+	if err := p.c.Call(bg, "gettxoutsetinfo", nil, &info); err != nil {
+		p.t.Fatalf("%s: gettxoutsetinfo: %v", p.name, err)
+	}
+	return info.Hash
+}
+
+func (p *proc) inMempool(txid string) bool {
+	tx, err := p.c.GetTransaction(bg, txid)
+	return err == nil && tx.InMempool
+}
+
+// spendCoinbase builds and signs a transfer of the coinbase of the block blockHash (read
+// from p) back to w, paying fee.
+func spendCoinbase(t *testing.T, w wallet, p *proc, blockHash string, fee uint64) (*types.Transaction, string) {
+	t.Helper()
+	b, err := p.c.GetBlock(bg, blockHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rawHex string
+	if err := p.c.Call(bg, "getrawtransaction", []any{b.Tx[0]}, &rawHex); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := hex.DecodeString(rawHex)
+	cb, err := types.DecodeTransaction(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := &types.Transaction{Version: 1, Kind: types.KindTransfer,
+		Inputs:  []types.TxInput{{PrevTxID: cb.TxID(), PrevIndex: 0}},
+		Outputs: []types.TxOutput{{Value: cb.Outputs[0].Value - fee, PubKeyHash: w.pkh}}}
+	mining.Sign(tx, w.key, params.Regtest.Magic)
+	return tx, hex.EncodeToString(tx.Bytes())
+}
+
+// TestE2ELine: three nodes in a line A–B–C. Blocks mined on A reach C; a transaction sent to
+// C reaches A through B within a second and A mines it; C, restarted without --connect,
+// reconnects from peers.json.
+func TestE2ELine(t *testing.T) {
+	k := newWallet(t, 10)
+	a := newProc(t, "A").start()
+	b := newProc(t, "B").start(a.p2pAddr())
+	c := newProc(t, "C").start(b.p2pAddr())
+	waitUntil(t, 10*time.Second, "A-B-C connected", func() bool { return a.peers() == 1 && b.peers() == 2 && c.peers() == 1 })
+
+	hashes := a.generate(101, k.addr)
+	waitUntil(t, 30*time.Second, "C at height 101", func() bool { return c.best() == hashes[100] })
+
+	tx, txHex := spendCoinbase(t, k, c, hashes[0], 10_000)
+	txid := tx.TxID().String()
+	start := time.Now()
+	if got, err := c.c.SendRawTransaction(bg, txHex); err != nil || got != txid {
+		t.Fatalf("sendrawtransaction: %v %s", err, got)
+	}
+	waitUntil(t, 10*time.Second, "the transaction in A's mempool", func() bool { return a.inMempool(txid) })
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("the transaction took %s from C to A", d)
+	}
+	if !b.inMempool(txid) {
+		t.Fatal("the transaction did not pass through B")
+	}
+	mined := a.generate(1, k.addr)
+	waitUntil(t, 10*time.Second, "C at A's new block", func() bool { return c.best() == mined[0] })
+	got, err := c.c.GetTransaction(bg, txid)
+	if err != nil || got.InMempool || got.BlockHash != mined[0] {
+		t.Fatalf("on C the transaction is %+v (%v)", got, err)
+	}
+	var info rpcapi.BlockchainInfo
+	if err := c.c.Call(bg, "getblockchaininfo", nil, &info); err != nil || info.InitialBlockDownload || info.PeerCount != 1 || info.Height != 102 {
+		t.Fatalf("getblockchaininfo %+v (%v)", info, err)
+	}
+	var ni rpcapi.NodeInfo
+	if err := b.c.Call(bg, "getinfo", nil, &ni); err != nil || ni.Connections != 2 {
+		t.Fatalf("getinfo on B %+v (%v)", ni, err)
+	}
+
+	// Restart C with no --connect: it reconnects to B from peers.json.
+	c.stop()
+	raw, err := os.ReadFile(filepath.Join(c.dir, "peers.json"))
+	if err != nil || !strings.Contains(string(raw), b.p2pAddr()) {
+		t.Fatalf("peers.json of C: %v\n%s", err, raw)
+	}
+	c.start()
+	waitUntil(t, 15*time.Second, "C reconnected from peers.json", func() bool { return c.peers() >= 1 })
+	more := a.generate(2, k.addr)
+	waitUntil(t, 10*time.Second, "the restarted C synced", func() bool { return c.best() == more[1] })
+}
+
+// TestE2ELateJoinerSync2000: a node started late syncs 2,000 blocks from two peers and ends
+// with the same UTXO set; it reports syncing (and refuses block templates) only meanwhile.
+func TestE2ELateJoinerSync2000(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2,000-block sync skipped in -short mode")
+	}
+	k := newWallet(t, 11)
+	a := newProc(t, "A").start()
+	b := newProc(t, "B").start(a.p2pAddr())
+	waitUntil(t, 10*time.Second, "A-B connected", func() bool { return a.peers() == 1 })
+	hashes := a.generate(2000, k.addr)
+	tip := hashes[len(hashes)-1]
+	waitUntil(t, 60*time.Second, "B at 2,000", func() bool { return b.best() == tip })
+
+	l := newProc(t, "L")
+	start := time.Now()
+	l.start(a.p2pAddr(), b.p2pAddr())
+	sawSyncing, sawRefusal := false, false
+	waitUntil(t, 120*time.Second, "L at 2,000", func() bool {
+		st, err := l.c.GetSyncStatus(bg)
+		if err != nil {
+			return false
+		}
+		if st.Syncing {
+			sawSyncing = true
+			if !sawRefusal {
+				_, err := l.c.GetBlockTemplate(bg, k.addr)
+				var je *jsonrpc.Error
+				sawRefusal = errors.As(err, &je) && strings.Contains(je.Message, "syncing")
+			}
+		}
+		return st.BestBlockHash == tip
+	})
+	t.Logf("L synced 2,000 blocks from two peers in %s", time.Since(start).Round(time.Millisecond))
+	if !sawSyncing || !sawRefusal {
+		t.Errorf("during the sync: syncing seen %v, getblocktemplate refused %v", sawSyncing, sawRefusal)
+	}
+	waitUntil(t, 10*time.Second, "L done syncing", func() bool {
+		st, err := l.c.GetSyncStatus(bg)
+		return err == nil && !st.Syncing
+	})
+	var info rpcapi.BlockchainInfo
+	if err := l.c.Call(bg, "getblockchaininfo", nil, &info); err != nil || info.InitialBlockDownload || info.Height != 2000 || info.PeerCount != 2 {
+		t.Fatalf("getblockchaininfo %+v (%v)", info, err)
+	}
+	if _, err := l.c.GetBlockTemplate(bg, k.addr); err != nil {
+		t.Fatalf("getblocktemplate after the sync: %v", err)
+	}
+	ha, hb, hl := a.utxoHash(), b.utxoHash(), l.utxoHash()
+	if ha != hl || hb != hl {
+		t.Fatalf("gettxoutsetinfo hashes differ: A %s B %s L %s", ha, hb, hl)
+	}
+	var pi rpcapi.PeerInfo
+	if err := l.c.Call(bg, "getpeerinfo", nil, &pi); err != nil || len(pi.Peers) != 2 {
+		t.Fatalf("getpeerinfo %+v (%v)", pi, err)
+	}
+	for _, p := range pi.Peers {
+		if p.BytesRecv < 100_000 || p.Height != 2000 {
+			t.Errorf("peer %+v: the download was not spread over both peers", p)
+		}
+	}
+}
+
+// TestE2EPartitionHeal: A–B and C–D mine apart (C–D with a transaction), then C reconnects to
+// B: every node converges on the most-work chain and the losing side's transaction is back
+// in the mempools, then mined.
+func TestE2EPartitionHeal(t *testing.T) {
+	k := newWallet(t, 12)
+	a := newProc(t, "A").start()
+	b := newProc(t, "B").start(a.p2pAddr())
+	c := newProc(t, "C").start(b.p2pAddr())
+	d := newProc(t, "D").start(c.p2pAddr())
+	all := []*proc{a, b, c, d}
+	hashes := a.generate(101, k.addr)
+	for _, p := range all {
+		waitUntil(t, 30*time.Second, p.name+" at 101", func() bool { return p.best() == hashes[100] })
+	}
+
+	// Partition: C restarts alone (no --connect, peers.json removed); D reconnects to it.
+	c.stop()
+	os.Remove(filepath.Join(c.dir, "peers.json"))
+	c.start()
+	waitUntil(t, 20*time.Second, "C-D reconnected", func() bool { return c.peers() == 1 && d.peers() == 1 && b.peers() == 1 })
+	tx, txHex := spendCoinbase(t, k, d, hashes[0], 10_000)
+	txid := tx.TxID().String()
+	if _, err := d.c.SendRawTransaction(bg, txHex); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 5*time.Second, "the transaction at C", func() bool { return c.inMempool(txid) })
+	lose := c.generate(2, k.addr)
+	win := a.generate(4, k.addr)
+	waitUntil(t, 10*time.Second, "D on the losing branch", func() bool { return d.best() == lose[1] })
+	waitUntil(t, 10*time.Second, "B on the winning branch", func() bool { return b.best() == win[3] })
+	if tx, err := d.c.GetTransaction(bg, txid); err != nil || tx.BlockHash == "" {
+		t.Fatalf("the transaction is not mined on the losing branch: %+v %v", tx, err)
+	}
+
+	// Heal: C reconnects to B.
+	c.stop()
+	c.start(b.p2pAddr())
+	for _, p := range all {
+		waitUntil(t, 30*time.Second, p.name+" on the most-work chain", func() bool { return p.best() == win[3] })
+	}
+	for _, p := range []*proc{c, d} {
+		waitUntil(t, 10*time.Second, "the losing branch's transaction back in "+p.name+"'s mempool", func() bool { return p.inMempool(txid) })
+	}
+	waitUntil(t, 10*time.Second, "the returned transaction relayed to A", func() bool { return a.inMempool(txid) })
+	want := a.utxoHash()
+	for _, p := range all[1:] {
+		if h := p.utxoHash(); h != want {
+			t.Fatalf("%s: UTXO set hash %s, A has %s", p.name, h, want)
+		}
+	}
+	if !strings.Contains(c.log(), "chain reorganised") || !strings.Contains(d.log(), "chain reorganised") {
+		t.Error("no reorganisation logged on the losing side")
+	}
+	final := a.generate(1, k.addr)
+	for _, p := range all {
+		waitUntil(t, 10*time.Second, p.name+" at the final block", func() bool { return p.best() == final[0] })
+	}
+	if tx, err := d.c.GetTransaction(bg, txid); err != nil || tx.BlockHash != final[0] {
+		t.Fatalf("the transaction was not mined on the winning chain: %+v %v", tx, err)
+	}
+}
+
+// TestE2EHostilePeer: a raw TCP client sends garbage, then a frame with a huge length
+// prefix; each time it is dropped and banned (a reconnection from its address is refused at
+// once) while the node keeps serving its honest peer.
+func TestE2EHostilePeer(t *testing.T) {
+	k := newWallet(t, 13)
+	a := newProc(t, "A").start()
+	b := newProc(t, "B").start(a.p2pAddr())
+	waitUntil(t, 10*time.Second, "A-B connected", func() bool { return a.peers() == 1 })
+	attacks := []struct {
+		name string
+		data []byte
+	}{
+		{"garbage", bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef}, 64)},
+		{"huge length prefix", func() []byte {
+			f := wire.Encode(params.Regtest.Magic, &wire.MsgVersion{ProtocolVersion: wire.ProtocolVersion,
+				Magic: params.Regtest.Magic, Genesis: params.Regtest.GenesisHash, Nonce: 1})
+			f[16], f[17], f[18], f[19] = 0xff, 0xff, 0xff, 0x7f
+			return f[:wire.HeaderSize]
+		}()},
+	}
+	for i, at := range attacks {
+		src := fmt.Sprintf("127.0.0.%d", 2+i)
+		conn, err := (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}).Dial("tcp", a.p2pAddr())
+		if err != nil {
+			t.Skipf("cannot dial from %s: %v", src, err)
+		}
+		conn.Write(at.data)
+		if !closedWithin(conn, 10*time.Second) {
+			t.Fatalf("%s: not dropped", at.name)
+		}
+		// Reconnect: the node closes at once, before any handshake.
+		conn, err = (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}).Dial("tcp", a.p2pAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.Write(wire.Encode(params.Regtest.Magic, &wire.MsgVersion{ProtocolVersion: wire.ProtocolVersion,
+			Magic: params.Regtest.Magic, Genesis: params.Regtest.GenesisHash, Nonce: 2}))
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, _, err := wire.ReadFrame(bufio.NewReader(conn), params.Regtest.Magic); err == nil {
+			t.Fatalf("%s: a banned address got an answer to its version", at.name)
+		}
+		conn.Close()
+	}
+	if n := strings.Count(a.log(), "peer banned"); n != len(attacks) {
+		t.Fatalf("%d ban log lines", n)
+	}
+	hs := a.generate(3, k.addr)
+	waitUntil(t, 10*time.Second, "B still served", func() bool { return b.best() == hs[2] })
+	if a.peers() != 1 {
+		t.Fatal("the honest peer was dropped")
+	}
+	a.stop()
+	raw, _ := os.ReadFile(filepath.Join(a.dir, "peers.json"))
+	if !strings.Contains(string(raw), `"127.0.0.2"`) || !strings.Contains(string(raw), `"127.0.0.3"`) {
+		t.Fatalf("bans not kept in peers.json:\n%s", raw)
+	}
+}
+
+func closedWithin(c net.Conn, d time.Duration) bool {
+	c.SetReadDeadline(time.Now().Add(d))
+	_, err := io.Copy(io.Discard, c)
+	var ne net.Error
+	return !(errors.As(err, &ne) && ne.Timeout())
+}

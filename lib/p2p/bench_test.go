@@ -1,0 +1,184 @@
+package p2p
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/chainstate"
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// spendChain is a regtest chain whose last blocks are full of signed transfers: funding
+// blocks whose coinbases pay 1,000 outputs each to w, 100 blocks for maturity, then nBlocks
+// blocks of nTxs one-input transfers each.
+type spendChain struct {
+	blocks []*types.Block
+	checks []consensus.SigCheck // every signature of the transfers
+	txs    int
+}
+
+func buildSpendChain(tb testing.TB, w wallet, nBlocks, nTxs int) *spendChain {
+	tb.Helper()
+	const perCoinbase, fee = 1000, 500
+	type utxo struct {
+		txid  types.Hash
+		index uint32
+		value uint64
+	}
+	g := params.Regtest.GenesisBlock()
+	prev, ts := g.Hash(), g.Header.Timestamp
+	sc := &spendChain{}
+	var utxos []utxo
+	height := uint64(0)
+	add := func(txs []*types.Transaction, coinbase *types.Transaction, reward uint64) {
+		height++
+		ts += 60
+		var b *types.Block
+		if coinbase != nil {
+			b = &types.Block{Header: types.BlockHeader{Version: 1, PrevHash: prev, Timestamp: ts,
+				DifficultyTarget: params.Regtest.PowLimitBits}, Transactions: []*types.Transaction{coinbase}}
+			b.Header.MerkleRoot = types.MerkleRoot(b.TxIDs())
+		} else {
+			b = mining.NewBlock(mining.Spec{Parent: prev, Height: height, Target: params.Regtest.PowLimitBits,
+				Timestamp: ts, PayTo: w.pkh, Reward: reward, Txs: txs})
+		}
+		if err := mining.Solve(b, 1<<32); err != nil {
+			tb.Fatal(err)
+		}
+		sc.blocks = append(sc.blocks, b)
+		prev = b.Hash()
+	}
+	for len(utxos) < nBlocks*nTxs {
+		sub := consensus.Subsidy(height + 1)
+		cb := &types.Transaction{Version: 1, Kind: types.KindCoinbase,
+			Payload: types.CoinbasePayload{Height: height + 1}.Bytes()}
+		for i := 0; i < perCoinbase; i++ {
+			cb.Outputs = append(cb.Outputs, types.TxOutput{Value: sub / perCoinbase, PubKeyHash: w.pkh})
+		}
+		add(nil, cb, 0)
+		id := cb.TxID()
+		for i := range cb.Outputs {
+			utxos = append(utxos, utxo{id, uint32(i), cb.Outputs[i].Value})
+		}
+	}
+	for i := 0; i < consensus.CoinbaseMaturity; i++ {
+		add(nil, nil, consensus.Subsidy(height+1))
+	}
+	for i := 0; i < nBlocks; i++ {
+		txs := make([]*types.Transaction, nTxs)
+		for j := range txs {
+			u := utxos[i*nTxs+j]
+			tx := &types.Transaction{Version: 1, Kind: types.KindTransfer,
+				Inputs:  []types.TxInput{{PrevTxID: u.txid, PrevIndex: u.index}},
+				Outputs: []types.TxOutput{{Value: u.value - fee, PubKeyHash: w.pkh}}}
+			mining.Sign(tx, w.key, params.Regtest.Magic)
+			txs[j] = tx
+			sc.checks = consensus.SigChecks(tx, tx.TxID(), params.Regtest.Magic, sc.checks)
+		}
+		add(txs, nil, consensus.Subsidy(height+1)+uint64(nTxs)*fee)
+		sc.txs += nTxs
+	}
+	return sc
+}
+
+// store writes the chain into a fresh data directory for a node.
+func (sc *spendChain) store(tb testing.TB) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	c, err := chainstate.Open(filepath.Join(dir, "db"), params.Regtest, chainstate.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer c.Close()
+	for _, b := range sc.blocks {
+		if _, err := c.ProcessBlock(b); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestSyncBlocksWithTransactions: blocks full of transfers sync to the same UTXO set.
+func TestSyncBlocksWithTransactions(t *testing.T) {
+	sc := buildSpendChain(t, newWallet(8), 4, 300)
+	src := startNode(t, "source", quiet(nodeOpts{dir: sc.store(t)}))
+	sink := startNode(t, "sink", quiet(nodeOpts{connect: []string{src.addr()}}))
+	waitFor(t, 60*time.Second, "the sink synced", func() bool { return sink.tip() == src.tip() })
+	a, _ := src.n.Chain().UtxoSetInfo(context.Background())
+	b, _ := sink.n.Chain().UtxoSetInfo(context.Background())
+	if a.Hash != b.Hash || a.Count != b.Count {
+		t.Fatalf("UTXO sets differ: %+v / %+v", a, b)
+	}
+}
+
+// connectLocally replays the chain into a fresh chain state, block after block, with no
+// network: what the sync costs at the least, since the node connects blocks one at a time.
+func (sc *spendChain) connectLocally(tb testing.TB) time.Duration {
+	tb.Helper()
+	c, err := chainstate.Open(filepath.Join(tb.TempDir(), "db"), params.Regtest, chainstate.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer c.Close()
+	t0 := time.Now()
+	for _, b := range sc.blocks {
+		if _, err := c.ProcessBlock(b); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return time.Since(t0)
+}
+
+// BenchmarkSync measures a fresh node syncing blocks full of transactions from one peer on
+// loopback (from the start of the node, its empty database opened, until its tip is the
+// peer's), against, in the same run, verifying the same signatures on every core
+// (consensus.VerifyParallel) and connecting the same blocks into a chain state with no
+// network. Metrics: blocks/s and tx/s of the sync, the three times, and the ratios sync /
+// verification (the target is at most 1.5) and sync / local connect (the P2P layer's own
+// cost).
+func BenchmarkSync(b *testing.B) {
+	for _, c := range []struct{ blocks, txs int }{{20, 2000}, {100, 200}} {
+		b.Run(fmt.Sprintf("blocks=%d/txs=%d", c.blocks, c.txs), func(b *testing.B) {
+			sc := buildSpendChain(b, newWallet(9), c.blocks, c.txs)
+			src := startNode(b, "source", nodeOpts{dir: sc.store(b), discard: true})
+			var syncT, verifyT, connectT time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				t0 := time.Now()
+				if err := consensus.VerifyParallel(sc.checks, 0); err != nil {
+					b.Fatal(err)
+				}
+				verifyT += time.Since(t0)
+				connectT += sc.connectLocally(b)
+				b.StartTimer()
+				sink := startNode(b, "sink", nodeOpts{connect: []string{src.addr()}, discard: true})
+				for sink.tip() != src.tip() {
+					time.Sleep(200 * time.Microsecond)
+				}
+				syncT += time.Since(sink.started)
+				b.StopTimer()
+				sink.stop()
+				b.StartTimer()
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(len(sc.blocks))*n/syncT.Seconds(), "blocks/s")
+			b.ReportMetric(float64(sc.txs)*n/syncT.Seconds(), "tx/s")
+			b.ReportMetric(verifyT.Seconds()/n*1000, "sigverify-ms")
+			b.ReportMetric(connectT.Seconds()/n*1000, "connect-ms")
+			b.ReportMetric(syncT.Seconds()/n*1000, "sync-ms")
+			b.ReportMetric(syncT.Seconds()/verifyT.Seconds(), "sync/verify")
+			b.ReportMetric(syncT.Seconds()/connectT.Seconds(), "sync/connect")
+			avg := func(d time.Duration) time.Duration { return (d / time.Duration(b.N)).Round(time.Millisecond) }
+			b.Logf("%d blocks (%d with %d transfers each), %d signatures, GOMAXPROCS %d: sync %s, local connect %s, parallel verification %s",
+				len(sc.blocks), c.blocks, c.txs, len(sc.checks), runtime.GOMAXPROCS(0), avg(syncT), avg(connectT), avg(verifyT))
+		})
+	}
+}

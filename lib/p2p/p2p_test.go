@@ -1,0 +1,458 @@
+package p2p
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/p2p/wire"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+func quiet(o nodeOpts) nodeOpts { o.quiet = true; return o }
+
+// blocksByPeer is how many requested blocks each peer delivered.
+func (s *Server) blocksByPeer() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int)
+	for _, ps := range s.peers {
+		out[ps.p.Addr()] = ps.blocks
+	}
+	return out
+}
+
+func inPool(tn *tnode, id types.Hash) bool {
+	_, ok := tn.n.Mempool().Get(id)
+	return ok
+}
+
+func TestLineRelay(t *testing.T) {
+	w := newWallet(1)
+	a := startNode(t, "A", nodeOpts{})
+	b := startNode(t, "B", nodeOpts{connect: []string{a.addr()}})
+	c := startNode(t, "C", nodeOpts{connect: []string{b.addr()}})
+	waitFor(t, 5*time.Second, "A-B-C connected", func() bool {
+		return a.peerCount() == 1 && b.peerCount() == 2 && c.peerCount() == 1
+	})
+	blocks := a.mine(w, 101)
+	waitFor(t, 30*time.Second, "C at A's tip", func() bool { return c.tip() == a.tip() })
+
+	tx := w.spend(blocks[0].Transactions[0], 0, 10_000)
+	start := time.Now()
+	if _, err := c.n.SubmitTransaction(tx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the transaction at A", func() bool { return inPool(a, tx.TxID()) })
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("C to A through B took %s", d)
+	}
+	if !inPool(b, tx.TxID()) {
+		t.Fatal("the transaction skipped B")
+	}
+	blk := a.mine(w, 1)[0]
+	if len(blk.Transactions) != 2 || blk.Transactions[1].TxID() != tx.TxID() {
+		t.Fatalf("A's block has %d transactions", len(blk.Transactions))
+	}
+	waitFor(t, 5*time.Second, "the block at C", func() bool { return c.tip() == blk.Hash() })
+	if _, err := c.n.Chain().TxLocation(tx.TxID()); err != nil || inPool(c, tx.TxID()) {
+		t.Fatalf("C: tx confirmed %v, in mempool %v", err, inPool(c, tx.TxID()))
+	}
+	if c.s.Syncing() || a.s.Syncing() {
+		t.Fatal("syncing after convergence")
+	}
+}
+
+func TestSyncFromTwoPeers(t *testing.T) {
+	w := newWallet(2)
+	a := startNode(t, "A", quiet(nodeOpts{}))
+	a.mine(w, 600)
+	b := startNode(t, "B", quiet(nodeOpts{connect: []string{a.addr()}}))
+	waitFor(t, 60*time.Second, "B synced", func() bool { return b.tip() == a.tip() })
+	l := startNode(t, "L", quiet(nodeOpts{connect: []string{a.addr(), b.addr()}}))
+	sawSyncing := false
+	waitFor(t, 60*time.Second, "L synced", func() bool {
+		sawSyncing = sawSyncing || l.s.Syncing()
+		return l.tip() == a.tip()
+	})
+	if !sawSyncing {
+		t.Error("Syncing() was never true while L was behind")
+	}
+	waitFor(t, 5*time.Second, "L not syncing", func() bool { return !l.s.Syncing() })
+	counts := l.s.blocksByPeer()
+	if len(counts) != 2 {
+		t.Fatalf("L has %d peers", len(counts))
+	}
+	for addr, n := range counts {
+		if n < 100 {
+			t.Errorf("peer %s served %d of 600 blocks: the download was not spread", addr, n)
+		}
+	}
+	ia, _ := a.n.Chain().UtxoSetInfo(context.Background())
+	il, _ := l.n.Chain().UtxoSetInfo(context.Background())
+	if ia.Hash != il.Hash || ia.Height != 600 {
+		t.Fatalf("utxo sets differ: %+v / %+v", ia, il)
+	}
+	if !l.log.Contains("sync: caught up") {
+		t.Error("no log line for the end of the sync")
+	}
+}
+
+// fakePeer listens and answers the handshake and getheaders with src's chain, and never
+// sends a block: a staller.
+func fakePeer(t *testing.T, src *tnode) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := &rawPeer{t: t, c: c, br: bufio.NewReader(c)}
+				if _, err := r.recv(5 * time.Second); err != nil {
+					return
+				}
+				r.send(rawVersion(src.height(), 42))
+				r.send(&wire.MsgVerack{})
+				for {
+					m, err := r.recv(30 * time.Second)
+					if err != nil {
+						return
+					}
+					if gh, ok := m.(*wire.MsgGetHeaders); ok {
+						r.send(&wire.MsgHeaders{Headers: src.n.Chain().HeadersAfter(gh.Locator, gh.Stop, wire.MaxHeaders)})
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func TestStalledPeerReplaced(t *testing.T) {
+	w := newWallet(3)
+	a := startNode(t, "A", quiet(nodeOpts{}))
+	a.mine(w, 200)
+	staller := fakePeer(t, a)
+	l := startNode(t, "L", nodeOpts{connect: []string{staller, a.addr()}, tweak: func(c *Config) {
+		c.StallTimeout = 300 * time.Millisecond
+	}})
+	waitFor(t, 60*time.Second, "L synced despite the staller", func() bool { return l.tip() == a.tip() })
+	if !l.log.Contains("stalling the block download") {
+		t.Fatal("the staller was not dropped for stalling")
+	}
+}
+
+func TestHostilePeers(t *testing.T) {
+	w := newWallet(4)
+	n := startNode(t, "N", nodeOpts{})
+	h := startNode(t, "H", nodeOpts{connect: []string{n.addr()}})
+	blocks := n.mine(w, 101)
+	waitFor(t, 30*time.Second, "H synced", func() bool { return h.tip() == n.tip() })
+
+	ipN := 10
+	type scenario struct {
+		name      string
+		handshake bool
+		attack    func(r *rawPeer)
+		ban       bool
+		log       string
+	}
+	randHash := func() types.Hash {
+		var h types.Hash
+		rand.Read(h[:])
+		return h
+	}
+	scenarios := []scenario{
+		{name: "garbage", attack: func(r *rawPeer) { r.write([]byte("GET / HTTP/1.1\r\nHost: coin\r\n\r\n")) }, ban: true, log: "wrong network"},
+		{name: "wrong magic", attack: func(r *rawPeer) {
+			v := rawVersion(0, 7)
+			v.Magic = params.Testnet.Magic
+			r.write(wire.Encode(params.Testnet.Magic, v))
+		}, ban: true, log: "wrong network"},
+		{name: "wrong network in version", attack: func(r *rawPeer) {
+			v := rawVersion(0, 7)
+			v.Magic = params.Mainnet.Magic
+			r.send(v)
+		}, ban: true, log: "wrong network"},
+		{name: "wrong genesis", attack: func(r *rawPeer) {
+			v := rawVersion(0, 7)
+			v.Genesis = params.Mainnet.GenesisHash
+			r.send(v)
+		}, ban: true, log: "wrong genesis hash"},
+		{name: "old protocol", attack: func(r *rawPeer) {
+			v := rawVersion(0, 7)
+			v.ProtocolVersion = 0
+			r.send(v)
+		}, ban: false, log: "old protocol version"},
+		{name: "bad checksum", handshake: true, attack: func(r *rawPeer) {
+			f := wire.Encode(params.Regtest.Magic, &wire.MsgPing{Nonce: 5})
+			f[20] ^= 0xff
+			r.write(f)
+		}, ban: true},
+		{name: "huge length", handshake: true, attack: func(r *rawPeer) {
+			f := wire.Encode(params.Regtest.Magic, &wire.MsgPing{Nonce: 5})
+			binary.LittleEndian.PutUint32(f[16:20], 0xfffffff0)
+			r.write(f[:wire.HeaderSize])
+		}, ban: true},
+		{name: "malformed payload", handshake: true, attack: func(r *rawPeer) {
+			r.write(wire.EncodeFrameRaw(params.Regtest.Magic, wire.CmdInv, append([]byte{1, 9}, make([]byte, 32)...)))
+		}, ban: true},
+		{name: "headers not chaining", handshake: true, attack: func(r *rawPeer) {
+			g := params.Regtest.GenesisBlock().Header
+			r.send(&wire.MsgHeaders{Headers: []types.BlockHeader{g, g}})
+		}, ban: true},
+		{name: "invalid block", handshake: true, attack: func(r *rawPeer) {
+			b := n.nextBlock(w)
+			b.Transactions[0].Outputs[0].Value += 1 // pays more than subsidy + fees
+			b.Header.MerkleRoot = types.MerkleRoot(b.TxIDs())
+			if err := mining.Solve(b, 1<<32); err != nil {
+				t.Fatal(err)
+			}
+			r.send(&wire.MsgBlock{Block: b})
+		}, ban: true},
+		{name: "invalid transaction", handshake: true, attack: func(r *rawPeer) {
+			tx := w.spend(blocks[1].Transactions[0], 0, 10_000)
+			tx.Inputs[0].Signature[0] ^= 1
+			r.send(&wire.MsgTx{Tx: tx})
+		}, ban: true},
+		{name: "flood of unrequested inv", handshake: true, attack: func(r *rawPeer) {
+			for i := 0; i < 1000; i++ {
+				if r.send(&wire.MsgInv{Inv: []wire.InvVect{{Type: wire.InvTx, Hash: randHash()}}}) != nil {
+					return
+				}
+			}
+		}, ban: true},
+	}
+	for _, sc := range scenarios {
+		ipN++
+		src := fmt.Sprintf("127.0.0.%d", ipN)
+		r, err := dialRaw(t, n.addr(), src)
+		if err != nil {
+			t.Skipf("cannot dial from %s (loopback aliases are a Linux feature): %v", src, err)
+		}
+		if sc.handshake {
+			if err := r.handshake(rawVersion(0, uint64(1000+ipN))); err != nil {
+				t.Fatalf("%s: handshake: %v", sc.name, err)
+			}
+		}
+		sc.attack(r)
+		if !r.closed(10 * time.Second) {
+			t.Fatalf("%s: the node did not drop the peer", sc.name)
+		}
+		_, banned := n.s.Addrman().Banned(netip.MustParseAddr(src))
+		if banned != sc.ban {
+			t.Fatalf("%s: banned %v, want %v", sc.name, banned, sc.ban)
+		}
+		r2, err := dialRaw(t, n.addr(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = r2.handshake(rawVersion(0, uint64(2000+ipN)))
+		if sc.ban && err == nil {
+			t.Fatalf("%s: a banned address completed a handshake", sc.name)
+		}
+		if !sc.ban && err != nil {
+			t.Fatalf("%s: reconnect refused although not banned: %v", sc.name, err)
+		}
+		if sc.log != "" && !n.log.Contains(sc.log) {
+			t.Fatalf("%s: no log line with %q", sc.name, sc.log)
+		}
+	}
+	// The node kept serving its honest peer throughout.
+	if h.peerCount() != 1 {
+		t.Fatalf("H has %d peers", h.peerCount())
+	}
+	n.mine(w, 1)
+	waitFor(t, 10*time.Second, "H still served", func() bool { return h.tip() == n.tip() })
+	if _, banned := n.s.Addrman().Banned(netip.MustParseAddr("127.0.0.1")); banned {
+		t.Fatal("the honest peer's address was banned")
+	}
+	if !strings.Contains(n.log.String(), "peer banned") {
+		t.Fatal("no ban log line")
+	}
+	n.stop()
+	raw, err := os.ReadFile(filepath.Join(n.dir, "peers.json"))
+	if err != nil || !strings.Contains(string(raw), "127.0.0.11") {
+		t.Fatalf("bans not saved in peers.json: %v\n%s", err, raw)
+	}
+}
+
+func TestSelfConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	n := startNode(t, "N", nodeOpts{listen: addr, connect: []string{addr}})
+	waitFor(t, 5*time.Second, "the self-connection log line", func() bool { return n.log.Contains("peer rejected: self-connection") })
+	time.Sleep(500 * time.Millisecond)
+	if got := strings.Count(n.log.String(), "peer rejected: self-connection"); got > 2 {
+		t.Fatalf("dialled itself %d times", got)
+	}
+	if n.peerCount() != 0 {
+		t.Fatal("connected to itself")
+	}
+}
+
+func TestOrphans(t *testing.T) {
+	w := newWallet(5)
+	n := startNode(t, "N", nodeOpts{})
+	blocks := n.mine(w, 101)
+	r, err := dialRaw(t, n.addr(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.handshake(rawVersion(0, 77)); err != nil {
+		t.Fatal(err)
+	}
+	parent := w.spend(blocks[0].Transactions[0], 0, 10_000)
+	child := w.spend(parent, 0, 10_000)
+	r.send(&wire.MsgTx{Tx: child})
+	waitFor(t, 5*time.Second, "the child in the orphan pool", func() bool {
+		n.s.txMu.Lock()
+		defer n.s.txMu.Unlock()
+		return n.s.orphanTxs.has(child.TxID())
+	})
+	r.send(&wire.MsgTx{Tx: parent})
+	waitFor(t, 5*time.Second, "parent and child in the mempool", func() bool {
+		return inPool(n, parent.TxID()) && inPool(n, child.TxID())
+	})
+
+	// A block whose parent is missing waits for it.
+	b1 := n.nextBlock(w)
+	b2 := mining.NewBlock(mining.Spec{Parent: b1.Hash(), Height: 103, Target: params.Regtest.PowLimitBits,
+		Timestamp: b1.Header.Timestamp + 1, PayTo: w.pkh, Reward: consensus.Subsidy(103)})
+	if err := mining.Solve(b2, 1<<32); err != nil {
+		t.Fatal(err)
+	}
+	r.send(&wire.MsgBlock{Block: b2})
+	waitFor(t, 5*time.Second, "the orphan block held", func() bool {
+		n.s.mu.Lock()
+		defer n.s.mu.Unlock()
+		return n.s.orphanBlocks.len() == 1
+	})
+	r.send(&wire.MsgBlock{Block: b1})
+	waitFor(t, 5*time.Second, "both blocks connected", func() bool { return n.tip() == b2.Hash() })
+	if inPool(n, child.TxID()) {
+		t.Fatal("mined transactions still in the mempool")
+	}
+}
+
+// TestReorgAcrossNetwork partitions two miners, lets the other side mine more, and heals.
+func TestReorgAcrossNetwork(t *testing.T) {
+	w := newWallet(6)
+	dirY := t.TempDir()
+	x := startNode(t, "X", nodeOpts{})
+	blocks := x.mine(w, 101)
+	y := startNode(t, "Y", nodeOpts{dir: dirY, connect: []string{x.addr()}})
+	waitFor(t, 30*time.Second, "Y synced", func() bool { return y.tip() == x.tip() })
+	y.stop()
+
+	// Partition: Y runs alone (no outbound at all), mines a transaction; X mines more.
+	y = startNode(t, "Y-alone", nodeOpts{dir: dirY, tweak: func(c *Config) { c.MaxOutbound = -1 }})
+	tx := w.spend(blocks[0].Transactions[0], 0, 10_000)
+	if _, err := y.n.SubmitTransaction(tx); err != nil {
+		t.Fatal(err)
+	}
+	y.mine(w, 2)
+	x.mine(w, 4)
+	if x.peerCount() != 0 || inPool(y, tx.TxID()) {
+		t.Fatal("not partitioned")
+	}
+	y.stop()
+
+	// Heal.
+	y = startNode(t, "Y-healed", nodeOpts{dir: dirY, connect: []string{x.addr()}})
+	waitFor(t, 30*time.Second, "Y on X's chain", func() bool { return y.tip() == x.tip() })
+	waitFor(t, 5*time.Second, "the losing branch's transaction back in Y's mempool", func() bool { return inPool(y, tx.TxID()) })
+	waitFor(t, 5*time.Second, "the returned transaction relayed to X", func() bool { return inPool(x, tx.TxID()) })
+	blk := x.mine(w, 1)[0]
+	waitFor(t, 5*time.Second, "Y at X's new block", func() bool { return y.tip() == blk.Hash() })
+	if _, err := y.n.Chain().TxLocation(tx.TxID()); err != nil {
+		t.Fatal("the transaction was not mined on the winning chain")
+	}
+}
+
+func TestPeersJSONReconnect(t *testing.T) {
+	w := newWallet(7)
+	a := startNode(t, "A", nodeOpts{})
+	dirB := t.TempDir()
+	b := startNode(t, "B", nodeOpts{dir: dirB, connect: []string{a.addr()}})
+	waitFor(t, 5*time.Second, "B connected", func() bool { return b.peerCount() == 1 })
+	b.stop()
+	raw, err := os.ReadFile(filepath.Join(dirB, "peers.json"))
+	if err != nil || !strings.Contains(string(raw), a.addr()) {
+		t.Fatalf("peers.json: %v\n%s", err, raw)
+	}
+	b = startNode(t, "B-restarted", nodeOpts{dir: dirB})
+	waitFor(t, 10*time.Second, "B reconnected from peers.json", func() bool { return b.peerCount() == 1 })
+	a.mine(w, 3)
+	waitFor(t, 10*time.Second, "B synced", func() bool { return b.tip() == a.tip() })
+}
+
+func TestInboundLimit(t *testing.T) {
+	n := startNode(t, "N", nodeOpts{tweak: func(c *Config) { c.MaxInbound = 2 }})
+	for i := 0; i < 2; i++ {
+		r, err := dialRaw(t, n.addr(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.handshake(rawVersion(0, uint64(500+i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := dialRaw(t, n.addr(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.closed(5 * time.Second) {
+		t.Fatal("a third inbound connection was kept")
+	}
+	waitFor(t, 5*time.Second, "two peers", func() bool { return n.peerCount() == 2 })
+}
+
+// TestSyncingFlag: a peer that claims a higher chain makes the node sync only while it
+// fetches; an empty answer ends it.
+func TestSyncingFlag(t *testing.T) {
+	n := startNode(t, "N", nodeOpts{})
+	r, err := dialRaw(t, n.addr(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.handshake(rawVersion(50, 99)); err != nil {
+		t.Fatal(err)
+	}
+	var gh *wire.MsgGetHeaders
+	for gh == nil {
+		m, err := r.recv(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gh, _ = m.(*wire.MsgGetHeaders)
+	}
+	if !n.s.Syncing() {
+		t.Fatal("not syncing while headers are requested from a peer that is ahead")
+	}
+	r.send(&wire.MsgHeaders{})
+	waitFor(t, 5*time.Second, "syncing to end", func() bool { return !n.s.Syncing() })
+}
