@@ -67,6 +67,8 @@ type Options struct {
 	CacheMiB int
 	// Values is the effective-value model; nil means consensus.NominalValue.
 	Values consensus.ValueModel
+	// SigCache, when set, skips the signature checks of transactions verified before.
+	SigCache *consensus.SigCache
 }
 
 // Chain is the chain state of one network in one database.
@@ -135,6 +137,9 @@ func isLockErr(dir string, err error) bool {
 
 // Close closes the database.
 func (c *Chain) Close() error { return storageErr("close", c.db.Close()) }
+
+// SigCache is the signature cache blocks are connected with (nil when none).
+func (c *Chain) SigCache() *consensus.SigCache { return c.opts.SigCache }
 
 // Network is the chain's network.
 func (c *Chain) Network() *params.Network { return c.net }

@@ -19,6 +19,9 @@ type BlockInput struct {
 	// SkipSignatures is for callers that verified the same transactions already (never for
 	// blocks from outside).
 	SkipSignatures bool
+	// SigCache, when set, lets transactions whose exact bytes were verified before (in the
+	// mempool, or ahead of time) skip their signature checks.
+	SigCache *SigCache
 }
 
 // Created is an output a block adds to the UTXO set.
@@ -106,7 +109,7 @@ func CheckBlockConnect(in BlockInput) (*BlockEffect, error) {
 			if !ok1 || !ok2 {
 				return nil, ruleError(ErrValueOverflow, "block fees overflow")
 			}
-			if !in.SkipSignatures {
+			if !in.SkipSignatures && (in.SigCache == nil || !in.SigCache.Has(SigCacheKey(tx))) {
 				checks = SigChecks(tx, in.TxIDs[i], in.Magic, checks)
 			}
 		}

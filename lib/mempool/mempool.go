@@ -84,6 +84,7 @@ type Pool struct {
 	chain    Chain
 	magic    [4]byte
 	values   consensus.ValueModel
+	sigs     *consensus.SigCache
 	maxBytes int
 	txs      map[types.Hash]*Entry
 	spends   map[types.Outpoint]*Entry
@@ -97,6 +98,9 @@ type Pool struct {
 type Options struct {
 	MaxBytes int
 	Values   consensus.ValueModel
+	// SigCache records the transactions whose signatures verified, so their block need not
+	// verify them again; nil for none.
+	SigCache *consensus.SigCache
 }
 
 // New returns an empty pool over chain for the network magic.
@@ -107,7 +111,7 @@ func New(chain Chain, magic [4]byte, opts Options) *Pool {
 	if opts.Values == nil {
 		opts.Values = consensus.NominalValue{}
 	}
-	return &Pool{chain: chain, magic: magic, values: opts.Values, maxBytes: opts.MaxBytes,
+	return &Pool{chain: chain, magic: magic, values: opts.Values, sigs: opts.SigCache, maxBytes: opts.MaxBytes,
 		txs: make(map[types.Hash]*Entry), spends: make(map[types.Outpoint]*Entry), now: time.Now}
 }
 
@@ -140,8 +144,15 @@ func (p *Pool) Accept(tx *types.Transaction) (types.Hash, error) {
 		return txid, reject("invalid transaction", err)
 	}
 	// Signatures need no lock; verify first so invalid floods cost no lock time.
-	if err := consensus.VerifySignatures(tx, txid, p.magic); err != nil {
-		return txid, reject("invalid transaction", err)
+	var key types.Hash
+	if p.sigs != nil {
+		key = consensus.SigCacheKey(tx)
+	}
+	if p.sigs == nil || !p.sigs.Has(key) {
+		if err := consensus.VerifySignatures(tx, txid, p.magic); err != nil {
+			return txid, reject("invalid transaction", err)
+		}
+		p.sigs.Add(key)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/chainstate"
+	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/mempool"
 	"github.com/cointoolkit/coin/lib/params"
@@ -87,12 +88,13 @@ func New(cfg Config) (*Node, error) {
 	if cfg.DiskCheckInterval == 0 {
 		cfg.DiskCheckInterval = 10 * time.Second
 	}
-	chain, err := chainstate.Open(filepath.Join(cfg.DataDir, "db"), cfg.Network, chainstate.Options{})
+	sigs := consensus.NewSigCache(0)
+	chain, err := chainstate.Open(filepath.Join(cfg.DataDir, "db"), cfg.Network, chainstate.Options{SigCache: sigs})
 	if err != nil {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, chain: chain, net: noNetwork{}, stopCh: make(chan struct{})}
-	n.pool = mempool.New(poolChain{chain}, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes})
+	n.pool = mempool.New(poolChain{chain}, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes, SigCache: sigs})
 	tip := chain.Tip()
 	n.log.Info("chain loaded", "network", cfg.Network.Name, "height", tip.Height, "tip", tip.Hash, "datadir", cfg.DataDir)
 	return n, nil

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -194,6 +195,7 @@ type Server struct {
 	recentRejects *peer.KnownSet
 	orphanTxs     *orphanTxs
 	flushPending  bool
+	preverifyQ    chan preverifyJob // blocks whose signatures preverifyLoop checks ahead
 }
 
 // New builds a server; Start runs it.
@@ -212,7 +214,8 @@ func New(cfg Config, b Backend) (*Server, error) {
 		outLocal: make(map[string]string), self: make(map[string]bool), wakeConn: make(chan struct{}, 1),
 		tree: make(map[types.Hash]*hnode), inflight: make(map[types.Hash]*blockReq), received: make(map[types.Hash]*recvBlock),
 		orphanBlocks: newOrphanBlocks(64, 32<<20), wakeProc: make(chan struct{}, 1),
-		txInflight: make(map[types.Hash]txReq), recentRejects: peer.NewKnownSet(20_000), orphanTxs: newOrphanTxs(100)}
+		txInflight: make(map[types.Hash]txReq), recentRejects: peer.NewKnownSet(20_000), orphanTxs: newOrphanTxs(100),
+		preverifyQ: make(chan preverifyJob, 1024)}
 	s.cfg.Peer.Logger = s.log
 	s.cfg.Peer.OnBan = s.banIP
 	t := s.chain.Tip()
@@ -251,7 +254,49 @@ func (s *Server) Start(ctx context.Context) error {
 	s.goRun(s.connectLoop)
 	s.goRun(s.processLoop)
 	s.goRun(s.tickLoop)
+	if s.chain.SigCache() != nil {
+		for i := 0; i < runtime.GOMAXPROCS(0); i++ {
+			s.goRun(s.preverifyLoop)
+		}
+	}
 	return nil
+}
+
+// preverifyLoop checks the signatures of received blocks ahead of their turn and records them
+// in the chain's signature cache, so that while one block connects (storage work that uses one
+// core) the next blocks' signatures are verified on the others.
+func (s *Server) preverifyLoop() {
+	cache := s.chain.SigCache()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case job := <-s.preverifyQ:
+			cache.Preverify(job.block, s.net.Magic, 1)
+			close(job.done)
+		}
+	}
+}
+
+type preverifyJob struct {
+	block *types.Block
+	done  chan struct{}
+}
+
+// preverify queues a received block for preverifyLoop and returns a channel closed when it is
+// done, or nil when nothing was queued (no cache, or the queue is full: the block's connect
+// then verifies its own signatures).
+func (s *Server) preverify(b *types.Block) chan struct{} {
+	if s.chain.SigCache() == nil || len(b.Transactions) < 2 {
+		return nil
+	}
+	job := preverifyJob{b, make(chan struct{})}
+	select {
+	case s.preverifyQ <- job:
+		return job.done
+	default:
+		return nil
+	}
 }
 
 func (s *Server) goRun(f func()) {

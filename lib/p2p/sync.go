@@ -49,6 +49,9 @@ type recvBlock struct {
 	block *types.Block
 	from  *peerState
 	size  int
+	// verified is closed once the block's signatures were checked ahead of time (nil when
+	// the block was not queued for that).
+	verified chan struct{}
 }
 
 // headerRef is a header known to the tree (node) or stored in the chain (cnode).
@@ -555,7 +558,7 @@ func (s *Server) scheduleLocked() {
 			break
 		}
 		if ob := s.orphanBlocks.take(n.hash); ob != nil {
-			s.received[n.hash] = &recvBlock{block: ob.block, from: ob.from, size: ob.size}
+			s.received[n.hash] = &recvBlock{block: ob.block, from: ob.from, size: ob.size, verified: s.preverify(ob.block)}
 			s.receivedBytes += ob.size
 			s.wakeProcessor()
 			continue
@@ -624,7 +627,7 @@ func (s *Server) onBlock(ps *peerState, b *types.Block, size int) {
 		ps.blocks++
 		s.updatePeerBestLocked(ps, hash)
 		if s.received[hash] == nil {
-			s.received[hash] = &recvBlock{block: b, from: ps, size: size}
+			s.received[hash] = &recvBlock{block: b, from: ps, size: size, verified: s.preverify(b)}
 			s.receivedBytes += size
 		}
 		s.scheduleLocked()
@@ -651,7 +654,7 @@ func (s *Server) onUnsolicitedBlock(ps *peerState, b *types.Block, hash types.Ha
 		return
 	}
 	if n := s.tree[hash]; n != nil && !n.invalid && s.onPathLocked(n) {
-		s.received[hash] = &recvBlock{block: b, from: ps, size: size}
+		s.received[hash] = &recvBlock{block: b, from: ps, size: size, verified: s.preverify(b)}
 		s.receivedBytes += size
 		s.updatePeerBestLocked(ps, hash)
 		s.mu.Unlock()
@@ -757,6 +760,14 @@ func (s *Server) processLoop() {
 			s.processing++
 			s.mu.Unlock()
 
+			// Connect only once the block's own signatures are checked (on the other cores
+			// while the previous block connected), so no signature is verified twice.
+			if rb.verified != nil {
+				select {
+				case <-rb.verified:
+				case <-s.ctx.Done():
+				}
+			}
 			stored, err := s.submit(rb.from, rb.block, n.hash)
 
 			s.mu.Lock()

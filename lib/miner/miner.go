@@ -1,0 +1,552 @@
+package miner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/pow"
+	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// Defaults of the Config intervals.
+const (
+	DefaultTipPoll     = 250 * time.Millisecond
+	DefaultMempoolPoll = 2 * time.Second
+	DefaultTimeRoll    = 30 * time.Second
+	DefaultMaxBackoff  = 5 * time.Second
+)
+
+const (
+	minBackoff  = 250 * time.Millisecond
+	pollTimeout = 2 * time.Second  // getblockcount, getblockhash, getmempoolinfo
+	callTimeout = 30 * time.Second // getblocktemplate, submitblock
+	// maxTimeAhead bounds how far a rolled timestamp may run ahead of the clock (nodes
+	// accept 15 minutes).
+	maxTimeAhead = 10 * 60
+)
+
+// Config configures a Miner. Node and Address are required; zero values of the other
+// fields mean their defaults.
+type Config struct {
+	Node Node
+	// NodeURL names the node in messages.
+	NodeURL string
+	Address Address
+	// Network is the network the user named, if any. Without it the network comes from
+	// the node (getblockchaininfo) and must be one the address belongs to.
+	Network *params.Network
+	// Threads is the number of hashing threads (default: the number of CPUs).
+	Threads int
+	// Blocks makes Run return after that many accepted blocks (0: run until cancelled).
+	Blocks uint64
+	// Logger receives the miner's events (default: none).
+	Logger *slog.Logger
+	// OnBlock is called, from the controller goroutine, after each submitted block.
+	OnBlock func(BlockEvent)
+
+	TipPoll     time.Duration // how often to check the tip (getblockcount, getblockhash)
+	MempoolPoll time.Duration // how often to check the mempool (getmempoolinfo)
+	TimeRoll    time.Duration // how often to move the header's timestamp to now
+	MaxBackoff  time.Duration // longest wait between attempts to reach the node
+}
+
+// BlockEvent reports a submitted block.
+type BlockEvent struct {
+	Hash     string
+	Height   uint64
+	Txs      int
+	Accepted bool
+	// Reason is the node's message when the block was rejected.
+	Reason string
+}
+
+// Stats is a snapshot of a Miner's counters.
+type Stats struct {
+	Started      time.Time
+	Elapsed      time.Duration
+	Threads      int
+	Hashes       uint64
+	ThreadHashes []uint64
+	// Hashrate is hashes per second over the last RateWindow; AvgHashrate since Started.
+	Hashrate    float64
+	AvgHashrate float64
+	// Accepted and Rejected count the node's answers to submitblock; Stale counts
+	// solutions dropped because their parent stopped being the tip before they could be
+	// submitted; SubmitErrors counts submissions that got no answer.
+	Accepted, Rejected, Stale, SubmitErrors uint64
+	// Templates counts the templates mined on; Rolls the timestamp rolls.
+	Templates, Rolls uint64
+	// Height is the chain height the miner works on top of (the tip it knows).
+	Height uint64
+	// NodeUp is false while the node does not answer; Mining is true while a job is
+	// being hashed.
+	NodeUp bool
+	Mining bool
+}
+
+// RateWindow is the span over which Stats.Hashrate is measured.
+const RateWindow = 10 * time.Second
+
+// Miner mines blocks with a node's templates. Create it with New and start it with Run.
+type Miner struct {
+	cfg      Config
+	log      *slog.Logger
+	h        *hasher
+	chunks   uint64 // chunks per job (the full 64-bit space; tests make it smaller)
+	running  atomic.Bool
+	net      *params.Network
+	powLimit *big.Int
+	checked  bool // the node's network was compared with the address
+	jobID    uint64
+
+	mu      sync.Mutex // guards the fields below
+	st      Stats
+	samples []rateSample
+}
+
+type rateSample struct {
+	t      time.Time
+	hashes uint64
+}
+
+// New checks cfg and returns a Miner.
+func New(cfg Config) (*Miner, error) {
+	if cfg.Node == nil {
+		return nil, errors.New("miner: no node")
+	}
+	if cfg.Address.String == "" {
+		return nil, errors.New("miner: no mining address")
+	}
+	if cfg.Network != nil && !cfg.Address.ValidOn(cfg.Network) {
+		return nil, fmt.Errorf("%w: the address is for %s, not %s", ErrWrongNetwork, cfg.Address.NetworkNames(), cfg.Network.Name)
+	}
+	if cfg.Threads <= 0 {
+		cfg.Threads = runtime.NumCPU()
+	}
+	if cfg.TipPoll <= 0 {
+		cfg.TipPoll = DefaultTipPoll
+	}
+	if cfg.MempoolPoll <= 0 {
+		cfg.MempoolPoll = DefaultMempoolPoll
+	}
+	if cfg.TimeRoll <= 0 {
+		cfg.TimeRoll = DefaultTimeRoll
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = DefaultMaxBackoff
+	}
+	m := &Miner{cfg: cfg, log: cfg.Logger, h: newHasher(cfg.Threads), chunks: fullSpaceChunks}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	m.net = cfg.Network
+	if m.net == nil && len(cfg.Address.Networks) == 1 {
+		m.net = cfg.Address.Networks[0]
+	}
+	if m.net != nil {
+		m.powLimit = m.net.PowLimit
+	}
+	m.st.Threads = cfg.Threads
+	m.st.NodeUp = true
+	return m, nil
+}
+
+// Threads is the number of hashing threads.
+func (m *Miner) Threads() int { return m.cfg.Threads }
+
+// Stats returns a snapshot of the counters.
+func (m *Miner) Stats() Stats {
+	now := time.Now()
+	hashes := m.h.total()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.st
+	s.Hashes = hashes
+	s.ThreadHashes = m.h.perThread()
+	if !s.Started.IsZero() {
+		s.Elapsed = now.Sub(s.Started)
+		if sec := s.Elapsed.Seconds(); sec > 0 {
+			s.AvgHashrate = float64(hashes) / sec
+		}
+		s.Hashrate = s.AvgHashrate
+		for _, smp := range m.samples {
+			if now.Sub(smp.t) <= RateWindow+time.Second/2 {
+				if dt := now.Sub(smp.t).Seconds(); dt > 0.5 {
+					s.Hashrate = float64(hashes-smp.hashes) / dt
+				}
+				break
+			}
+		}
+	}
+	return s
+}
+
+func (m *Miner) update(f func(*Stats)) {
+	m.mu.Lock()
+	f(&m.st)
+	m.mu.Unlock()
+}
+
+// sample records the hash count once a second for the windowed rate.
+func (m *Miner) sample(now time.Time) {
+	n := m.h.total()
+	m.mu.Lock()
+	m.samples = append(m.samples, rateSample{now, n})
+	if len(m.samples) > int(RateWindow/time.Second)+2 {
+		m.samples = m.samples[1:]
+	}
+	m.mu.Unlock()
+}
+
+// Run mines until ctx is cancelled (then it returns nil), until Blocks blocks were
+// accepted (nil), or until a problem retrying cannot fix (ErrWrongNetwork, ErrNodeRefused).
+// A Miner runs once.
+func (m *Miner) Run(ctx context.Context) error {
+	if m.running.Swap(true) {
+		return errors.New("miner: Run called twice")
+	}
+	m.update(func(s *Stats) { s.Started = time.Now() })
+	hctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	m.h.run(hctx, &wg)
+	wg.Go(func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-hctx.Done():
+				return
+			case now := <-t.C:
+				m.sample(now)
+			}
+		}
+	})
+	defer func() {
+		m.h.board.close()
+		cancel()
+		wg.Wait()
+		m.update(func(s *Stats) { s.Mining = false })
+	}()
+	return m.control(ctx)
+}
+
+// fatalError marks an error retrying cannot fix.
+type fatalError struct{ error }
+
+func (e fatalError) Unwrap() error { return e.error }
+
+// controller is the state of the control loop.
+type controller struct {
+	cur     *job                // the job being hashed (possibly stopped)
+	rnd     *round              // the round of cur
+	mempool *rpcapi.MempoolInfo // mempool totals taken just before cur's template
+	down    bool                // the last call failed for lack of an answer
+	tip     types.Hash          // the tip as last seen: a polled tip, a template's parent, our block
+	backoff time.Duration
+}
+
+func (m *Miner) control(ctx context.Context) error {
+	var c controller
+	tip := time.NewTicker(m.cfg.TipPoll)
+	defer tip.Stop()
+	mem := time.NewTicker(m.cfg.MempoolPoll)
+	defer mem.Stop()
+	roll := time.NewTimer(m.cfg.TimeRoll)
+	defer roll.Stop()
+	need, why := true, "start"
+	var retry <-chan time.Time
+	for {
+		if need && retry == nil {
+			err := m.refresh(ctx, &c, why)
+			switch {
+			case ctx.Err() != nil:
+				return nil
+			case err == nil:
+				need = false
+				c.backoff = 0
+				roll.Reset(m.cfg.TimeRoll)
+			default:
+				if fe := (fatalError{}); errors.As(err, &fe) {
+					return fe.error
+				}
+				c.backoff = min(max(2*c.backoff, minBackoff), m.cfg.MaxBackoff)
+				m.log.Warn("no block template; retrying", "node", m.cfg.NodeURL, "in", c.backoff, "err", err)
+				retry = time.After(c.backoff)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-retry:
+			retry = nil
+		case s := <-m.h.solutions:
+			done := m.submit(ctx, &c, s)
+			if done {
+				return nil
+			}
+			need, why = true, "block submitted"
+		case <-tip.C:
+			if c.cur == nil || c.cur.dead() {
+				continue // nothing is hashed, or a fresh template is on its way anyway
+			}
+			if changed, height, hash := m.tipChanged(ctx, &c); changed {
+				c.tip, _ = types.ParseHash(hash)
+				c.rnd.stale.Store(true)
+				m.h.board.set(nil)
+				m.log.Info("new tip from elsewhere; switching templates", "height", height, "hash", hash)
+				m.update(func(s *Stats) { s.Height = height; s.Mining = false })
+				need, why = true, "new tip"
+			}
+		case <-mem.C:
+			if need || c.cur == nil || c.mempool == nil {
+				continue
+			}
+			cctx, cancel := context.WithTimeout(ctx, pollTimeout)
+			mi, err := m.cfg.Node.GetMempoolInfo(cctx)
+			cancel()
+			m.reachable(&c, err, "node unreachable")
+			if err == nil && *mi != *c.mempool {
+				m.log.Debug("mempool changed", "size", mi.Size, "bytes", mi.Bytes, "total_fee", mi.TotalFee)
+				need, why = true, "mempool changed"
+			}
+		case <-roll.C:
+			m.roll(&c, roll, "time")
+		case id := <-m.h.exhausted:
+			if c.cur != nil && id == c.cur.id {
+				m.roll(&c, roll, "nonce space used up")
+			}
+		}
+	}
+}
+
+// reachable tracks whether the node answers: a transport error marks it down (logged once
+// with the given message, when not empty), any answer marks it up again. It returns err
+// made readable: an unreachable node's error says so.
+func (m *Miner) reachable(c *controller, err error, downMsg string) error {
+	switch {
+	case err == nil || rpcError(err) != nil:
+		if c.down {
+			c.down = false
+			m.log.Info("node reachable again", "node", m.cfg.NodeURL)
+			m.update(func(s *Stats) { s.NodeUp = true })
+		}
+		return err
+	case errors.Is(err, context.Canceled):
+		return err
+	}
+	err = unreachableError{err}
+	if !c.down {
+		c.down = true
+		if downMsg != "" {
+			m.log.Warn(downMsg, "node", m.cfg.NodeURL, "err", err)
+		}
+		m.update(func(s *Stats) { s.NodeUp = false })
+	}
+	return err
+}
+
+// unreachableError is a call that got no answer from the node.
+type unreachableError struct{ err error }
+
+func (e unreachableError) Unwrap() error { return e.err }
+
+func (e unreachableError) Error() string {
+	if jsonrpc.IsConnRefused(e.err) {
+		return "node unreachable: connection refused (is the node running, with --rpc-bind on this address?)"
+	}
+	return "node unreachable: " + e.err.Error()
+}
+
+// refresh fetches a template and posts its first job.
+func (m *Miner) refresh(ctx context.Context, c *controller, why string) error {
+	if !m.checked {
+		if err := m.checkNetwork(ctx, c); err != nil {
+			return err
+		}
+	}
+	// The mempool totals are read before the template, so that any change after them,
+	// even one the template already holds, makes a later poll fetch a fresh template.
+	cctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	mi, err := m.cfg.Node.GetMempoolInfo(cctx)
+	cancel()
+	if err = m.reachable(c, err, ""); err != nil {
+		if rpcError(err) == nil {
+			return err
+		}
+		mi = nil // no getmempoolinfo: rely on the tip and time checks
+	}
+	cctx, cancel = context.WithTimeout(ctx, callTimeout)
+	t, err := m.cfg.Node.GetBlockTemplate(cctx, m.cfg.Address.String)
+	cancel()
+	if err = m.reachable(c, err, ""); err != nil {
+		if e := rpcError(err); e != nil {
+			if e.Code == jsonrpc.CodeInvalidParams || e.Code == jsonrpc.CodeMethodNotFound ||
+				strings.HasPrefix(e.Message, "invalid address") {
+				return fatalError{fmt.Errorf("%w: getblocktemplate %s: %s", ErrNodeRefused, m.cfg.Address.String, e.Message)}
+			}
+			return fmt.Errorf("node gives no block template: %s", e.Message)
+		}
+		return err
+	}
+	w, err := NewWork(t, m.cfg.Address.PubKeyHash, m.powLimit)
+	if err != nil {
+		return err
+	}
+	if !c.tip.IsZero() && c.tip != w.PrevHash {
+		// Another block arrived between our last look and this template.
+		m.log.Info("new tip from elsewhere; switching templates", "height", w.Height-1, "hash", w.PrevHash)
+	}
+	c.tip = w.PrevHash
+	if c.rnd == nil || c.rnd.prev != w.PrevHash || c.rnd.solved.Load() || c.rnd.stale.Load() {
+		c.rnd = &round{prev: w.PrevHash}
+	}
+	c.mempool = mi
+	m.post(c, w, w.Header.Timestamp)
+	m.log.Debug("new template", "reason", why, "height", w.Height, "prev", w.PrevHash, "txs", len(w.Transactions),
+		"fees", w.Fees, "target", fmt.Sprintf("0x%08x", w.Header.DifficultyTarget))
+	m.update(func(s *Stats) {
+		s.Templates++
+		s.Height = w.Height - 1
+		s.Mining = true
+	})
+	return nil
+}
+
+// post makes a job of w at timestamp ts and hands it to the threads.
+func (m *Miner) post(c *controller, w *Work, ts uint64) {
+	m.jobID++
+	c.cur = newJob(m.jobID, w, c.rnd, ts, m.chunks)
+	m.h.board.set(c.cur)
+}
+
+// roll moves the current job's timestamp to now (at least one second on), which gives the
+// threads a fresh nonce space.
+func (m *Miner) roll(c *controller, timer *time.Timer, why string) {
+	timer.Reset(m.cfg.TimeRoll)
+	if c.cur == nil || c.cur.round.solved.Load() || c.cur.round.stale.Load() {
+		return
+	}
+	now := uint64(time.Now().Unix())
+	ts := max(now, c.cur.ts+1)
+	if ts > now+maxTimeAhead {
+		// Only a nonce space used up more than once a second gets here; wait for the clock.
+		m.log.Warn("cannot roll the timestamp further ahead of the clock; waiting", "timestamp", c.cur.ts)
+		m.h.board.set(nil)
+		timer.Reset(time.Second)
+		return
+	}
+	m.post(c, c.cur.work, ts)
+	m.log.Debug("timestamp rolled", "reason", why, "timestamp", ts, "height", c.cur.work.Height)
+	m.update(func(s *Stats) { s.Rolls++; s.Mining = true })
+}
+
+// tipChanged asks the node for its tip and compares it with the current job's parent.
+func (m *Miner) tipChanged(ctx context.Context, c *controller) (changed bool, height uint64, hash string) {
+	cctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	defer cancel()
+	n, err := m.cfg.Node.GetBlockCount(cctx)
+	if m.reachable(c, err, "node unreachable") != nil {
+		return false, 0, ""
+	}
+	hash, err = m.cfg.Node.GetBlockHash(cctx, n)
+	if m.reachable(c, err, "node unreachable") != nil {
+		return false, 0, ""
+	}
+	return n+1 != c.cur.work.Height || hash != c.cur.work.PrevHash.String(), n, hash
+}
+
+// checkNetwork compares the node's network with the address's and --network.
+func (m *Miner) checkNetwork(ctx context.Context, c *controller) error {
+	cctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	info, err := m.cfg.Node.GetBlockchainInfo(cctx)
+	cancel()
+	if err = m.reachable(c, err, ""); err != nil {
+		if rpcError(err) == nil {
+			return err
+		}
+		m.checked = true // the node does not say; the template checks still apply
+		return nil
+	}
+	m.checked = true
+	if info.Network == "" {
+		return nil
+	}
+	n, err := params.ByName(info.Network)
+	if err != nil {
+		m.log.Warn("node reports an unknown network", "network", info.Network)
+		return nil
+	}
+	if m.cfg.Network != nil && n != m.cfg.Network {
+		return fatalError{fmt.Errorf("%w: the node runs %s, not %s", ErrWrongNetwork, n.Name, m.cfg.Network.Name)}
+	}
+	if !m.cfg.Address.ValidOn(n) {
+		return fatalError{fmt.Errorf("%w: the node runs %s, the address %s is for %s", ErrWrongNetwork,
+			n.Name, m.cfg.Address.String, m.cfg.Address.NetworkNames())}
+	}
+	m.net, m.powLimit = n, n.PowLimit
+	m.log.Info("connected to node", "network", n.Name, "height", info.Height, "threads", m.cfg.Threads)
+	return nil
+}
+
+// submit sends a claimed solution, unless its round went stale. It reports whether the
+// Blocks limit is reached.
+func (m *Miner) submit(ctx context.Context, c *controller, s solution) bool {
+	j := s.job
+	if c.cur != nil && c.cur.round == j.round {
+		m.h.board.set(nil) // the round is solved: idle until the next template
+		m.update(func(s *Stats) { s.Mining = false })
+	}
+	h := j.work.HeaderAt(j.ts, s.nonce)
+	hash := h.Hash()
+	if j.round.stale.Load() {
+		m.update(func(s *Stats) { s.Stale++ })
+		m.log.Info("solution for a replaced tip dropped", "height", j.work.Height, "hash", hash)
+		return false
+	}
+	if [32]byte(hash) != s.hash || !pow.HashMeetsTarget((*[32]byte)(&hash), &j.target) {
+		m.log.Error("hashing kernel reported a wrong solution; dropped", "nonce", s.nonce, "kernel_hash", fmt.Sprintf("%x", s.hash), "hash", hash)
+		return false
+	}
+	ev := BlockEvent{Hash: hash.String(), Height: j.work.Height, Txs: len(j.work.Transactions)}
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	err := m.cfg.Node.SubmitBlock(cctx, j.work.BlockHex(h))
+	cancel()
+	err = m.reachable(c, err, "")
+	var done bool
+	switch e := rpcError(err); {
+	case err == nil:
+		ev.Accepted = true
+		c.tip = types.Hash(hash)
+		m.update(func(s *Stats) {
+			s.Accepted++
+			s.Height = j.work.Height
+			done = m.cfg.Blocks > 0 && s.Accepted >= m.cfg.Blocks
+		})
+		m.log.Info("block accepted", "height", ev.Height, "hash", ev.Hash, "txs", ev.Txs, "fees", j.work.Fees)
+	case e != nil:
+		ev.Reason = e.Message
+		m.update(func(s *Stats) { s.Rejected++ })
+		m.log.Warn("block rejected", "height", ev.Height, "hash", ev.Hash, "reason", e.Message)
+	case ctx.Err() != nil:
+		return false
+	default:
+		m.update(func(s *Stats) { s.SubmitErrors++ })
+		m.log.Warn("block not submitted", "height", ev.Height, "hash", ev.Hash, "err", err)
+		return false
+	}
+	if m.cfg.OnBlock != nil {
+		m.cfg.OnBlock(ev)
+	}
+	return done
+}
