@@ -7,7 +7,7 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 5
 
-.PHONY: all build test test-short bench fuzz man completions docs vet fmt clean openapi-check vectors-check
+.PHONY: all build test test-short bench bench-miner fuzz man completions docs vet fmt clean openapi-check vectors-check
 
 all: build
 
@@ -26,6 +26,11 @@ test-short:
 # Benchmarks; figures and the machine go to docs/benchmarks.md by hand (see docs/).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) $(PKGS) | tee bench.out
+
+# The miner's hashrate against the openssl one-stream bound (prints ok/below per target).
+bench-miner: build
+	$(GO) test -run '^$$' -bench BenchmarkHashrate -benchtime 5s ./lib/miner
+	$(BIN)/coin-miner --benchmark --threads 2 --benchmark-time 5s
 
 # Every fuzz target for FUZZTIME each (bounded).
 fuzz:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/cliutil"
+	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/node"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/urfave/cli/v2"
@@ -67,7 +68,7 @@ func run(c *cli.Context) error {
 		}
 		dataDir = net.DefaultDataDir(home)
 	}
-	level, err := node.ParseLevel(c.String("log-level"))
+	level, err := logging.ParseLevel(c.String("log-level"))
 	if err != nil {
 		return err
 	}

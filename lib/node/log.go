@@ -1,33 +1,13 @@
 package node
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/cointoolkit/coin/lib/logging"
 )
-
-// LevelTrace is below debug: per-message network detail.
-const LevelTrace = slog.Level(-8)
-
-// ParseLevel maps error, warn, info, debug and trace to slog levels.
-func ParseLevel(s string) (slog.Level, error) {
-	switch strings.ToLower(s) {
-	case "error":
-		return slog.LevelError, nil
-	case "warn", "warning":
-		return slog.LevelWarn, nil
-	case "info", "":
-		return slog.LevelInfo, nil
-	case "debug":
-		return slog.LevelDebug, nil
-	case "trace":
-		return LevelTrace, nil
-	}
-	return 0, fmt.Errorf("unknown log level %q (want error, warn, info, debug or trace)", s)
-}
 
 // NewLogger writes key=value lines to stderr and, when toFile, to <dataDir>/node.log.
 // The returned closer closes the file.
@@ -44,11 +24,5 @@ func NewLogger(level slog.Level, dataDir string, toFile bool) (*slog.Logger, io.
 		}
 		w, closer = io.MultiWriter(os.Stderr, f), f
 	}
-	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-		if a.Key == slog.LevelKey && a.Value.Any() == LevelTrace {
-			a.Value = slog.StringValue("TRACE")
-		}
-		return a
-	}})
-	return slog.New(h), closer, nil
+	return logging.New(w, level), closer, nil
 }

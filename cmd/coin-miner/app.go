@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/cointoolkit/coin/lib/logging"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/cointoolkit/coin/lib/cliutil"
+	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/miner"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/rpcapi"
+)
+
+const appName = "coin-miner"
+
+// appDescription is the overview of --help and the man page (urfave/cli does not wrap it).
+var appDescription = strings.TrimSpace(`
+coin-miner asks a node for block templates (getblocktemplate), hashes them on every core
+and submits the blocks it solves (submitblock). The node must serve RPC (--rpc-bind).
+
+The address is checked (bech32m checksum and network) before any work. Its prefix names
+the network: coin1... is mainnet, tcoin1... is testnet or regtest; --network makes it
+explicit, and the node's own network must match.
+
+The threads share the 64-bit nonce space without overlap. The miner checks the node's tip
+every 250 ms and its mempool every 2 s, and moves to a fresh template when either changed;
+a solution for a tip that was replaced is dropped, never submitted. Every 30 s, and when
+the nonce space runs out, the block's timestamp moves to the current time. An unreachable
+node is retried with backoff (at most 5 s between attempts) until it answers.
+
+Output: the hash of each accepted block goes to standard output, one per line. On a
+terminal, standard error shows one status line (hashrate, blocks accepted and rejected,
+height), redrawn every second, above which events are logged. Otherwise standard error
+gets key=value log lines (log/slog), with a status line every --log-interval. SIGINT or
+SIGTERM stops the miner, which prints a summary.
+
+--benchmark hashes a fixed header without a node, first on one thread and then on
+--threads threads, and prints the hashrate per thread and in total. When openssl is on the
+PATH it also measures the one-stream SHA-256 reference (openssl speed -evp sha256, the
+16384-byte row / 64 / 2) and prints the ratio.
+
+Examples:
+
+    coin-miner --rpc http://127.0.0.1:38332 --address tcoin1... --threads 8
+    coin-miner --network regtest --address "$addr" --blocks 5
+    COIN_RPC=127.0.0.1:28332 COIN_MINER_ADDRESS=tcoin1... coin-miner
+    coin-miner --benchmark --threads 2
+
+Exit status: 0 after SIGINT, SIGTERM or --blocks blocks; 1 for a bad option or address, or
+when the node refuses to mine for this address (another network).`)
+
+// defaultLogInterval is how often a status line is logged when standard error is not a
+// terminal.
+const defaultLogInterval = 30 * time.Second
+
+// newApp builds the command line. It is set up at once, so that the man page and the
+// completions generated from it (gendoc, TestDocsFresh) include the --help flag urfave/cli
+// adds, whether or not the app has run.
+func newApp() *cli.App {
+	app := &cli.App{
+		Name:                 appName,
+		Usage:                "mine COIN blocks with a node's block templates, on every CPU core",
+		UsageText:            appName + " --address ADDRESS [--rpc URL] [--threads N] [--blocks N] | --benchmark",
+		Description:          appDescription,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		HideVersion:          true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "rpc", EnvVars: []string{"COIN_RPC"},
+				Usage: "node RPC `URL` (default: http://127.0.0.1:PORT, the RPC port of the network)"},
+			&cli.StringFlag{Name: "address", Aliases: []string{"a"}, EnvVars: []string{"COIN_MINER_ADDRESS"},
+				Usage: "`ADDRESS` the coinbase pays (coin1... mainnet, tcoin1... testnet and regtest)"},
+			&cli.StringFlag{Name: "network", EnvVars: []string{"COIN_NETWORK"},
+				Usage: "`NET`: mainnet, testnet or regtest (default: from the address prefix and the node)"},
+			&cli.IntFlag{Name: "threads", Aliases: []string{"t"}, EnvVars: []string{"COIN_MINER_THREADS"},
+				DefaultText: "number of CPUs", Usage: "hashing `N` threads"},
+			&cli.Uint64Flag{Name: "blocks", EnvVars: []string{"COIN_MINER_BLOCKS"},
+				DefaultText: "0, no limit", Usage: "exit after `N` accepted blocks"},
+			&cli.BoolFlag{Name: "benchmark", EnvVars: []string{"COIN_MINER_BENCHMARK"},
+				Usage: "measure the hashrate on a fixed header without a node, then exit"},
+			&cli.DurationFlag{Name: "benchmark-time", EnvVars: []string{"COIN_MINER_BENCHMARK_TIME"}, Value: 5 * time.Second,
+				Usage: "`DURATION` of each --benchmark run"},
+			&cli.StringFlag{Name: "log-level", EnvVars: []string{"COIN_MINER_LOG_LEVEL", "COIN_LOG_LEVEL"}, Value: "info",
+				Usage: "`LEVEL`: error, warn, info, debug or trace"},
+			&cli.DurationFlag{Name: "log-interval", EnvVars: []string{"COIN_MINER_LOG_INTERVAL"}, Value: defaultLogInterval,
+				Usage: "`DURATION` between status log lines when standard error is not a terminal"},
+		},
+		Commands: []*cli.Command{cliutil.DocCommand()},
+		Action:   run,
+	}
+	app.Setup()
+	return app
+}
+
+// options are the checked flags.
+type options struct {
+	threads     int
+	blocks      uint64
+	level       slog.Level
+	logInterval time.Duration
+	network     *params.Network // nil: not given
+}
+
+func readOptions(c *cli.Context) (*options, error) {
+	o := &options{threads: c.Int("threads"), blocks: c.Uint64("blocks"), logInterval: c.Duration("log-interval")}
+	if o.threads < 0 || o.threads > 4096 {
+		return nil, fmt.Errorf("--threads %d: want 1 to 4096 (0: the number of CPUs)", o.threads)
+	}
+	if o.threads == 0 {
+		o.threads = runtime.NumCPU()
+	}
+	if o.logInterval <= 0 {
+		return nil, errors.New("--log-interval must be positive")
+	}
+	var err error
+	if o.level, err = logging.ParseLevel(c.String("log-level")); err != nil {
+		return nil, err
+	}
+	if n := c.String("network"); n != "" {
+		if o.network, err = params.ByName(n); err != nil {
+			return nil, fmt.Errorf("--network: %w", err)
+		}
+	}
+	return o, nil
+}
+
+func run(c *cli.Context) error {
+	if c.Args().Present() {
+		return fmt.Errorf("unexpected argument %q (see '%s --help')", c.Args().First(), appName)
+	}
+	o, err := readOptions(c)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal kills at once
+	}()
+	if c.Bool("benchmark") {
+		d := c.Duration("benchmark-time")
+		if d <= 0 {
+			return errors.New("--benchmark-time must be positive")
+		}
+		return benchmark(ctx, c.App.Writer, o.threads, d)
+	}
+	return mine(ctx, c, o)
+}
+
+func mine(ctx context.Context, c *cli.Context, o *options) error {
+	raw := c.String("address")
+	if raw == "" {
+		return fmt.Errorf("no mining address: give --address or COIN_MINER_ADDRESS (see '%s --help')", appName)
+	}
+	addr, err := miner.ParseAddress(strings.TrimSpace(raw), o.network)
+	if err != nil {
+		return fmt.Errorf("--address: %w", err)
+	}
+	rpcURL, err := nodeURL(c.String("rpc"), o.network, addr)
+	if err != nil {
+		return err
+	}
+	con := newConsole(c.App.Writer, c.App.ErrWriter)
+	logger := con.logger(o.level)
+	client := rpcapi.NewClient(rpcURL, jsonrpc.WithTimeout(time.Minute))
+	defer client.Close()
+	m, err := miner.New(miner.Config{
+		Node: client, NodeURL: rpcURL, Address: addr, Network: o.network, Threads: o.threads, Blocks: o.blocks,
+		Logger: logger,
+		OnBlock: func(e miner.BlockEvent) {
+			if e.Accepted {
+				con.printBlock(e.Hash)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	logger.Info("mining", "node", rpcURL, "address", addr.String, "threads", m.Threads(), "kernel", kernelName())
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		con.report(rctx, m, logger, o.logInterval)
+	}()
+	err = m.Run(ctx)
+	cancel()
+	<-done
+	con.summary(m.Stats(), o.level)
+	return err
+}
+
+// nodeURL is --rpc made a URL ("host:port" is accepted), or the default port's URL of the
+// network when --rpc is not given.
+func nodeURL(raw string, network *params.Network, addr miner.Address) (string, error) {
+	if raw == "" {
+		if network == nil && len(addr.Networks) == 1 {
+			network = addr.Networks[0]
+		}
+		if network == nil {
+			return "", fmt.Errorf("a %s address is for %s: give --rpc URL or --network to choose the node",
+				addr.HRP, addr.NetworkNames())
+		}
+		return fmt.Sprintf("http://127.0.0.1:%d", network.RPCPort), nil
+	}
+	s := strings.TrimSpace(raw)
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("--rpc %q: want a URL such as http://127.0.0.1:38332", raw)
+	}
+	return s, nil
+}
