@@ -45,7 +45,7 @@ func BenchmarkFaucetClaims(b *testing.B) {
 	_, burn, _ := wallet.NewMnemonic(12, params.Regtest)
 	n.generate(b, blocks, faucetAddr)
 	n.generate(b, consensus.CoinbaseMaturity, burn)
-	f := startFaucetd(b, "--network", "regtest", "--rpc", n.url, "--data-dir", filepath.Join(dir, "data"),
+	f := startFaucetd(b, "--network", "regtest", "--rpc", n.URL(), "--data-dir", filepath.Join(dir, "data"),
 		"--mnemonic-file", mfile, "--amount", amountCOIN, "--access-log", filepath.Join(dir, "access.log"),
 		"--max-batch", fmt.Sprint(envInt("COIN_BENCH_MAX_BATCH", 250)))
 
@@ -93,14 +93,14 @@ func BenchmarkFaucetClaims(b *testing.B) {
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
 	ok := len(latencies)
 	if ok == 0 {
-		b.Fatalf("no claim succeeded: %v\n%s", stopWhy.Load(), f.out.String())
+		b.Fatalf("no claim succeeded: %v\n%s", stopWhy.Load(), f.Out.String())
 	}
 	pct := func(p float64) time.Duration { return latencies[min(ok-1, int(float64(ok)*p))] }
 
 	// Bytes per claim in blocks: the claim transactions' sizes over the claims they pay.
 	var bytes int
 	for id := range txids {
-		tx, err := n.rpc.GetTransaction(context.Background(), id)
+		tx, err := n.RPC.GetTransaction(context.Background(), id)
 		if err != nil {
 			b.Fatalf("claim transaction %s: %v", id, err)
 		}
@@ -122,13 +122,13 @@ func BenchmarkFaucetClaims(b *testing.B) {
 
 	// Every claim transaction confirms within the next blocks, with no conflict.
 	for i := 0; i < 20; i++ {
-		if mi, _ := n.rpc.GetMempoolInfo(context.Background()); mi.Size == 0 {
+		if mi, _ := n.RPC.GetMempoolInfo(context.Background()); mi.Size == 0 {
 			break
 		}
 		n.generate(b, 1, burn)
 	}
 	for id := range txids {
-		if tx, err := n.rpc.GetTransaction(context.Background(), id); err != nil || tx.Confirmations == 0 {
+		if tx, err := n.RPC.GetTransaction(context.Background(), id); err != nil || tx.Confirmations == 0 {
 			b.Fatalf("claim transaction %s not confirmed: %+v %v", id, tx, err)
 		}
 	}

@@ -30,7 +30,7 @@ func TestEndToEnd(t *testing.T) {
 	// The faucet's funds: a mnemonic from 'coin-wallet new', funded with 220 coinbases of
 	// 50 COIN, plus 100 more blocks for maturity.
 	dir := t.TempDir()
-	env := []string{"COIN_NETWORK=regtest", "COIN_RPC=" + n.url}
+	env := []string{"COIN_NETWORK=regtest", "COIN_RPC=" + n.URL()}
 	fw := decodeObject(t, mustRun(t, env, "coin-wallet new"))
 	mfile := filepath.Join(dir, "faucet-mnemonic")
 	if err := os.WriteFile(mfile, []byte(fw["mnemonic"].(string)+"\n"), 0o600); err != nil {
@@ -42,7 +42,7 @@ func TestEndToEnd(t *testing.T) {
 	n.generate(t, 100, burn)
 
 	dataDir := filepath.Join(dir, "faucet-data")
-	f := startFaucetd(t, "--network", "regtest", "--rpc", n.url, "--data-dir", dataDir, "--mnemonic-file", mfile)
+	f := startFaucetd(t, "--network", "regtest", "--rpc", n.URL(), "--data-dir", dataDir, "--mnemonic-file", mfile)
 	env = append(env, "COIN_FAUCET_URL="+f.url)
 
 	code, st, _ := httpJSON("GET", f.url+"/api/status", "")
@@ -64,7 +64,7 @@ func TestEndToEnd(t *testing.T) {
 	if claim["address"] != userAddr {
 		t.Fatalf("claimed for %v, wallet is %s", claim["address"], userAddr)
 	}
-	if tx, err := n.rpc.GetTransaction(ctx, txid); err != nil || !tx.InMempool {
+	if tx, err := n.RPC.GetTransaction(ctx, txid); err != nil || !tx.InMempool {
 		t.Fatalf("claim transaction not in the mempool: %+v %v", tx, err)
 	}
 
@@ -155,7 +155,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	wg.Wait()
 	if t.Failed() {
-		t.Fatalf("faucetd log:\n%s", f.out.String())
+		t.Fatalf("faucetd log:\n%s", f.Out.String())
 	}
 	distinct := map[string]bool{}
 	for _, id := range txids {
@@ -163,22 +163,22 @@ func TestEndToEnd(t *testing.T) {
 	}
 	t.Logf("%d concurrent claims paid in %v by %d transactions", claims, time.Since(start).Round(time.Millisecond), len(distinct))
 	for i := 0; i < 3; i++ {
-		if mi, err := n.rpc.GetMempoolInfo(ctx); err != nil || mi.Size == 0 {
+		if mi, err := n.RPC.GetMempoolInfo(ctx); err != nil || mi.Size == 0 {
 			break
 		}
 		n.generate(t, 1, burn)
 	}
-	if mi, _ := n.rpc.GetMempoolInfo(ctx); mi.Size != 0 {
+	if mi, _ := n.RPC.GetMempoolInfo(ctx); mi.Size != 0 {
 		t.Fatalf("%d transactions still in the mempool after 3 blocks", mi.Size)
 	}
 	for id := range distinct {
-		tx, err := n.rpc.GetTransaction(ctx, id)
+		tx, err := n.RPC.GetTransaction(ctx, id)
 		if err != nil || tx.Confirmations == 0 {
 			t.Fatalf("claim transaction %s: %+v %v", id, tx, err)
 		}
 	}
 	for _, a := range addrs {
-		us, err := n.rpc.GetUtxosByAddress(ctx, a, false)
+		us, err := n.RPC.GetUtxosByAddress(ctx, a, false)
 		if err != nil || len(us) != 1 || us[0].Value != 100*amount.Coin {
 			t.Fatalf("claimant %s: %+v %v", a, us, err)
 		}
@@ -209,7 +209,7 @@ func TestEndToEnd(t *testing.T) {
 	fenv := []string{"COIN_NETWORK=regtest", "COIN_WALLET_DIR=" + filepath.Join(dir, "faucet-wallet"), "COIN_WALLET_PASSPHRASE=faucet pass"}
 	mustRun(t, fenv, "coin-wallet restore --mnemonic-file "+mfile)
 	t.Setenv("COIN_WALLET_PASSPHRASE", "faucet pass") // inherited by coin-faucetd
-	f.restart(t, "--network", "regtest", "--rpc", n.url, "--data-dir", dataDir, "--wallet-dir", filepath.Join(dir, "faucet-wallet"))
+	f.restart(t, "--network", "regtest", "--rpc", n.URL(), "--data-dir", dataDir, "--wallet-dir", filepath.Join(dir, "faucet-wallet"))
 	if _, st, _ := httpJSON("GET", f.url+"/api/status", ""); st["faucet_address"] != faucetAddr {
 		t.Fatalf("faucet address from the wallet dir: %v", st["faucet_address"])
 	}
@@ -226,7 +226,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("claim after a restart: %s", out)
 	}
 	// The access log has one line per request and no mnemonic.
-	logText := f.out.String()
+	logText := f.Out.String()
 	if !strings.Contains(logText, "POST /api/faucet 200") || strings.Contains(logText, strings.Fields(userMnemonic)[0]+" "+strings.Fields(userMnemonic)[1]) {
 		t.Fatalf("faucetd log:\n%s", logText)
 	}

@@ -23,143 +23,31 @@ import (
 	"github.com/cointoolkit/coin/lib/rpcapi"
 )
 
-// The binaries are built once for all tests and benchmarks of this package.
-var (
-	binOnce sync.Once
-	binDir  string
-	binErr  error
-)
-
+// buildBinaries builds the executables once for all tests and benchmarks of this package.
 func buildBinaries(t testing.TB) string {
 	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "coin-faucet-e2e")
-		if binErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", binDir+string(os.PathSeparator),
-			"../coin-node", "../coin-faucetd", "../coin-faucet", "../coin-wallet")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binDir
+	return proctest.Build(t, "./cmd/coin-node", "./cmd/coin-faucetd", "./cmd/coin-faucet", "./cmd/coin-wallet")
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	proctest.Cleanup()
 	os.Exit(code)
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// lockedBuffer collects a process's output safely.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// proc is a running process of ours, killed at cleanup.
-type proc struct {
-	cmd  *exec.Cmd
-	out  *lockedBuffer
-	done chan struct{}
-}
-
-func start(t testing.TB, bin string, args ...string) *proc {
-	t.Helper()
-	p := &proc{cmd: exec.Command(bin, args...), out: &lockedBuffer{}, done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(p.kill)
-	return p
-}
-
-func (p *proc) kill() {
-	select {
-	case <-p.done:
-	default:
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-// stop sends SIGTERM and waits for the exit.
-func (p *proc) stop(t testing.TB) {
-	t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("process did not stop on SIGTERM:\n%s", p.out.String())
-	}
-	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("exit code %d after SIGTERM:\n%s", code, p.out.String())
-	}
-}
-
 // node is a regtest coin-node.
-type node struct {
-	*proc
-	rpc *rpcapi.Client
-	url string
-}
+type node struct{ *proctest.Node }
 
 func startNode(t testing.TB, extra ...string) *node {
 	t.Helper()
-	bin := buildBinaries(t)
-	rpcAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	args := append([]string{"--network", "regtest", "--data-dir", t.TempDir(), "--rpc-bind", rpcAddr,
-		"--p2p-port", strconv.Itoa(freePort(t))}, extra...)
-	n := &node{proc: start(t, filepath.Join(bin, "coin-node"), args...), url: "http://" + rpcAddr}
-	n.rpc = rpcapi.NewClient(n.url, jsonrpc.WithTimeout(time.Minute))
-	t.Cleanup(n.rpc.Close)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := n.rpc.GetBlockCount(context.Background()); err == nil {
-			return n
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node did not come up:\n%s", n.out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return &node{proctest.StartNode(t, filepath.Join(buildBinaries(t), "coin-node"), extra...)}
 }
 
 func (n *node) generate(t testing.TB, blocks int, addr string) {
 	t.Helper()
 	for blocks > 0 {
 		k := min(blocks, 100)
-		if _, err := n.rpc.GenerateToAddress(context.Background(), k, addr); err != nil {
+		if _, err := n.RPC.GenerateToAddress(context.Background(), k, addr); err != nil {
 			t.Fatalf("generatetoaddress: %v", err)
 		}
 		blocks -= k
@@ -168,7 +56,7 @@ func (n *node) generate(t testing.TB, blocks int, addr string) {
 
 // faucetd is a coin-faucetd process.
 type faucetd struct {
-	*proc
+	*proctest.Proc
 	url  string
 	args []string
 }
@@ -176,9 +64,9 @@ type faucetd struct {
 func startFaucetd(t testing.TB, args ...string) *faucetd {
 	t.Helper()
 	bin := buildBinaries(t)
-	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	listen := fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(t))
 	f := &faucetd{url: "http://" + listen, args: append([]string{"--listen", listen}, args...)}
-	f.proc = start(t, filepath.Join(bin, "coin-faucetd"), f.args...)
+	f.Proc = proctest.Start(t, filepath.Join(bin, "coin-faucetd"), f.args...)
 	f.waitReady(t)
 	return f
 }
@@ -192,13 +80,11 @@ func (f *faucetd) waitReady(t testing.TB) {
 		if code == 200 && body["faucet_balance"] != "0.00000000" {
 			return
 		}
-		select {
-		case <-f.done:
-			t.Fatalf("coin-faucetd exited:\n%s", f.out.String())
-		default:
+		if f.Exited() {
+			t.Fatalf("coin-faucetd exited:\n%s", f.Out.String())
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("coin-faucetd not ready (last status %d %v):\n%s", code, body, f.out.String())
+			t.Fatalf("coin-faucetd not ready (last status %d %v):\n%s", code, body, f.Out.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -208,11 +94,13 @@ func (f *faucetd) waitReady(t testing.TB) {
 // its other arguments when given.
 func (f *faucetd) restart(t testing.TB, args ...string) {
 	t.Helper()
-	f.stop(t)
+	if code := f.Stop(t, 20*time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM:\n%s", code, f.Out.String())
+	}
 	if len(args) > 0 {
 		f.args = append(f.args[:2:2], args...)
 	}
-	f.proc = start(t, f.cmd.Path, f.args...)
+	f.Proc = proctest.Start(t, f.Cmd.Path, f.args...)
 	f.waitReady(t)
 }
 

@@ -126,7 +126,7 @@ func readOptions(c *cli.Context) (*options, error) {
 	}
 	var err error
 	if o.level, err = logging.ParseLevel(c.String("log-level")); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	if n := c.String("network"); n != "" {
 		if o.network, err = params.ByName(n); err != nil {

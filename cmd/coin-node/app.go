@@ -70,7 +70,7 @@ func run(c *cli.Context) error {
 	}
 	level, err := logging.ParseLevel(c.String("log-level"))
 	if err != nil {
-		return err
+		return fmt.Errorf("--log-level: %w", err)
 	}
 	logger, closer, err := node.NewLogger(level, dataDir, c.Bool("log-file"))
 	if err != nil {
