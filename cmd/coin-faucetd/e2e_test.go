@@ -13,6 +13,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
 
@@ -235,13 +236,8 @@ func TestEndToEnd(t *testing.T) {
 // coin-faucetd refuses to run on mainnet.
 func TestFaucetdRefusesMainnet(t *testing.T) {
 	bin := buildBinaries(t)
-	p := start(t, filepath.Join(bin, "coin-faucetd"), "--network", "mainnet", "--mnemonic-file", "/nonexistent")
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
-		t.Fatal("coin-faucetd --network mainnet did not exit")
-	}
-	if p.cmd.ProcessState.ExitCode() != 1 || !strings.Contains(p.out.String(), "mainnet") {
-		t.Fatalf("exit %d: %s", p.cmd.ProcessState.ExitCode(), p.out.String())
+	p := proctest.Start(t, filepath.Join(bin, "coin-faucetd"), "--network", "mainnet", "--mnemonic-file", "/nonexistent")
+	if code := p.Wait(t, 20*time.Second); code != 1 || !strings.Contains(p.Out.String(), "mainnet") {
+		t.Fatalf("exit %d: %s", code, p.Out.String())
 	}
 }

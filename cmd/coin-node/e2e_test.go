@@ -2,157 +2,69 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/mining"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// binDir holds coin-node and coin-cli built once for all end-to-end tests of this package.
-var (
-	binOnce sync.Once
-	binDir  string
-	binErr  error
-)
-
-func buildBinaries(t *testing.T) string {
+// bins builds coin-node and coin-cli once for all end-to-end tests of this package.
+func bins(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "coin-e2e-bin")
-		if binErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", binDir+string(os.PathSeparator), "../coin-node", "../coin-cli")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binDir
+	return proctest.Build(t, "./cmd/coin-node", "./cmd/coin-cli")
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	proctest.Cleanup()
 	os.Exit(code)
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// testNode is a coin-node process.
+// testNode is a coin-node process and the coin-cli to drive it.
 type testNode struct {
-	t       *testing.T
-	bin     string
-	dataDir string
-	rpcAddr string
-	p2pPort int
-	cmd     *exec.Cmd
-	log     *bytes.Buffer
-	out     *lockedWriter
-	done    chan error
-	extra   []string
+	*proctest.Node
+	t      *testing.T
+	cliBin string
 }
 
 func newTestNode(t *testing.T, extra ...string) *testNode {
-	n := &testNode{t: t, bin: buildBinaries(t), dataDir: t.TempDir(),
-		rpcAddr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), p2pPort: freePort(t), extra: extra}
-	n.start()
-	t.Cleanup(func() { n.kill() })
-	return n
+	t.Helper()
+	dir := bins(t)
+	return &testNode{Node: proctest.StartNode(t, filepath.Join(dir, "coin-node"), append([]string{"--log-level", "debug"}, extra...)...),
+		t: t, cliBin: filepath.Join(dir, "coin-cli")}
 }
 
-func (n *testNode) start() {
+// restart starts the stopped node again on its data dir and waits for it with
+// coin-cli --rpcwait.
+func (n *testNode) restart() {
 	n.t.Helper()
-	args := append([]string{"--network", "regtest", "--data-dir", n.dataDir, "--rpc-bind", n.rpcAddr,
-		"--p2p-port", strconv.Itoa(n.p2pPort), "--log-level", "debug"}, n.extra...)
-	n.cmd = exec.Command(filepath.Join(n.bin, "coin-node"), args...)
-	n.log = new(bytes.Buffer)
-	n.out = &lockedWriter{w: n.log}
-	n.cmd.Stdout, n.cmd.Stderr = n.out, n.out
-	if err := n.cmd.Start(); err != nil {
-		n.t.Fatal(err)
-	}
-	n.done = make(chan error, 1)
-	go func(c *exec.Cmd, d chan error) { d <- c.Wait() }(n.cmd, n.done)
+	n.Proc = proctest.Start(n.t, n.Bin, n.Args()...)
 	if _, _, code := n.cli("--rpcwait", "--rpcwait-timeout", "20s", "getblockcount"); code != 0 {
-		n.t.Fatalf("node did not come up:\n%s", n.logText())
-	}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-// logText is what the node has written so far.
-func (n *testNode) logText() string {
-	n.out.mu.Lock()
-	defer n.out.mu.Unlock()
-	return n.log.String()
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-func (n *testNode) kill() {
-	if n.cmd != nil && n.cmd.ProcessState == nil {
-		n.cmd.Process.Kill()
-		<-n.done
-	}
-}
-
-// waitExit waits for the process to end and returns its exit code.
-func (n *testNode) waitExit(timeout time.Duration) int {
-	n.t.Helper()
-	select {
-	case <-n.done:
-		return n.cmd.ProcessState.ExitCode()
-	case <-time.After(timeout):
-		n.t.Fatalf("node did not exit within %v", timeout)
-		return -1
+		n.t.Fatalf("node did not come up:\n%s", n.Proc.Out.String())
 	}
 }
 
 // cli runs coin-cli against the node and returns stdout, stderr and the exit code.
 func (n *testNode) cli(args ...string) (string, string, int) {
 	n.t.Helper()
-	cmd := exec.Command(filepath.Join(n.bin, "coin-cli"), append([]string{"--rpc", "http://" + n.rpcAddr}, args...)...)
+	cmd := exec.Command(n.cliBin, append([]string{"--rpc", n.URL()}, args...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -385,10 +297,10 @@ func TestNodeAndCLIEndToEnd(t *testing.T) {
 	if out := n.ok("stop"); !strings.Contains(out, "stopping") {
 		t.Fatalf("stop: %q", out)
 	}
-	if code := n.waitExit(20 * time.Second); code != 0 {
-		t.Fatalf("node exit code %d after stop\n%s", code, n.logText())
+	if code := n.Proc.Wait(t, 20*time.Second); code != 0 {
+		t.Fatalf("node exit code %d after stop\n%s", code, n.Proc.Out.String())
 	}
-	n.start()
+	n.restart()
 	if after := n.obj("gettxoutsetinfo"); fmt.Sprint(after) != fmt.Sprint(setBefore) {
 		t.Fatalf("UTXO set changed across restart: %v vs %v", after, setBefore)
 	}
@@ -500,7 +412,7 @@ func TestRPCErrorsAndBadInput(t *testing.T) {
 	}
 
 	// Raw HTTP abuse: the node answers each with a JSON-RPC error and keeps running.
-	url := "http://" + n.rpcAddr
+	url := n.URL()
 	post := func(body string) (int, string) {
 		resp, err := http.Post(url, "application/json", strings.NewReader(body))
 		if err != nil {
@@ -541,33 +453,31 @@ func TestSignalsLockAndDiskGuard(t *testing.T) {
 	n.ok("generatetoaddress", "3", miner.addr)
 
 	// A second node on the same data dir fails at once with a clear message.
-	second := exec.Command(filepath.Join(n.bin, "coin-node"), "--network", "regtest", "--data-dir", n.dataDir,
-		"--p2p-port", strconv.Itoa(freePort(t)))
+	second := exec.Command(n.Bin, "--network", "regtest", "--data-dir", n.DataDir,
+		"--p2p-port", strconv.Itoa(proctest.FreePort(t)))
 	out, err := second.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "in use by another process") {
 		t.Fatalf("second node on the same dir: %v\n%s", err, out)
 	}
 
 	// SIGTERM: clean exit 0, and the log file exists without secrets.
-	n.cmd.Process.Signal(syscall.SIGTERM)
-	if code := n.waitExit(20 * time.Second); code != 0 {
+	if code := n.Proc.Stop(t, 20*time.Second); code != 0 {
 		t.Fatalf("exit %d after SIGTERM", code)
 	}
-	logText, err := os.ReadFile(filepath.Join(n.dataDir, "node.log"))
+	logText, err := os.ReadFile(filepath.Join(n.DataDir, "node.log"))
 	if err != nil || !strings.Contains(string(logText), "block connected") || !strings.Contains(string(logText), "node stopped") {
 		t.Fatalf("node.log: %v\n%s", err, logText)
 	}
-	if _, err := os.Stat(filepath.Join(n.dataDir, "db")); err != nil {
+	if _, err := os.Stat(filepath.Join(n.DataDir, "db")); err != nil {
 		t.Fatal("no db/ in the data dir")
 	}
 
 	// SIGKILL in the middle of mining, then restart: a consistent tip.
-	n.start()
+	n.restart()
 	go n.cli("generatetoaddress", "200", miner.addr)
 	time.Sleep(300 * time.Millisecond)
-	n.cmd.Process.Kill()
-	<-n.done
-	n.start()
+	n.Proc.Kill()
+	n.restart()
 	h, _ := strconv.Atoi(n.ok("getblockcount"))
 	if h < 3 {
 		t.Fatalf("height %d after kill -9", h)
@@ -576,9 +486,9 @@ func TestSignalsLockAndDiskGuard(t *testing.T) {
 
 	// Disk guard: a node that must keep more free space than there is stops with an error.
 	n.ok("stop")
-	n.waitExit(20 * time.Second)
-	guard := exec.Command(filepath.Join(n.bin, "coin-node"), "--network", "regtest", "--data-dir", n.dataDir,
-		"--p2p-port", strconv.Itoa(freePort(t)), "--min-free-disk", "100")
+	n.Proc.Wait(t, 20*time.Second)
+	guard := exec.Command(n.Bin, "--network", "regtest", "--data-dir", n.DataDir,
+		"--p2p-port", strconv.Itoa(proctest.FreePort(t)), "--min-free-disk", "100")
 	out, err = guard.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "disk space low") {
 		t.Fatalf("disk guard: %v\n%s", err, out)
@@ -586,20 +496,10 @@ func TestSignalsLockAndDiskGuard(t *testing.T) {
 }
 
 func TestRPCOffWithoutBind(t *testing.T) {
-	bin := buildBinaries(t)
-	dir := t.TempDir()
-	port := freePort(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "coin-node"), "--network", "regtest", "--data-dir", dir,
-		"--p2p-port", strconv.Itoa(freePort(t)))
-	var logb lockedWriter
-	logb.w = new(bytes.Buffer)
-	cmd.Stderr = &logb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Signal(syscall.SIGINT); cmd.Wait() }()
+	bin := bins(t)
+	port := proctest.FreePort(t)
+	proctest.Start(t, filepath.Join(bin, "coin-node"), "--network", "regtest", "--data-dir", t.TempDir(),
+		"--p2p-port", strconv.Itoa(proctest.FreePort(t)))
 	time.Sleep(500 * time.Millisecond)
 	// coin-cli explains a refused connection.
 	c := exec.Command(filepath.Join(bin, "coin-cli"), "--rpc", fmt.Sprintf("http://127.0.0.1:%d", port), "getblockcount")

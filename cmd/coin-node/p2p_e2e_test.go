@@ -10,10 +10,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	"github.com/cointoolkit/coin/lib/mining"
 	"github.com/cointoolkit/coin/lib/p2p/wire"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -28,92 +27,40 @@ import (
 // End-to-end tests of the P2P layer: real coin-node processes on loopback, regtest, each with
 // a temporary data directory, driven over JSON-RPC.
 
-// proc is one coin-node process.
+// proc is one coin-node, named for the test's messages.
 type proc struct {
-	t       *testing.T
-	bin     string
-	name    string
-	dir     string
-	rpcPort int
-	p2pPort int
-	cmd     *exec.Cmd
-	logPath string
-	exited  chan error
-	c       *rpcapi.Client
+	*proctest.Node
+	t    *testing.T
+	name string
 }
 
 // newProc prepares a node named name with its own data dir and ports; start runs it.
 func newProc(t *testing.T, name string) *proc {
-	bin := filepath.Join(buildBinaries(t), "coin-node")
-	return &proc{t: t, bin: bin, name: name, dir: filepath.Join(t.TempDir(), name), rpcPort: freePort(t), p2pPort: freePort(t)}
+	return &proc{Node: proctest.NewNode(t, filepath.Join(bins(t), "coin-node")), t: t, name: name}
 }
-
-func (p *proc) p2pAddr() string { return fmt.Sprintf("127.0.0.1:%d", p.p2pPort) }
 
 // start runs the node with the given --connect peers and waits for its RPC server.
 func (p *proc) start(connect ...string) *proc {
 	t := p.t
 	t.Helper()
-	args := []string{"--network", "regtest", "--data-dir", p.dir, "--rpc-bind", fmt.Sprintf("127.0.0.1:%d", p.rpcPort),
-		"--p2p-port", fmt.Sprint(p.p2pPort), "--log-level", "debug"}
+	p.Extra = []string{"--log-level", "debug"}
 	for _, c := range connect {
-		args = append(args, "--connect", c)
+		p.Extra = append(p.Extra, "--connect", c)
 	}
-	if err := os.MkdirAll(p.dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	p.logPath = filepath.Join(filepath.Dir(p.dir), fmt.Sprintf("%s-%d.log", p.name, time.Now().UnixNano()))
-	logf, err := os.Create(p.logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd = exec.Command(p.bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = logf, logf
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p.exited = make(chan error, 1)
-	cmd := p.cmd
-	go func() { p.exited <- cmd.Wait(); logf.Close() }()
-	logPath := p.logPath
+	p.Start(t)
+	out := p.Proc.Out
 	t.Cleanup(func() {
-		cmd.Process.Kill()
 		if t.Failed() {
-			raw, _ := os.ReadFile(logPath)
-			t.Logf("---- %s (%s) ----\n%s", p.name, filepath.Base(logPath), tail(string(raw), 150))
+			t.Logf("---- %s ----\n%s", p.name, out.Tail(150))
 		}
-	})
-	p.c = rpcapi.NewClient(fmt.Sprintf("http://127.0.0.1:%d", p.rpcPort), jsonrpc.WithTimeout(2*time.Minute))
-	waitUntil(t, 10*time.Second, p.name+" RPC up", func() bool {
-		_, err := p.c.GetBlockCount(context.Background())
-		return err == nil
 	})
 	return p
 }
 
 // stop shuts the node down with SIGTERM and waits for it.
-func (p *proc) stop() {
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(20 * time.Second):
-		p.cmd.Process.Kill()
-		p.t.Fatalf("%s did not stop on SIGTERM", p.name)
-	}
-}
+func (p *proc) stop() { p.Proc.Stop(p.t, 20*time.Second) }
 
-func (p *proc) log() string {
-	raw, _ := os.ReadFile(p.logPath)
-	return string(raw)
-}
-
-func tail(s string, lines int) string {
-	l := strings.Split(s, "\n")
-	if len(l) > lines {
-		l = l[len(l)-lines:]
-	}
-	return strings.Join(l, "\n")
-}
+func (p *proc) log() string { return p.Proc.Out.String() }
 
 func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -130,7 +77,7 @@ func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 var bg = context.Background()
 
 func (p *proc) height() uint64 {
-	h, err := p.c.GetBlockCount(bg)
+	h, err := p.RPC.GetBlockCount(bg)
 	if err != nil {
 		return 0
 	}
@@ -139,7 +86,7 @@ func (p *proc) height() uint64 {
 
 func (p *proc) best() string {
 	var s rpcapi.SyncStatus
-	if err := p.c.Call(bg, "getsyncstatus", nil, &s); err != nil {
+	if err := p.RPC.Call(bg, "getsyncstatus", nil, &s); err != nil {
 		return ""
 	}
 	return s.BestBlockHash
@@ -147,7 +94,7 @@ func (p *proc) best() string {
 
 func (p *proc) peers() int {
 	var pi rpcapi.PeerInfo
-	if err := p.c.Call(bg, "getpeerinfo", nil, &pi); err != nil {
+	if err := p.RPC.Call(bg, "getpeerinfo", nil, &pi); err != nil {
 		return -1
 	}
 	return pi.Connected
@@ -155,7 +102,7 @@ func (p *proc) peers() int {
 
 func (p *proc) generate(n int, addr string) []string {
 	p.t.Helper()
-	hs, err := p.c.GenerateToAddress(bg, n, addr)
+	hs, err := p.RPC.GenerateToAddress(bg, n, addr)
 	if err != nil {
 		p.t.Fatalf("%s: generatetoaddress: %v", p.name, err)
 	}
@@ -165,14 +112,14 @@ func (p *proc) generate(n int, addr string) []string {
 func (p *proc) utxoHash() string {
 	p.t.Helper()
 	var info rpcapi.TxOutSetInfo
-	if err := p.c.Call(bg, "gettxoutsetinfo", nil, &info); err != nil {
+	if err := p.RPC.Call(bg, "gettxoutsetinfo", nil, &info); err != nil {
 		p.t.Fatalf("%s: gettxoutsetinfo: %v", p.name, err)
 	}
 	return info.Hash
 }
 
 func (p *proc) inMempool(txid string) bool {
-	tx, err := p.c.GetTransaction(bg, txid)
+	tx, err := p.RPC.GetTransaction(bg, txid)
 	return err == nil && tx.InMempool
 }
 
@@ -180,12 +127,12 @@ func (p *proc) inMempool(txid string) bool {
 // from p) back to w, paying fee.
 func spendCoinbase(t *testing.T, w wallet, p *proc, blockHash string, fee uint64) (*types.Transaction, string) {
 	t.Helper()
-	b, err := p.c.GetBlock(bg, blockHash)
+	b, err := p.RPC.GetBlock(bg, blockHash)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rawHex string
-	if err := p.c.Call(bg, "getrawtransaction", []any{b.Tx[0]}, &rawHex); err != nil {
+	if err := p.RPC.Call(bg, "getrawtransaction", []any{b.Tx[0]}, &rawHex); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := hex.DecodeString(rawHex)
@@ -206,8 +153,8 @@ func spendCoinbase(t *testing.T, w wallet, p *proc, blockHash string, fee uint64
 func TestE2ELine(t *testing.T) {
 	k := newWallet(t, 10)
 	a := newProc(t, "A").start()
-	b := newProc(t, "B").start(a.p2pAddr())
-	c := newProc(t, "C").start(b.p2pAddr())
+	b := newProc(t, "B").start(a.P2PAddr())
+	c := newProc(t, "C").start(b.P2PAddr())
 	waitUntil(t, 10*time.Second, "A-B-C connected", func() bool { return a.peers() == 1 && b.peers() == 2 && c.peers() == 1 })
 
 	hashes := a.generate(101, k.addr)
@@ -216,7 +163,7 @@ func TestE2ELine(t *testing.T) {
 	tx, txHex := spendCoinbase(t, k, c, hashes[0], 10_000)
 	txid := tx.TxID().String()
 	start := time.Now()
-	if got, err := c.c.SendRawTransaction(bg, txHex); err != nil || got != txid {
+	if got, err := c.RPC.SendRawTransaction(bg, txHex); err != nil || got != txid {
 		t.Fatalf("sendrawtransaction: %v %s", err, got)
 	}
 	waitUntil(t, 10*time.Second, "the transaction in A's mempool", func() bool { return a.inMempool(txid) })
@@ -228,23 +175,23 @@ func TestE2ELine(t *testing.T) {
 	}
 	mined := a.generate(1, k.addr)
 	waitUntil(t, 10*time.Second, "C at A's new block", func() bool { return c.best() == mined[0] })
-	got, err := c.c.GetTransaction(bg, txid)
+	got, err := c.RPC.GetTransaction(bg, txid)
 	if err != nil || got.InMempool || got.BlockHash != mined[0] {
 		t.Fatalf("on C the transaction is %+v (%v)", got, err)
 	}
 	var info rpcapi.BlockchainInfo
-	if err := c.c.Call(bg, "getblockchaininfo", nil, &info); err != nil || info.InitialBlockDownload || info.PeerCount != 1 || info.Height != 102 {
+	if err := c.RPC.Call(bg, "getblockchaininfo", nil, &info); err != nil || info.InitialBlockDownload || info.PeerCount != 1 || info.Height != 102 {
 		t.Fatalf("getblockchaininfo %+v (%v)", info, err)
 	}
 	var ni rpcapi.NodeInfo
-	if err := b.c.Call(bg, "getinfo", nil, &ni); err != nil || ni.Connections != 2 {
+	if err := b.RPC.Call(bg, "getinfo", nil, &ni); err != nil || ni.Connections != 2 {
 		t.Fatalf("getinfo on B %+v (%v)", ni, err)
 	}
 
 	// Restart C with no --connect: it reconnects to B from peers.json.
 	c.stop()
-	raw, err := os.ReadFile(filepath.Join(c.dir, "peers.json"))
-	if err != nil || !strings.Contains(string(raw), b.p2pAddr()) {
+	raw, err := os.ReadFile(filepath.Join(c.DataDir, "peers.json"))
+	if err != nil || !strings.Contains(string(raw), b.P2PAddr()) {
 		t.Fatalf("peers.json of C: %v\n%s", err, raw)
 	}
 	c.start()
@@ -261,7 +208,7 @@ func TestE2ELateJoinerSync2000(t *testing.T) {
 	}
 	k := newWallet(t, 11)
 	a := newProc(t, "A").start()
-	b := newProc(t, "B").start(a.p2pAddr())
+	b := newProc(t, "B").start(a.P2PAddr())
 	waitUntil(t, 10*time.Second, "A-B connected", func() bool { return a.peers() == 1 })
 	hashes := a.generate(2000, k.addr)
 	tip := hashes[len(hashes)-1]
@@ -269,17 +216,17 @@ func TestE2ELateJoinerSync2000(t *testing.T) {
 
 	l := newProc(t, "L")
 	start := time.Now()
-	l.start(a.p2pAddr(), b.p2pAddr())
+	l.start(a.P2PAddr(), b.P2PAddr())
 	sawSyncing, sawRefusal := false, false
 	waitUntil(t, 120*time.Second, "L at 2,000", func() bool {
-		st, err := l.c.GetSyncStatus(bg)
+		st, err := l.RPC.GetSyncStatus(bg)
 		if err != nil {
 			return false
 		}
 		if st.Syncing {
 			sawSyncing = true
 			if !sawRefusal {
-				_, err := l.c.GetBlockTemplate(bg, k.addr)
+				_, err := l.RPC.GetBlockTemplate(bg, k.addr)
 				var je *jsonrpc.Error
 				sawRefusal = errors.As(err, &je) && strings.Contains(je.Message, "syncing")
 			}
@@ -291,14 +238,14 @@ func TestE2ELateJoinerSync2000(t *testing.T) {
 		t.Errorf("during the sync: syncing seen %v, getblocktemplate refused %v", sawSyncing, sawRefusal)
 	}
 	waitUntil(t, 10*time.Second, "L done syncing", func() bool {
-		st, err := l.c.GetSyncStatus(bg)
+		st, err := l.RPC.GetSyncStatus(bg)
 		return err == nil && !st.Syncing
 	})
 	var info rpcapi.BlockchainInfo
-	if err := l.c.Call(bg, "getblockchaininfo", nil, &info); err != nil || info.InitialBlockDownload || info.Height != 2000 || info.PeerCount != 2 {
+	if err := l.RPC.Call(bg, "getblockchaininfo", nil, &info); err != nil || info.InitialBlockDownload || info.Height != 2000 || info.PeerCount != 2 {
 		t.Fatalf("getblockchaininfo %+v (%v)", info, err)
 	}
-	if _, err := l.c.GetBlockTemplate(bg, k.addr); err != nil {
+	if _, err := l.RPC.GetBlockTemplate(bg, k.addr); err != nil {
 		t.Fatalf("getblocktemplate after the sync: %v", err)
 	}
 	ha, hb, hl := a.utxoHash(), b.utxoHash(), l.utxoHash()
@@ -306,7 +253,7 @@ func TestE2ELateJoinerSync2000(t *testing.T) {
 		t.Fatalf("gettxoutsetinfo hashes differ: A %s B %s L %s", ha, hb, hl)
 	}
 	var pi rpcapi.PeerInfo
-	if err := l.c.Call(bg, "getpeerinfo", nil, &pi); err != nil || len(pi.Peers) != 2 {
+	if err := l.RPC.Call(bg, "getpeerinfo", nil, &pi); err != nil || len(pi.Peers) != 2 {
 		t.Fatalf("getpeerinfo %+v (%v)", pi, err)
 	}
 	for _, p := range pi.Peers {
@@ -322,9 +269,9 @@ func TestE2ELateJoinerSync2000(t *testing.T) {
 func TestE2EPartitionHeal(t *testing.T) {
 	k := newWallet(t, 12)
 	a := newProc(t, "A").start()
-	b := newProc(t, "B").start(a.p2pAddr())
-	c := newProc(t, "C").start(b.p2pAddr())
-	d := newProc(t, "D").start(c.p2pAddr())
+	b := newProc(t, "B").start(a.P2PAddr())
+	c := newProc(t, "C").start(b.P2PAddr())
+	d := newProc(t, "D").start(c.P2PAddr())
 	all := []*proc{a, b, c, d}
 	hashes := a.generate(101, k.addr)
 	for _, p := range all {
@@ -333,12 +280,12 @@ func TestE2EPartitionHeal(t *testing.T) {
 
 	// Partition: C restarts alone (no --connect, peers.json removed); D reconnects to it.
 	c.stop()
-	os.Remove(filepath.Join(c.dir, "peers.json"))
+	os.Remove(filepath.Join(c.DataDir, "peers.json"))
 	c.start()
 	waitUntil(t, 20*time.Second, "C-D reconnected", func() bool { return c.peers() == 1 && d.peers() == 1 && b.peers() == 1 })
 	tx, txHex := spendCoinbase(t, k, d, hashes[0], 10_000)
 	txid := tx.TxID().String()
-	if _, err := d.c.SendRawTransaction(bg, txHex); err != nil {
+	if _, err := d.RPC.SendRawTransaction(bg, txHex); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, 5*time.Second, "the transaction at C", func() bool { return c.inMempool(txid) })
@@ -346,13 +293,13 @@ func TestE2EPartitionHeal(t *testing.T) {
 	win := a.generate(4, k.addr)
 	waitUntil(t, 10*time.Second, "D on the losing branch", func() bool { return d.best() == lose[1] })
 	waitUntil(t, 10*time.Second, "B on the winning branch", func() bool { return b.best() == win[3] })
-	if tx, err := d.c.GetTransaction(bg, txid); err != nil || tx.BlockHash == "" {
+	if tx, err := d.RPC.GetTransaction(bg, txid); err != nil || tx.BlockHash == "" {
 		t.Fatalf("the transaction is not mined on the losing branch: %+v %v", tx, err)
 	}
 
 	// Heal: C reconnects to B.
 	c.stop()
-	c.start(b.p2pAddr())
+	c.start(b.P2PAddr())
 	for _, p := range all {
 		waitUntil(t, 30*time.Second, p.name+" on the most-work chain", func() bool { return p.best() == win[3] })
 	}
@@ -373,7 +320,7 @@ func TestE2EPartitionHeal(t *testing.T) {
 	for _, p := range all {
 		waitUntil(t, 10*time.Second, p.name+" at the final block", func() bool { return p.best() == final[0] })
 	}
-	if tx, err := d.c.GetTransaction(bg, txid); err != nil || tx.BlockHash != final[0] {
+	if tx, err := d.RPC.GetTransaction(bg, txid); err != nil || tx.BlockHash != final[0] {
 		t.Fatalf("the transaction was not mined on the winning chain: %+v %v", tx, err)
 	}
 }
@@ -384,7 +331,7 @@ func TestE2EPartitionHeal(t *testing.T) {
 func TestE2EHostilePeer(t *testing.T) {
 	k := newWallet(t, 13)
 	a := newProc(t, "A").start()
-	b := newProc(t, "B").start(a.p2pAddr())
+	b := newProc(t, "B").start(a.P2PAddr())
 	waitUntil(t, 10*time.Second, "A-B connected", func() bool { return a.peers() == 1 })
 	attacks := []struct {
 		name string
@@ -400,7 +347,7 @@ func TestE2EHostilePeer(t *testing.T) {
 	}
 	for i, at := range attacks {
 		src := fmt.Sprintf("127.0.0.%d", 2+i)
-		conn, err := (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}).Dial("tcp", a.p2pAddr())
+		conn, err := (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}).Dial("tcp", a.P2PAddr())
 		if err != nil {
 			t.Skipf("cannot dial from %s: %v", src, err)
 		}
@@ -409,7 +356,7 @@ func TestE2EHostilePeer(t *testing.T) {
 			t.Fatalf("%s: not dropped", at.name)
 		}
 		// Reconnect: the node closes at once, before any handshake.
-		conn, err = (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}).Dial("tcp", a.p2pAddr())
+		conn, err = (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}).Dial("tcp", a.P2PAddr())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -430,7 +377,7 @@ func TestE2EHostilePeer(t *testing.T) {
 		t.Fatal("the honest peer was dropped")
 	}
 	a.stop()
-	raw, _ := os.ReadFile(filepath.Join(a.dir, "peers.json"))
+	raw, _ := os.ReadFile(filepath.Join(a.DataDir, "peers.json"))
 	if !strings.Contains(string(raw), `"127.0.0.2"`) || !strings.Contains(string(raw), `"127.0.0.3"`) {
 		t.Fatalf("bans not kept in peers.json:\n%s", raw)
 	}
