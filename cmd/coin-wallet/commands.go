@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"github.com/cointoolkit/coin/lib/rpcapi"
 	"strconv"
 	"strings"
 
@@ -249,6 +251,28 @@ func cmdDerive() *cli.Command {
 	}
 }
 
+// withAddresses runs a read-only command on the wallet's addresses with a node client.
+func withAddresses(f func(e *env, ctx context.Context, cl *rpcapi.Client, addrs []string) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if err := noArgs(c); err != nil {
+			return err
+		}
+		e, err := newEnv(c)
+		if err != nil {
+			return err
+		}
+		addrs, err := e.addresses()
+		if err != nil {
+			return err
+		}
+		ctx, cancel := e.ctx()
+		defer cancel()
+		cl := e.client()
+		defer cl.Close()
+		return f(e, ctx, cl, addrs)
+	}
+}
+
 func (e *env) addresses() ([]string, error) {
 	s, err := e.openStore()
 	if err != nil {
@@ -276,22 +300,7 @@ func cmdBalance() *cli.Command {
   spendable    what send can use now: mempool spends applied, unconfirmed change included
   immature     coinbase outputs with fewer than 100 confirmations
   locked       agent stake and contract escrow`,
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			e, err := newEnv(c)
-			if err != nil {
-				return err
-			}
-			addrs, err := e.addresses()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := e.ctx()
-			defer cancel()
-			cl := e.client()
-			defer cl.Close()
+		Action: withAddresses(func(e *env, ctx context.Context, cl *rpcapi.Client, addrs []string) error {
 			b, err := wallet.GetBalance(ctx, cl, addrs)
 			if err != nil {
 				return e.nodeError(err)
@@ -304,7 +313,7 @@ func cmdBalance() *cli.Command {
 			return e.printf("confirmed:   %s COIN\nunconfirmed: %s COIN\nspendable:   %s COIN\nimmature:    %s COIN\nlocked:      %s COIN\nutxos:       %d\n",
 				amount.Format(b.Confirmed), amount.Format(b.Unconfirmed), amount.Format(b.Spendable), amount.Format(b.Immature),
 				amount.Format(b.Locked), b.UTXOs)
-		},
+		}),
 	}
 }
 
@@ -330,22 +339,7 @@ func cmdUTXOs() *cli.Command {
 		Description: `Lists the unspent outputs of every wallet address in the node's pending view (outputs
 spent by mempool transactions left out, outputs of mempool transactions in, with 0
 confirmations): a table on a terminal, a JSON array otherwise.`,
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			e, err := newEnv(c)
-			if err != nil {
-				return err
-			}
-			addrs, err := e.addresses()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := e.ctx()
-			defer cancel()
-			cl := e.client()
-			defer cl.Close()
+		Action: withAddresses(func(e *env, ctx context.Context, cl *rpcapi.Client, addrs []string) error {
 			us, err := wallet.ListUTXOs(ctx, cl, addrs, true)
 			if err != nil {
 				return e.nodeError(err)
@@ -374,7 +368,7 @@ confirmations): a table on a terminal, a JSON array otherwise.`,
 					strconv.FormatUint(u.Confirmations, 10), strings.Join(flags, ",")}
 			}
 			return cliutil.PrintTable(e.out, []string{"outpoint", "address", "amount", "confirmations", "flags"}, rows)
-		},
+		}),
 	}
 }
 
