@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ type Node struct {
 	Extra   []string // more arguments, after the others; read by each Start
 	Proc    *Proc    // the latest process; nil before the first Start
 	RPC     *rpcapi.Client
+	started bool // came up at least once: its ports are known to others, keep them
 }
 
 // NewNode prepares a node (a fresh data directory, free ports, an RPC client) without
@@ -31,7 +33,7 @@ func NewNode(t testing.TB, bin string, extra ...string) *Node {
 	n := &Node{Bin: bin, DataDir: t.TempDir(), RPCAddr: fmt.Sprintf("127.0.0.1:%d", FreePort(t)),
 		P2PPort: FreePort(t), Extra: extra}
 	n.RPC = rpcapi.NewClient(n.URL())
-	t.Cleanup(n.RPC.Close)
+	t.Cleanup(func() { n.RPC.Close() })
 	return n
 }
 
@@ -56,17 +58,37 @@ func (n *Node) Start(t testing.TB) {
 	if n.Proc != nil && !n.Proc.Exited() {
 		t.Fatalf("coin-node on %s is still running", n.DataDir)
 	}
-	n.Proc = Start(t, n.Bin, n.Args()...)
+	for attempt := 1; ; attempt++ {
+		n.Proc = Start(t, n.Bin, n.Args()...)
+		err := n.waitUp()
+		if err == nil {
+			n.started = true
+			return
+		}
+		// A port drawn by FreePort can be taken by a parallel test before the node binds it;
+		// before anyone knows this node's ports, draw new ones and try again.
+		if !n.started && attempt < 4 && n.Proc.Exited() && strings.Contains(n.Proc.Out.String(), "address already in use") {
+			n.RPCAddr, n.P2PPort = fmt.Sprintf("127.0.0.1:%d", FreePort(t)), FreePort(t)
+			n.RPC.Close()
+			n.RPC = rpcapi.NewClient(n.URL())
+			continue
+		}
+		t.Fatalf("coin-node did not come up: %v\n%s", err, n.Proc.Out.Tail(outputLines))
+	}
+}
+
+// waitUp waits until the node answers getblockcount, its process exits, or NodeTimeout.
+func (n *Node) waitUp() error {
 	deadline := time.Now().Add(NodeTimeout)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_, err := n.RPC.GetBlockCount(ctx)
 		cancel()
 		if err == nil {
-			return
+			return nil
 		}
 		if n.Proc.Exited() || time.Now().After(deadline) {
-			t.Fatalf("coin-node did not come up: %v\n%s", err, n.Proc.Out.Tail(outputLines))
+			return err
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -2,7 +2,9 @@ package proctest
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -13,15 +15,24 @@ import (
 	"time"
 )
 
-// FreePort is a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort is a TCP port that was free a moment ago on every interface. It is drawn at
+// random from 20000–31999, below Linux's ephemeral range (32768–60999), so the outgoing
+// connections of tests running in parallel (which take ephemeral ports) never land on it;
+// two test processes drawing the same port is unlikely, and Node.Start retries a first start
+// that lost such a race.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 200 {
+		port := 20000 + rand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free TCP port in 20000-31999")
+	return 0
 }
 
 // Buffer is a bytes.Buffer that a process may write while the test reads it.

@@ -243,3 +243,25 @@ func TestNodeThatDoesNotComeUp(t *testing.T) {
 		t.Fatalf("waited %v for a process that had exited", d)
 	}
 }
+
+// A first start whose port was taken meanwhile moves to new ports and comes up.
+func TestNodeStartRetriesTakenPort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds coin-node")
+	}
+	bin := Build(t, "./cmd/coin-node")
+	n := NewNode(t, filepath.Join(bin, "coin-node"))
+	l, err := net.Listen("tcp", n.RPCAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	taken := n.RPCAddr
+	n.Start(t)
+	if n.RPCAddr == taken {
+		t.Fatal("the node did not move off the taken port")
+	}
+	if _, err := n.RPC.GetBlockCount(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
