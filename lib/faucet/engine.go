@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -125,6 +126,7 @@ type ecoin struct {
 type ptx struct {
 	parents []types.Hash
 	depth   int
+	tx      *types.Transaction // kept to send again if the node loses it
 }
 
 // Engine pays claims from the faucet's outputs. One goroutine (Run) owns the faucet's
@@ -404,10 +406,12 @@ func (e *Engine) recomputeDepths() {
 	}
 }
 
-// sync replaces the engine's view of the faucet's outputs with the node's pending view.
+// sync replaces the engine's view of the faucet's outputs with the node's pending view,
+// after sending again the engine's transactions the node no longer knows.
 func (e *Engine) sync(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	e.rebroadcast(cctx)
 	h, err := e.node.GetBlockCount(cctx)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNodeUnavailable, err)
@@ -447,6 +451,45 @@ func (e *Engine) sync(ctx context.Context) error {
 	e.mu.Unlock()
 	e.updateBalance()
 	return nil
+}
+
+// rebroadcast sends again, parents first, the unconfirmed payouts the node no longer has (a
+// node restart empties its mempool), so the claims they pay are paid after all, as a wallet
+// rebroadcasts its own transactions. A payout the node now refuses (its inputs went another
+// way) is dropped from the engine's view and logged; an unreachable node ends the attempt
+// until the next sync.
+func (e *Engine) rebroadcast(ctx context.Context) {
+	if len(e.pending) == 0 {
+		return
+	}
+	ids := make([]types.Hash, 0, len(e.pending))
+	for id := range e.pending {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return e.pending[ids[i]].depth < e.pending[ids[j]].depth })
+	for _, id := range ids {
+		p := e.pending[id]
+		if p == nil || p.tx == nil {
+			continue
+		}
+		_, err := e.node.GetTransaction(ctx, id.String())
+		var rpcErr *jsonrpc.Error
+		if err == nil {
+			continue
+		}
+		if !errors.As(err, &rpcErr) || !strings.Contains(rpcErr.Message, "transaction not found") {
+			return
+		}
+		if _, err := e.node.SendRawTransaction(ctx, hex.EncodeToString(p.tx.Bytes())); err != nil {
+			if !errors.As(err, &rpcErr) {
+				return
+			}
+			e.cfg.Log.Printf("faucet: payout %s lost by the node and refused again: %v", id, err)
+			delete(e.pending, id)
+			continue
+		}
+		e.cfg.Log.Printf("faucet: payout %s lost by the node; sent again", id)
+	}
 }
 
 func (e *Engine) updateBalance() {
@@ -649,7 +692,7 @@ func (e *Engine) send(ctx context.Context, plan *wallet.Plan, claims []Claim) (t
 
 // apply updates the engine's view with an accepted transaction.
 func (e *Engine) apply(plan *wallet.Plan) {
-	p := &ptx{}
+	p := &ptx{tx: plan.Tx}
 	for _, c := range plan.Coins {
 		if ec, ok := e.coins[c.Outpoint]; ok {
 			p.depth = max(p.depth, ec.depth)
