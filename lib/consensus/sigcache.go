@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/cointoolkit/coin/lib/types"
-	"lukechampine.com/blake3"
 )
 
 // SigCache remembers transactions whose every input signature verified, keyed by the hash of
@@ -30,7 +29,7 @@ func NewSigCache(max int) *SigCache {
 }
 
 // SigCacheKey identifies a transaction with its witness.
-func SigCacheKey(tx *types.Transaction) types.Hash { return blake3.Sum256(tx.Bytes()) }
+func SigCacheKey(tx *types.Transaction) types.Hash { return tx.WitnessHash() }
 
 // Has reports whether key was verified.
 func (c *SigCache) Has(key types.Hash) bool {

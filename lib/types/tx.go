@@ -149,6 +149,17 @@ func (tx *Transaction) TxID() Hash {
 	return h
 }
 
+// WitnessHash is BLAKE3-256 of the full bincode, public keys and signatures included: it
+// names a transaction together with its witness (the txid does not).
+func (tx *Transaction) WitnessHash() Hash {
+	w := writerPool.Get().(*bincode.Writer)
+	w.Reset()
+	tx.encode(w, true)
+	h := blake3.Sum256(w.Bytes())
+	writerPool.Put(w)
+	return h
+}
+
 // Decode reads one transaction from r.
 func (tx *Transaction) Decode(r *bincode.Reader) {
 	tx.Version = r.U32()

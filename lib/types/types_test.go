@@ -124,6 +124,18 @@ func TestTxIDIgnoresWitness(t *testing.T) {
 	}
 }
 
+func TestWitnessHash(t *testing.T) {
+	tx := sampleTx()
+	if tx.WitnessHash() != Blake3(tx.Bytes()) {
+		t.Fatal("WitnessHash is not BLAKE3 of the full bincode")
+	}
+	w := tx.WitnessHash()
+	tx.Inputs[0].Signature[0] ^= 1
+	if tx.WitnessHash() == w {
+		t.Fatal("WitnessHash ignores the signature")
+	}
+}
+
 func TestHeaderFixedLayout(t *testing.T) {
 	h := sampleBlock().Header
 	b := h.FixedBytes()
@@ -252,5 +264,13 @@ func BenchmarkTxID(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		tx.TxID()
+	}
+}
+
+func BenchmarkWitnessHash(b *testing.B) {
+	tx := sampleTx()
+	b.ReportAllocs()
+	for b.Loop() {
+		tx.WitnessHash()
 	}
 }
