@@ -52,7 +52,8 @@ type Node struct {
 	Parent  *Node
 	Size    uint32
 	TxCount uint32
-	seq     uint64 // arrival order, for the first-seen tie-break
+	seq     uint64  // arrival order, for the first-seen tie-break
+	kids    []*Node // stored children
 }
 
 // Options tune a Chain.
@@ -80,6 +81,9 @@ type Chain struct {
 
 	mu    sync.RWMutex
 	index map[types.Hash]*Node
+	// tips are the valid stored nodes without a valid child: the only ones that can have the
+	// most work, so the fork choice looks at them instead of the whole index.
+	tips  map[*Node]struct{}
 	main  []*Node // main chain by height
 	stats Stats
 	seq   uint64
@@ -110,7 +114,7 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 		}
 		return nil, storageErr("open "+dir, err)
 	}
-	c := &Chain{net: net, db: db, opts: opts, wo: &opt.WriteOptions{Sync: opts.Sync}, index: make(map[types.Hash]*Node)}
+	c := &Chain{net: net, db: db, opts: opts, wo: &opt.WriteOptions{Sync: opts.Sync}, index: make(map[types.Hash]*Node), tips: make(map[*Node]struct{})}
 	if err := c.load(); err != nil {
 		db.Close()
 		return nil, err
@@ -182,7 +186,7 @@ func (c *Chain) load() error {
 				return fmt.Errorf("database holds another network's genesis block %s (want %s for %s)", n.Hash, c.net.GenesisHash, c.net.Name)
 			}
 			n.Work = workOf(n.Header.DifficultyTarget)
-			c.index[n.Hash] = n
+			c.addNode(n)
 			continue
 		}
 		p := c.index[n.Header.PrevHash]
@@ -191,7 +195,7 @@ func (c *Chain) load() error {
 		}
 		n.Parent = p
 		n.Work = new(big.Int).Add(p.Work, workOf(n.Header.DifficultyTarget))
-		c.index[n.Hash] = n
+		c.addNode(n)
 	}
 	tip := c.index[c.stats.TipHash]
 	if tip == nil || tip.Height != c.stats.Height {
@@ -218,7 +222,7 @@ func (c *Chain) initGenesis() error {
 	if err := c.db.Write(b, &opt.WriteOptions{Sync: true}); err != nil {
 		return storageErr("write genesis", err)
 	}
-	c.index[n.Hash] = n
+	c.addNode(n)
 	c.main = []*Node{n}
 	return nil
 }

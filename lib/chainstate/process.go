@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 
 	"github.com/cointoolkit/coin/lib/bincode"
 	"github.com/cointoolkit/coin/lib/consensus"
@@ -125,7 +126,7 @@ func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 	if err := c.db.Write(batch, c.wo); err != nil {
 		return nil, storageErr("store block", err)
 	}
-	c.index[hash] = n
+	c.addNode(n)
 	res := &Result{Hash: hash, Height: n.Height}
 	cache := map[types.Hash]blockWithIDs{hash: {b, ids}}
 	err = c.activateBestChain(res, cache)
@@ -141,18 +142,59 @@ type blockWithIDs struct {
 	ids []types.Hash
 }
 
-// bestCandidate is the valid stored node with the most work (first seen on a tie).
-func (c *Chain) bestCandidate() *Node {
-	best := c.main[len(c.main)-1]
-	for _, n := range c.index {
-		if n.Status >= StatusInvalid {
-			continue
+// addNode puts n in the header index and keeps the tips.
+func (c *Chain) addNode(n *Node) {
+	c.index[n.Hash] = n
+	if p := n.Parent; p != nil {
+		p.kids = append(p.kids, n)
+		if n.Status < StatusInvalid {
+			delete(c.tips, p)
 		}
+	}
+	if n.Status < StatusInvalid && !hasValidChild(n) {
+		c.tips[n] = struct{}{}
+	}
+}
+
+func hasValidChild(n *Node) bool {
+	for _, k := range n.kids {
+		if k.Status < StatusInvalid {
+			return true
+		}
+	}
+	return false
+}
+
+// subtree lists n and its stored descendants.
+func subtree(n *Node) []*Node {
+	out := []*Node{n}
+	for i := 0; i < len(out); i++ {
+		out = append(out, out[i].kids...)
+	}
+	return out
+}
+
+// dropped updates the tips after the subtree of bad left the valid part of the index.
+func (c *Chain) dropped(bad []*Node) {
+	for _, n := range bad {
+		delete(c.tips, n)
+	}
+	if p := bad[0].Parent; p != nil && p.Status < StatusInvalid && !hasValidChild(p) {
+		c.tips[p] = struct{}{}
+	}
+}
+
+// bestCandidate is the valid stored node with the most work (first seen on a tie; the tip
+// stays on a tie with it).
+func (c *Chain) bestCandidate() *Node {
+	tip := c.main[len(c.main)-1]
+	best := tip
+	for n := range c.tips {
 		switch n.Work.Cmp(best.Work) {
 		case 1:
 			best = n
 		case 0:
-			if n.seq < best.seq && best != c.main[len(c.main)-1] {
+			if best != tip && n.seq < best.seq {
 				best = n
 			}
 		}
@@ -218,17 +260,18 @@ func (c *Chain) activateBestChain(res *Result, cache map[types.Hash]blockWithIDs
 // markInvalid marks n invalid and every stored descendant invalid-parent.
 func (c *Chain) markInvalid(bad *Node) error {
 	batch := new(leveldb.Batch)
-	bad.Status = StatusInvalid
-	batch.Put(hashKey(pfxIndex, bad.Hash), indexRecord(bad))
-	for _, n := range c.index {
-		if n.Height <= bad.Height || n.Status >= StatusInvalid {
+	sub := subtree(bad)
+	for _, n := range sub {
+		if n.Status >= StatusInvalid {
 			continue
 		}
-		if c.ancestor(n, bad.Height) == bad {
-			n.Status = StatusInvalidParent
-			batch.Put(hashKey(pfxIndex, n.Hash), indexRecord(n))
+		n.Status = StatusInvalidParent
+		if n == bad {
+			n.Status = StatusInvalid
 		}
+		batch.Put(hashKey(pfxIndex, n.Hash), indexRecord(n))
 	}
+	c.dropped(sub)
 	return storageErr("mark invalid", c.db.Write(batch, c.wo))
 }
 
@@ -244,13 +287,10 @@ func witnessFailure(err error) bool {
 // they had never been received. bad is not on the main chain.
 func (c *Chain) forget(bad *Node) error {
 	batch := new(leveldb.Batch)
-	var gone []*Node
-	for _, n := range c.index {
-		if n.Height >= bad.Height && c.ancestor(n, bad.Height) == bad {
-			gone = append(gone, n)
-			batch.Delete(hashKey(pfxBlock, n.Hash))
-			batch.Delete(hashKey(pfxIndex, n.Hash))
-		}
+	gone := subtree(bad)
+	for _, n := range gone {
+		batch.Delete(hashKey(pfxBlock, n.Hash))
+		batch.Delete(hashKey(pfxIndex, n.Hash))
 	}
 	if err := c.db.Write(batch, c.wo); err != nil {
 		return storageErr("forget block", err)
@@ -258,6 +298,10 @@ func (c *Chain) forget(bad *Node) error {
 	for _, n := range gone {
 		delete(c.index, n.Hash)
 	}
+	if p := bad.Parent; p != nil {
+		p.kids = slices.DeleteFunc(p.kids, func(k *Node) bool { return k == bad })
+	}
+	c.dropped(gone)
 	return nil
 }
 
