@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/cointoolkit/coin/lib/proctest"
 	"net"
 	"net/http/httptest"
 	"strings"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/cointoolkit/coin/lib/cliutil"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 )
 
@@ -335,15 +335,4 @@ func TestEveryMethodHasCommand(t *testing.T) {
 	}
 }
 
-func TestDocsFresh(t *testing.T) {
-	stale, err := cliutil.StaleDocs(newApp(), "../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(stale) > 0 {
-		t.Errorf("stale: %v; from the repository root run:\n"+
-			"  go run ./cmd/coin-cli gendoc man > man/coin-cli.1\n"+
-			"  go run ./cmd/coin-cli gendoc bash > completions/coin-cli.bash\n"+
-			"  go run ./cmd/coin-cli gendoc zsh > completions/_coin-cli", stale)
-	}
-}
+func TestDocsFresh(t *testing.T) { proctest.DocsFresh(t, newApp()) }

@@ -3,25 +3,17 @@ package main
 import (
 	"bytes"
 	"errors"
+	"github.com/cointoolkit/coin/lib/proctest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cointoolkit/coin/lib/cliutil"
 	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 )
 
-func TestDocsFresh(t *testing.T) {
-	stale, err := cliutil.StaleDocs(newApp(), "../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(stale) > 0 {
-		t.Fatalf("stale generated files %v: run go run ./cmd/coin-miner gendoc man|bash|zsh (make man completions)", stale)
-	}
-}
+func TestDocsFresh(t *testing.T) { proctest.DocsFresh(t, newApp()) }
 
 // runApp runs coin-miner in-process with args and returns stdout, stderr and the error.
 func runApp(t *testing.T, args ...string) (string, string, error) {
