@@ -31,14 +31,7 @@ func cmdNew() *cli.Command {
 JSON {"mnemonic", "address"} when standard output is not a terminal, text on a terminal.
 Nothing is stored: keep the mnemonic.`,
 		Flags: []cli.Flag{wordsFlag()},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			e, err := newEnv(c)
-			if err != nil {
-				return err
-			}
+		Action: withEnv(func(e *env, c *cli.Context) error {
 			m, a, err := wallet.NewMnemonic(c.Int("words"), e.net)
 			if err != nil {
 				return err
@@ -47,7 +40,7 @@ Nothing is stored: keep the mnemonic.`,
 				return e.printJSON(map[string]string{"mnemonic": m, "address": a})
 			}
 			return e.printf("mnemonic: %s\naddress:  %s\n\nWrite the mnemonic down: it is the only way to spend from this address.\n", m, a)
-		},
+		}),
 	}
 }
 
@@ -58,14 +51,7 @@ func cmdCreate() *cli.Command {
 		Description: `Generates a mnemonic, stores its seed encrypted with the passphrase in --wallet-dir, and
 prints the mnemonic (once, for your backup) and the wallet's first address.`,
 		Flags: []cli.Flag{wordsFlag()},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			e, err := newEnv(c)
-			if err != nil {
-				return err
-			}
+		Action: withEnv(func(e *env, c *cli.Context) error {
 			m, _, err := wallet.NewMnemonic(c.Int("words"), e.net)
 			if err != nil {
 				return err
@@ -79,7 +65,7 @@ prints the mnemonic (once, for your backup) and the wallet's first address.`,
 			}
 			return e.printf("wallet created in %s\nmnemonic: %s\naddress:  %s\n\nWrite the mnemonic down: it restores the wallet if the directory or the passphrase is lost.\n",
 				dir, m, rec.Address)
-		},
+		}),
 	}
 }
 
@@ -91,14 +77,7 @@ func cmdRestore() *cli.Command {
 --mnemonic-file, stores its seed encrypted with the passphrase in --wallet-dir and prints
 the wallet's first address. On a terminal the mnemonic is asked for without echo.`,
 		Flags: []cli.Flag{mnemonicFileFlag()},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			e, err := newEnv(c)
-			if err != nil {
-				return err
-			}
+		Action: withEnv(func(e *env, c *cli.Context) error {
 			m, err := e.readMnemonic(c.String("mnemonic-file"))
 			if err != nil {
 				return err
@@ -114,7 +93,7 @@ the wallet's first address. On a terminal the mnemonic is asked for without echo
 				return e.printJSON(map[string]string{"address": rec.Address, "wallet_dir": dir})
 			}
 			return e.printf("wallet restored in %s\naddress: %s\n", dir, rec.Address)
-		},
+		}),
 	}
 }
 
@@ -154,14 +133,7 @@ next address (asks for the passphrase) and prints it; --all lists every derived 
 			&cli.BoolFlag{Name: "new", Usage: "derive and store the next address"},
 			&cli.BoolFlag{Name: "all", Usage: "list every derived address with its index"},
 		},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			e, err := newEnv(c)
-			if err != nil {
-				return err
-			}
+		Action: withEnv(func(e *env, c *cli.Context) error {
 			s, err := e.openStore()
 			if err != nil {
 				return err
@@ -199,7 +171,7 @@ next address (asks for the passphrase) and prints it; --all lists every derived 
 					keys.AccountPath(e.net.CoinType, s.Account(), r.Index)}
 			}
 			return cliutil.PrintTable(e.out, []string{"index", "address", "path"}, rows)
-		},
+		}),
 	}
 }
 
@@ -223,14 +195,7 @@ func cmdDerive() *cli.Command {
 			mnemonicFileFlag(),
 			&cli.UintFlag{Name: "index", Usage: "address `INDEX` (below 2^31)"},
 		},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			e, err := newEnv(c)
-			if err != nil {
-				return err
-			}
+		Action: withEnv(func(e *env, c *cli.Context) error {
 			m, err := e.readMnemonic(c.String("mnemonic-file"))
 			if err != nil {
 				return err
@@ -247,20 +212,13 @@ func cmdDerive() *cli.Command {
 				return e.printJSON(map[string]any{"address": a, "index": idx, "path": keys.AccountPath(e.net.CoinType, 0, uint32(idx))})
 			}
 			return e.printf("%s\n", a)
-		},
+		}),
 	}
 }
 
 // withAddresses runs a read-only command on the wallet's addresses with a node client.
 func withAddresses(f func(e *env, ctx context.Context, cl *rpcapi.Client, addrs []string) error) cli.ActionFunc {
-	return func(c *cli.Context) error {
-		if err := noArgs(c); err != nil {
-			return err
-		}
-		e, err := newEnv(c)
-		if err != nil {
-			return err
-		}
+	return withEnv(func(e *env, _ *cli.Context) error {
 		addrs, err := e.addresses()
 		if err != nil {
 			return err
@@ -270,6 +228,20 @@ func withAddresses(f func(e *env, ctx context.Context, cl *rpcapi.Client, addrs 
 		cl := e.client()
 		defer cl.Close()
 		return f(e, ctx, cl, addrs)
+	})
+}
+
+// withEnv runs a command that takes no arguments with its environment.
+func withEnv(f func(e *env, c *cli.Context) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if err := noArgs(c); err != nil {
+			return err
+		}
+		e, err := newEnv(c)
+		if err != nil {
+			return err
+		}
+		return f(e, c)
 	}
 }
 
@@ -386,14 +358,7 @@ sendrawtransaction, and prints the txid (with --json an object with the fee and 
 			&cli.StringFlag{Name: "amount", Required: true, Usage: "`COIN` to send, for example 1.5 (at most 8 decimals)"},
 			&cli.Uint64Flag{Name: "fee-rate", Value: wallet.DefaultFeeRate, Usage: "fee in subunits per byte (the node's minimum is 1)"},
 		},
-		Action: func(c *cli.Context) error {
-			if err := noArgs(c); err != nil {
-				return err
-			}
-			e, err := newEnv(c)
-			if err != nil {
-				return err
-			}
+		Action: withEnv(func(e *env, c *cli.Context) error {
 			to := strings.TrimSpace(c.String("to"))
 			if _, err := wallet.DecodeAddress(to, e.net); err != nil {
 				return fmt.Errorf("--to: %w", err)
@@ -450,6 +415,6 @@ sendrawtransaction, and prints the txid (with --json an object with the fee and 
 					"fee": amount.Format(res.Fee), "change": amount.Format(res.Change), "size": res.Size, "inputs": res.Inputs})
 			}
 			return e.printf("%s\n", res.TxID)
-		},
+		}),
 	}
 }
