@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -159,27 +158,11 @@ func globalOptions(c *cli.Context) (*options, error) {
 		return nil, fmt.Errorf("--network: %w", err)
 	}
 	o.network = net
-	if raw := c.String("rpc"); raw != "" {
-		u, err := normalizeURL(raw)
-		if err != nil {
-			return nil, err
-		}
-		o.url, o.fromFlag = u, true
-	} else {
-		o.url = fmt.Sprintf("http://127.0.0.1:%d", net.RPCPort)
+	raw := c.String("rpc")
+	u, err := rpcapi.NodeURL(raw, net)
+	if err != nil {
+		return nil, err
 	}
+	o.url, o.fromFlag = u, raw != ""
 	return o, nil
-}
-
-// normalizeURL accepts "host:port" as "http://host:port" and checks the rest.
-func normalizeURL(raw string) (string, error) {
-	s := strings.TrimSpace(raw)
-	if !strings.Contains(s, "://") {
-		s = "http://" + s
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("--rpc %q: want a URL such as http://127.0.0.1:18332", raw)
-	}
-	return s, nil
 }

@@ -8,7 +8,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -111,7 +110,7 @@ func run(c *cli.Context) error {
 	if net == params.Mainnet {
 		return errors.New("--network mainnet: the faucet gives coins away, so it runs only on testnet or regtest")
 	}
-	rpcURL, err := rpcURLOf(c.String("rpc"), net)
+	rpcURL, err := rpcapi.NodeURL(c.String("rpc"), net)
 	if err != nil {
 		return err
 	}
@@ -228,21 +227,6 @@ func net2Listen(addr string) (net.Listener, error) {
 		return nil, fmt.Errorf("--listen %s: %w", addr, err)
 	}
 	return ln, nil
-}
-
-func rpcURLOf(raw string, n *params.Network) (string, error) {
-	if raw == "" {
-		return fmt.Sprintf("http://127.0.0.1:%d", n.RPCPort), nil
-	}
-	s := strings.TrimSpace(raw)
-	if !strings.Contains(s, "://") {
-		s = "http://" + s
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("--rpc %q: want a URL such as http://127.0.0.1:%d", raw, n.RPCPort)
-	}
-	return s, nil
 }
 
 func openAccessLog(dest string) (*log.Logger, func(), error) {

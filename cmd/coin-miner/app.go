@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/cointoolkit/coin/lib/logging"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/signal"
 	"runtime"
@@ -215,15 +214,6 @@ func nodeURL(raw string, network *params.Network, addr miner.Address) (string, e
 			return "", fmt.Errorf("a %s address is for %s: give --rpc URL or --network to choose the node",
 				addr.HRP, addr.NetworkNames())
 		}
-		return fmt.Sprintf("http://127.0.0.1:%d", network.RPCPort), nil
 	}
-	s := strings.TrimSpace(raw)
-	if !strings.Contains(s, "://") {
-		s = "http://" + s
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("--rpc %q: want a URL such as http://127.0.0.1:38332", raw)
-	}
-	return s, nil
+	return rpcapi.NodeURL(raw, network)
 }

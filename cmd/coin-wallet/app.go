@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,19 +107,8 @@ func newEnv(c *cli.Context) (*env, error) {
 	e.jsonFlag = jsonFlag(c)
 	e.json = e.jsonFlag || !terminal
 	e.inIsTerm = e.in == os.Stdin && cliutil.IsTerminal(os.Stdin)
-	raw := c.String("rpc")
-	if raw == "" {
-		e.rpcURL = fmt.Sprintf("http://127.0.0.1:%d", net.RPCPort)
-	} else {
-		s := strings.TrimSpace(raw)
-		if !strings.Contains(s, "://") {
-			s = "http://" + s
-		}
-		u, err := url.Parse(s)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("--rpc %q: want a URL such as http://127.0.0.1:%d", raw, net.RPCPort)
-		}
-		e.rpcURL = s
+	if e.rpcURL, err = rpcapi.NodeURL(c.String("rpc"), net); err != nil {
+		return nil, err
 	}
 	return e, nil
 }
