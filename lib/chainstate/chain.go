@@ -338,13 +338,12 @@ func (c *Chain) UtxosByAddress(pkh types.Hash) ([]AddressUtxo, error) {
 		var op types.Outpoint
 		copy(op.TxID[:], k[33:65])
 		op.Index = uint32(k[65])<<24 | uint32(k[66])<<16 | uint32(k[67])<<8 | uint32(k[68])
-		e, ok, err := c.Utxo(op)
-		if err != nil {
-			return nil, err
+		r := bincode.NewReader(it.Value())
+		e := decodeEntry(r)
+		if err := r.Finish(); err != nil {
+			return nil, storageErr("decode address index", err)
 		}
-		if ok {
-			out = append(out, AddressUtxo{op, e})
-		}
+		out = append(out, AddressUtxo{op, e})
 	}
 	return out, storageErr("iterate address index", it.Error())
 }

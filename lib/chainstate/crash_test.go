@@ -267,12 +267,15 @@ func checkIndexes(t testing.TB, c *Chain, set map[types.Outpoint]consensus.UtxoE
 			}
 		}
 	}
-	addrs := each(pfxAddr, func(k, _ []byte) {
+	addrs := each(pfxAddr, func(k, v []byte) {
 		var op types.Outpoint
 		copy(op.TxID[:], k[33:65])
 		op.Index = uint32(k[65])<<24 | uint32(k[66])<<16 | uint32(k[67])<<8 | uint32(k[68])
-		if e, ok := set[op]; !ok || !bytes.Equal(e.PubKeyHash[:], k[1:33]) {
+		e, ok := set[op]
+		if !ok || !bytes.Equal(e.PubKeyHash[:], k[1:33]) {
 			bad = append(bad, "address index entry without its output: "+op.String())
+		} else if !bytes.Equal(v, entryBytes(&e)) {
+			bad = append(bad, "address index entry differs from its output: "+op.String())
 		}
 	})
 	if addrs != len(set) {

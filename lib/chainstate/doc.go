@@ -15,7 +15,7 @@
 // its descendants instead, so a tampered copy cannot make the node refuse the valid block.
 //
 // Key layout (one-byte prefixes): 'b' block, 'i' header index record, 'h' main-chain height,
-// 'u' UTXO, 'a' address index, 'c' cluster balance, 't' transaction index, 'r' undo data,
+// 'u' UTXO, 'a' address index (a copy of the UTXO entry, so one range scan lists an address), 'c' cluster balance, 't' transaction index, 'r' undo data,
 // 's' chain statistics.
 //
 // Supply invariant, which tests check after every connect and disconnect:

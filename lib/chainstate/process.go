@@ -359,8 +359,9 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	}
 	for i := range eff.Created {
 		cr := &eff.Created[i]
-		batch.Put(utxoKey(cr.Outpoint), entryBytes(&cr.Entry))
-		batch.Put(addrKey(cr.Entry.PubKeyHash, cr.Outpoint), nil)
+		eb := entryBytes(&cr.Entry)
+		batch.Put(utxoKey(cr.Outpoint), eb)
+		batch.Put(addrKey(cr.Entry.PubKeyHash, cr.Outpoint), eb)
 		clusters[cr.Entry.ClusterID] += int64(cr.Entry.Value)
 		next.UtxoCount++
 		next.UtxoTotal += cr.Entry.Value
@@ -458,8 +459,9 @@ func (c *Chain) disconnectTip() (ConnectedBlock, error) {
 			if inBlock(op.TxID) {
 				continue
 			}
-			batch.Put(utxoKey(op), entryBytes(e))
-			batch.Put(addrKey(e.PubKeyHash, op), nil)
+			eb := entryBytes(e)
+			batch.Put(utxoKey(op), eb)
+			batch.Put(addrKey(e.PubKeyHash, op), eb)
 			clusters[e.ClusterID] += int64(e.Value)
 		}
 	}
