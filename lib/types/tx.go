@@ -140,21 +140,17 @@ func (tx *Transaction) SerializeSize() int {
 var writerPool = sync.Pool{New: func() any { return bincode.NewWriter(make([]byte, 0, 1024)) }}
 
 // TxID is BLAKE3-256 of the witness-stripped bincode.
-func (tx *Transaction) TxID() Hash {
-	w := writerPool.Get().(*bincode.Writer)
-	w.Reset()
-	tx.encode(w, false)
-	h := blake3.Sum256(w.Bytes())
-	writerPool.Put(w)
-	return h
-}
+func (tx *Transaction) TxID() Hash { return tx.hash(false) }
 
 // WitnessHash is BLAKE3-256 of the full bincode, public keys and signatures included: it
 // names a transaction together with its witness (the txid does not).
-func (tx *Transaction) WitnessHash() Hash {
+func (tx *Transaction) WitnessHash() Hash { return tx.hash(true) }
+
+// hash is BLAKE3-256 of the encoding, with or without the witness, in a pooled buffer.
+func (tx *Transaction) hash(witness bool) Hash {
 	w := writerPool.Get().(*bincode.Writer)
 	w.Reset()
-	tx.encode(w, true)
+	tx.encode(w, witness)
 	h := blake3.Sum256(w.Bytes())
 	writerPool.Put(w)
 	return h
