@@ -70,6 +70,10 @@ type Options struct {
 	Values consensus.ValueModel
 	// SigCache, when set, skips the signature checks of transactions verified before.
 	SigCache *consensus.SigCache
+	// WriteCacheMiB and WriteCacheAge bound the write cache in bulk mode (see SetBulk):
+	// defaults DefaultWriteCacheMiB and DefaultWriteCacheAge.
+	WriteCacheMiB int
+	WriteCacheAge time.Duration
 }
 
 // Chain is the chain state of one network in one database.
@@ -87,6 +91,8 @@ type Chain struct {
 	main  []*Node // main chain by height
 	stats Stats
 	seq   uint64
+	wc    writeCache // connected blocks not written yet (cache.go)
+	bulk  bool
 }
 
 // Open opens (or creates) the chain database in dir.
@@ -99,6 +105,12 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 	}
 	if opts.CacheMiB == 0 {
 		opts.CacheMiB = 32
+	}
+	if opts.WriteCacheMiB <= 0 {
+		opts.WriteCacheMiB = DefaultWriteCacheMiB
+	}
+	if opts.WriteCacheAge <= 0 {
+		opts.WriteCacheAge = DefaultWriteCacheAge
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, storageErr("create directory", err)
@@ -115,6 +127,7 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 		return nil, storageErr("open "+dir, err)
 	}
 	c := &Chain{net: net, db: db, opts: opts, wo: &opt.WriteOptions{Sync: opts.Sync}, index: make(map[types.Hash]*Node), tips: make(map[*Node]struct{})}
+	c.wc.reset()
 	if err := c.load(); err != nil {
 		db.Close()
 		return nil, err
@@ -122,7 +135,11 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 	// A crash between storing a block and connecting it leaves a stored branch with more work
 	// than the tip; connect it now rather than when (and if) a child of it arrives. A rule
 	// failure on the way marks the branch as it would have then.
-	if err := c.activateBestChain(new(Result), nil); err != nil && !consensus.IsRuleError(err) {
+	err = c.activateBestChain(new(Result), nil)
+	if ferr := c.flushLocked(); ferr != nil {
+		err = ferr
+	}
+	if err != nil && !consensus.IsRuleError(err) {
 		db.Close()
 		return nil, err
 	}
@@ -140,7 +157,16 @@ func isLockErr(dir string, err error) bool {
 }
 
 // Close closes the database.
-func (c *Chain) Close() error { return storageErr("close", c.db.Close()) }
+// Close writes what the write cache holds and closes the database.
+func (c *Chain) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	err := c.flushLocked()
+	if cerr := storageErr("close", c.db.Close()); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // SigCache is the signature cache blocks are connected with (nil when none).
 func (c *Chain) SigCache() *consensus.SigCache { return c.opts.SigCache }
@@ -300,21 +326,16 @@ func (c *Chain) BlockBytes(h types.Hash) ([]byte, error) {
 // ErrNotFound is returned for an unknown block, transaction or output.
 var ErrNotFound = errors.New("not found")
 
-// Utxo implements consensus.UtxoView over the stored UTXO set.
+// Utxo implements consensus.UtxoView over the UTXO set of the main chain's tip.
 func (c *Chain) Utxo(op types.Outpoint) (*consensus.UtxoEntry, bool, error) {
-	raw, err := c.db.Get(utxoKey(op), nil)
-	if errors.Is(err, leveldb.ErrNotFound) {
-		return nil, false, nil
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	e, ok, err := c.utxoLocked(op)
+	if e != nil {
+		cp := *e
+		e = &cp
 	}
-	if err != nil {
-		return nil, false, storageErr("read utxo", err)
-	}
-	r := bincode.NewReader(raw)
-	e := decodeEntry(r)
-	if err := r.Finish(); err != nil {
-		return nil, false, storageErr("decode utxo", err)
-	}
-	return e, true, nil
+	return e, ok, err
 }
 
 // AddressUtxo is an unspent output of an address.
@@ -325,8 +346,11 @@ type AddressUtxo struct {
 
 // UtxosByAddress lists the unspent outputs paying pkh, in outpoint order.
 func (c *Chain) UtxosByAddress(pkh types.Hash) ([]AddressUtxo, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+	unlock, err := c.rlockFlushed()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	prefix := make([]byte, 33)
 	prefix[0] = pfxAddr
 	copy(prefix[1:], pkh[:])
@@ -350,29 +374,16 @@ func (c *Chain) UtxosByAddress(pkh types.Hash) ([]AddressUtxo, error) {
 
 // ClusterBalance is Σ nominal value of the cluster's unspent outputs.
 func (c *Chain) ClusterBalance(id types.Hash) (uint64, error) {
-	raw, err := c.db.Get(hashKey(pfxCluster, id), nil)
-	if errors.Is(err, leveldb.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, storageErr("read cluster", err)
-	}
-	r := bincode.NewReader(raw)
-	v := r.U64()
-	return v, storageErr("decode cluster", r.Finish())
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.clusterLocked(id)
 }
 
 // TxLocation finds a confirmed transaction on the main chain.
 func (c *Chain) TxLocation(txid types.Hash) (TxLocation, error) {
-	raw, err := c.db.Get(hashKey(pfxTx, txid), nil)
-	if errors.Is(err, leveldb.ErrNotFound) {
-		return TxLocation{}, ErrNotFound
-	}
-	if err != nil {
-		return TxLocation{}, storageErr("read tx index", err)
-	}
-	l, err := decodeTxLoc(raw)
-	return l, storageErr("decode tx index", err)
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.txLocationLocked(txid)
 }
 
 // Transaction reads a confirmed transaction and its location.

@@ -311,8 +311,18 @@ func TestCrashWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Open(dir, params.Regtest, Options{Now: crashClock})
+	// Every other worker connects in bulk mode, with its write cache written every few
+	// milliseconds and at every reorg, so kills land before, during and between those writes.
+	opts := Options{Now: crashClock}
+	bulk := seed%2 == 0
+	if bulk {
+		opts.WriteCacheAge = time.Duration(5+seed%40) * time.Millisecond
+	}
+	c, err := Open(dir, params.Regtest, opts)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetBulk(bulk); err != nil {
 		t.Fatal(err)
 	}
 	w, err := newCrashWorker(c, seed)

@@ -37,19 +37,29 @@ func heightKey(h uint64) []byte {
 
 func utxoKey(op types.Outpoint) []byte {
 	k := make([]byte, 37)
-	k[0] = pfxUtxo
-	copy(k[1:], op.TxID[:])
-	binary.BigEndian.PutUint32(k[33:], op.Index)
+	utxoKeyTo(k, op)
 	return k
+}
+
+// utxoKeyTo writes op's key into k[:37].
+func utxoKeyTo(k []byte, op types.Outpoint) {
+	k[0] = pfxUtxo
+	copy(k[1:33], op.TxID[:])
+	binary.BigEndian.PutUint32(k[33:37], op.Index)
 }
 
 func addrKey(pkh types.Hash, op types.Outpoint) []byte {
 	k := make([]byte, 69)
-	k[0] = pfxAddr
-	copy(k[1:], pkh[:])
-	copy(k[33:], op.TxID[:])
-	binary.BigEndian.PutUint32(k[65:], op.Index)
+	addrKeyTo(k, pkh, op)
 	return k
+}
+
+// addrKeyTo writes the address-index key into k[:69].
+func addrKeyTo(k []byte, pkh types.Hash, op types.Outpoint) {
+	k[0] = pfxAddr
+	copy(k[1:33], pkh[:])
+	copy(k[33:65], op.TxID[:])
+	binary.BigEndian.PutUint32(k[65:69], op.Index)
 }
 
 const (
@@ -191,7 +201,11 @@ func decodeUndo(b []byte) (*undo, error) {
 
 // txLoc is the transaction index value: the block and position of a confirmed transaction.
 func txLocBytes(block types.Hash, height uint64, pos uint32) []byte {
-	w := bincode.NewWriter(make([]byte, 0, 48))
+	return appendTxLoc(make([]byte, 0, 48), block, height, pos)
+}
+
+func appendTxLoc(dst []byte, block types.Hash, height uint64, pos uint32) []byte {
+	w := bincode.NewWriter(dst)
 	w.Raw(block[:])
 	w.U64(height)
 	w.U32(pos)

@@ -175,9 +175,24 @@ func checkInvariants(t testing.TB, c *Chain) {
 	}
 }
 
-// utxoSet reads the whole stored UTXO set.
+// flushForTest writes the write cache, which holds nothing outside bulk mode.
+func flushForTest(t testing.TB, c *Chain) {
+	t.Helper()
+	c.mu.RLock()
+	bulk, n := c.bulk, len(c.wc.blocks)
+	c.mu.RUnlock()
+	if !bulk && n != 0 {
+		t.Fatalf("%d connected blocks not written outside bulk mode", n)
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// utxoSet reads the whole stored UTXO set (after writing the write cache).
 func utxoSet(t testing.TB, c *Chain) map[types.Outpoint]consensus.UtxoEntry {
 	t.Helper()
+	flushForTest(t, c)
 	out := map[types.Outpoint]consensus.UtxoEntry{}
 	it := c.db.NewIterator(util.BytesPrefix([]byte{pfxUtxo}), nil)
 	defer it.Release()

@@ -27,10 +27,13 @@ type UtxoSetInfo struct {
 
 // UtxoSetInfo walks the whole UTXO set from a consistent snapshot.
 func (c *Chain) UtxoSetInfo(ctx context.Context) (UtxoSetInfo, error) {
-	c.mu.RLock()
+	unlock, err := c.rlockFlushed()
+	if err != nil {
+		return UtxoSetInfo{}, err
+	}
 	snap, err := c.db.GetSnapshot()
 	s := c.stats
-	c.mu.RUnlock()
+	unlock()
 	if err != nil {
 		return UtxoSetInfo{}, storageErr("snapshot", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"time"
 
 	"github.com/cointoolkit/coin/lib/bincode"
 	"github.com/cointoolkit/coin/lib/consensus"
@@ -130,6 +131,9 @@ func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 	res := &Result{Hash: hash, Height: n.Height}
 	cache := map[types.Hash]blockWithIDs{hash: {b, ids}}
 	err = c.activateBestChain(res, cache)
+	if ferr := c.flushDue(); ferr != nil {
+		err = ferr
+	}
 	res.IsTip = c.main[len(c.main)-1] == n
 	if err == nil && n.Status >= StatusInvalid {
 		err = errors.New("block is invalid") // cannot happen: its own failure is returned
@@ -325,7 +329,8 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	b, ids := bw.b, bw.ids
 	eff, err := consensus.CheckBlockConnect(consensus.BlockInput{
 		Block: b, TxIDs: ids, Height: n.Height, MedianTimePast: medianTimePast(n.Parent),
-		PoolBefore: c.stats.Pool, Magic: c.net.Magic, View: c, Values: c.opts.Values,
+		PoolBefore: c.stats.Pool, Magic: c.net.Magic,
+		View: chainView{c}, Values: c.opts.Values,
 		SigWorkers: c.opts.SigWorkers, SkipSignatures: n.Status == StatusValid, SigCache: c.opts.SigCache,
 	})
 	if err != nil {
@@ -339,50 +344,53 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	next.Burned += eff.Burned
 	next.Pool = eff.PoolAfter
 
-	batch := new(leveldb.Batch)
-	clusters := make(map[types.Hash]int64)
-	created := make(map[types.Outpoint]bool, len(eff.Created))
-	for i := range eff.Created {
-		created[eff.Created[i].Outpoint] = true
-	}
+	// Work out every change first and check the cluster balances, so that nothing is
+	// changed when the stored state turns out inconsistent.
+	deltas := make(map[types.Hash]int64)
 	inBlock := txidSet(ids)
 	for i, op := range eff.Spent {
 		e := eff.SpentUndo[i]
 		if inBlock(op.TxID) {
 			continue // created and spent inside this block: never in the set
 		}
-		batch.Delete(utxoKey(op))
-		batch.Delete(addrKey(e.PubKeyHash, op))
-		clusters[e.ClusterID] -= int64(e.Value)
+		deltas[e.ClusterID] -= int64(e.Value)
 		next.UtxoCount--
 		next.UtxoTotal -= e.Value
 	}
 	for i := range eff.Created {
-		cr := &eff.Created[i]
-		eb := entryBytes(&cr.Entry)
-		batch.Put(utxoKey(cr.Outpoint), eb)
-		batch.Put(addrKey(cr.Entry.PubKeyHash, cr.Outpoint), eb)
-		clusters[cr.Entry.ClusterID] += int64(cr.Entry.Value)
+		e := &eff.Created[i].Entry
+		deltas[e.ClusterID] += int64(e.Value)
 		next.UtxoCount++
-		next.UtxoTotal += cr.Entry.Value
+		next.UtxoTotal += e.Value
 	}
-	if err := c.applyClusters(batch, clusters); err != nil {
+	balances, err := c.clusterBalances(deltas)
+	if err != nil {
 		return ConnectedBlock{}, err
 	}
+
+	wc := &c.wc
+	if wc.empty() {
+		wc.since = time.Now()
+	}
+	for i, op := range eff.Spent {
+		if !inBlock(op.TxID) {
+			wc.spend(op, eff.SpentUndo[i])
+		}
+	}
+	for i := range eff.Created {
+		wc.create(eff.Created[i].Outpoint, &eff.Created[i].Entry)
+	}
+	for id, bal := range balances {
+		wc.clusters[id] = bal
+	}
 	for i, id := range ids {
-		batch.Put(hashKey(pfxTx, id), txLocBytes(n.Hash, n.Height, uint32(i)))
+		wc.txs[id] = TxLocation{Block: n.Hash, Height: n.Height, Position: uint32(i)}
 	}
 	u := undo{prev: prev, spent: eff.SpentUndo}
-	batch.Put(hashKey(pfxUndo, n.Hash), u.bytes())
-	batch.Put(heightKey(n.Height), n.Hash[:])
-	batch.Put([]byte(keyStats), c.statsBytes(&next))
-	status := n.Status
+	ub := u.bytes()
+	wc.blocks = append(wc.blocks, cachedBlock{n: n, undo: ub})
+	wc.bytes += len(ids)*txCacheCost + len(ub) + blockCacheCost
 	n.Status = StatusValid
-	batch.Put(hashKey(pfxIndex, n.Hash), indexRecord(n))
-	if err := c.db.Write(batch, c.wo); err != nil {
-		n.Status = status
-		return ConnectedBlock{}, storageErr("connect block", err)
-	}
 	c.stats = next
 	c.main = append(c.main, n)
 	return ConnectedBlock{Block: b, Hash: n.Hash, Height: n.Height, TxIDs: ids}, nil
@@ -401,26 +409,39 @@ func txidSet(ids []types.Hash) func(types.Hash) bool {
 	}
 }
 
-// applyClusters adds the deltas to the stored cluster balances.
-func (c *Chain) applyClusters(batch *leveldb.Batch, deltas map[types.Hash]int64) error {
+// clusterBalances are the balances of the clusters after adding the deltas.
+func (c *Chain) clusterBalances(deltas map[types.Hash]int64) (map[types.Hash]uint64, error) {
+	out := make(map[types.Hash]uint64, len(deltas))
 	for id, d := range deltas {
 		if d == 0 {
 			continue
 		}
-		bal, err := c.ClusterBalance(id)
+		bal, err := c.clusterLocked(id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		nb := int64(bal) + d
 		if nb < 0 {
-			return storageErr("cluster balance", fmt.Errorf("cluster %s would go negative", id))
+			return nil, storageErr("cluster balance", fmt.Errorf("cluster %s would go negative", id))
 		}
-		if nb == 0 {
+		out[id] = uint64(nb)
+	}
+	return out, nil
+}
+
+// applyClusters adds the deltas to the stored cluster balances (the write cache is empty).
+func (c *Chain) applyClusters(batch *leveldb.Batch, deltas map[types.Hash]int64) error {
+	balances, err := c.clusterBalances(deltas)
+	if err != nil {
+		return err
+	}
+	for id, bal := range balances {
+		if bal == 0 {
 			batch.Delete(hashKey(pfxCluster, id))
 			continue
 		}
 		w := bincode.NewWriter(nil)
-		w.U64(uint64(nb))
+		w.U64(bal)
 		batch.Put(hashKey(pfxCluster, id), w.Bytes())
 	}
 	return nil
@@ -431,6 +452,10 @@ func (c *Chain) disconnectTip() (ConnectedBlock, error) {
 	n := c.main[len(c.main)-1]
 	if n.Height == 0 {
 		return ConnectedBlock{}, errors.New("cannot disconnect the genesis block")
+	}
+	// The undo data and the state to undo are read from the database.
+	if err := c.flushLocked(); err != nil {
+		return ConnectedBlock{}, err
 	}
 	b, err := c.Block(n.Hash)
 	if err != nil {

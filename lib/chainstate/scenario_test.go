@@ -180,9 +180,10 @@ func (s *scenario) rejectStep(i int, st scenarioStep, b *types.Block) {
 	}
 }
 
-// dbSnapshot is every key and value of the database.
+// dbSnapshot is every key and value of the database, after writing the write cache.
 func dbSnapshot(t testing.TB, c *Chain) map[string]string {
 	t.Helper()
+	flushForTest(t, c)
 	out := map[string]string{}
 	it := c.db.NewIterator(&util.Range{}, nil)
 	defer it.Release()
@@ -312,10 +313,22 @@ func sizeTo(t testing.TB, s *scenario, b *types.Block, size int) {
 	fixMerkle(b)
 }
 
+// TestScenario runs the scenario with each block written as it connects, and in bulk mode,
+// where connected blocks stay in the write cache until a disconnect, a scan or Close writes
+// them.
 func TestScenario(t *testing.T) {
+	for _, bulk := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bulk=%v", bulk), func(t *testing.T) { testScenario(t, bulk) })
+	}
+}
+
+func testScenario(t *testing.T, bulk bool) {
 	g0 := params.Regtest.GenesisBlock().Header.Timestamp
 	now := int64(g0) + 86_400
 	s := newScenario(t, params.Regtest, now)
+	if err := s.c.SetBulk(bulk); err != nil {
+		t.Fatal(err)
+	}
 	limit := params.Regtest.PowLimit
 	var burnedBefore uint64
 

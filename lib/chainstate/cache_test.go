@@ -1,0 +1,203 @@
+package chainstate
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// TestBulkMatchesPerBlockWrites builds a chain with transfers, spends of outputs a few blocks
+// old and reorgs (the crash test's worker) on a chain that writes every block, then feeds the
+// same blocks in the same order to a chain in bulk mode. After every block both must agree on
+// the tip, the stats and every outpoint and transaction the block touches, read from the
+// bulk chain's write cache; at the end, after the scans that write the cache, on the whole
+// UTXO set, the address index and the reopened database.
+func TestBulkMatchesPerBlockWrites(t *testing.T) {
+	opts := Options{Now: crashClock}
+	ref, err := Open(t.TempDir(), params.Regtest, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	w, err := newCrashWorker(ref, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ref.Tip().Height < 300 {
+		if err := w.step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nodes := make([]*Node, 0, len(ref.index))
+	for _, n := range ref.index {
+		if n.Height > 0 {
+			nodes = append(nodes, n)
+		}
+	}
+	slices.SortFunc(nodes, func(a, b *Node) int { return int(a.seq) - int(b.seq) })
+
+	dir := t.TempDir()
+	bulk, err := Open(dir, params.Regtest, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bulk.SetBulk(true); err != nil {
+		t.Fatal(err)
+	}
+	// ref is replayed block by block too, so that both see the same sequence of tips.
+	replay, err := Open(t.TempDir(), params.Regtest, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replay.Close()
+	maxCached, reorgs := 0, 0
+	feed := func(from, to int) {
+		for i, n := range nodes[from:to] {
+			i += from
+			b, err := ref.Block(n.Hash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, werr := replay.ProcessBlock(b)
+			got, gerr := bulk.ProcessBlock(b)
+			if (werr == nil) != (gerr == nil) || want.IsTip != got.IsTip || len(want.Connected) != len(got.Connected) ||
+				len(want.Disconnected) != len(got.Disconnected) {
+				t.Fatalf("block %d: per-block chain %+v %v, bulk chain %+v %v", i, want, werr, got, gerr)
+			}
+			if len(got.Disconnected) > 0 {
+				reorgs++
+			}
+			if bulk.Tip().Hash != replay.Tip().Hash || bulk.Stats() != replay.Stats() {
+				t.Fatalf("block %d: tips or stats differ: %+v / %+v", i, bulk.Stats(), replay.Stats())
+			}
+			if replay.Unflushed() != 0 {
+				t.Fatalf("block %d: the per-block chain left %d blocks unwritten", i, replay.Unflushed())
+			}
+			maxCached = max(maxCached, bulk.Unflushed())
+			ids := b.TxIDs()
+			for k, tx := range b.Transactions {
+				ops := make([]types.Outpoint, 0, len(tx.Inputs)+len(tx.Outputs))
+				for j := range tx.Inputs {
+					ops = append(ops, tx.Inputs[j].Outpoint())
+				}
+				for j := range tx.Outputs {
+					ops = append(ops, types.Outpoint{TxID: ids[k], Index: uint32(j)})
+				}
+				for _, op := range ops {
+					we, wok, werr := replay.Utxo(op)
+					ge, gok, gerr := bulk.Utxo(op)
+					if wok != gok || werr != nil || gerr != nil || wok && *we != *ge {
+						t.Fatalf("block %d: utxo %v: per-block %v %+v, bulk %v %+v", i, op, wok, we, gok, ge)
+					}
+					if wok {
+						wb, _ := replay.ClusterBalance(we.ClusterID)
+						gb, _ := bulk.ClusterBalance(we.ClusterID)
+						if wb != gb {
+							t.Fatalf("block %d: cluster balances differ: %d / %d", i, wb, gb)
+						}
+					}
+				}
+				wl, werr := replay.TxLocation(ids[k])
+				gl, gerr := bulk.TxLocation(ids[k])
+				if wl != gl || (werr == nil) != (gerr == nil) {
+					t.Fatalf("block %d: tx %s: per-block %+v %v, bulk %+v %v", i, ids[k], wl, werr, gl, gerr)
+				}
+			}
+		}
+	}
+	// Most blocks, the scans (which write the cache), the rest, and Close writes those.
+	split := len(nodes) * 9 / 10
+	feed(0, split)
+	if reorgs == 0 || maxCached < 20 {
+		t.Fatalf("the bulk chain saw %d reorgs and held at most %d blocks: the test lost its point", reorgs, maxCached)
+	}
+	t.Logf("%d blocks, %d reorgs, up to %d blocks in the write cache", len(nodes), reorgs, maxCached)
+
+	for _, pkh := range w.pkhs {
+		a, err := replay.UtxosByAddress(pkh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := bulk.UtxosByAddress(pkh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a) != len(b) {
+			t.Fatalf("address index: %d / %d outputs", len(a), len(b))
+		}
+		for i := range a {
+			if a[i].Outpoint != b[i].Outpoint || *a[i].Entry != *b[i].Entry {
+				t.Fatalf("address index differs at %d", i)
+			}
+		}
+	}
+	if bulk.Unflushed() != 0 {
+		t.Fatal("a scan of the address index left the write cache unwritten")
+	}
+	feed(split, len(nodes))
+	if bulk.Unflushed() == 0 {
+		t.Fatal("nothing left for Close to write")
+	}
+	wi, _ := replay.UtxoSetInfo(context.Background())
+	if err := bulk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(dir, params.Regtest, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	gi, err := again.UtxoSetInfo(context.Background())
+	if err != nil || gi != wi {
+		t.Fatalf("reopened bulk chain: %+v %v, per-block chain %+v", gi, err, wi)
+	}
+	checkInvariants(t, again)
+	checkIndexes(t, again, utxoSet(t, again))
+}
+
+// TestBulkWritesWhenDue: in bulk mode the write cache is written when it is older than
+// WriteCacheAge, and ending bulk mode writes it at once.
+func TestBulkWritesWhenDue(t *testing.T) {
+	c, err := Open(t.TempDir(), params.Regtest, Options{Now: crashClock, WriteCacheAge: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SetBulk(true); err != nil {
+		t.Fatal(err)
+	}
+	w, err := newCrashWorker(c, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c.Tip().Height < 20 {
+		if err := w.step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.Unflushed(); n == 0 {
+		t.Fatal("bulk mode wrote every block")
+	}
+	c.opts.WriteCacheAge = time.Nanosecond
+	for h := c.Tip().Height; c.Tip().Height == h; {
+		if err := w.step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.Unflushed(); n != 0 {
+		t.Fatalf("%d blocks unwritten past WriteCacheAge", n)
+	}
+	c.opts.WriteCacheAge = time.Hour
+	for c.Unflushed() == 0 {
+		if err := w.step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.SetBulk(false); err != nil || c.Unflushed() != 0 {
+		t.Fatalf("ending bulk mode: %v, %d blocks unwritten", err, c.Unflushed())
+	}
+}
