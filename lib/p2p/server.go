@@ -183,6 +183,8 @@ type Server struct {
 	processing      int
 	orphanBlocks    *orphanBlocks
 	wasSyncing      bool
+	bulkMu          sync.Mutex // serialises setBulk
+	bulk            bool       // the chain is in bulk mode (bulkMu)
 	syncFrom        uint64
 	syncStart       time.Time
 	announcePending bool

@@ -785,7 +785,9 @@ func (s *Server) processLoop() {
 			}
 			s.scheduleLocked()
 			announce, ok := s.checkSyncLocked()
+			syncing := s.wasSyncing
 			s.mu.Unlock()
+			s.setBulk(syncing)
 			if ok {
 				s.announce(announce)
 			}
@@ -832,6 +834,22 @@ func (s *Server) checkSyncLocked() (types.Hash, bool) {
 	return types.Hash{}, false
 }
 
+// setBulk keeps the chain in bulk mode while the node catches up, so that the blocks it
+// connects are written to the database together instead of one batch each (the chain state
+// bounds that by size and age), and has the chain write them as soon as the node has caught
+// up.
+func (s *Server) setBulk(on bool) {
+	s.bulkMu.Lock()
+	defer s.bulkMu.Unlock()
+	if s.bulk == on {
+		return
+	}
+	s.bulk = on
+	if err := s.chain.SetBulk(on); err != nil {
+		s.log.Error("writing the chain state", "err", err)
+	}
+}
+
 // tickLoop runs the periodic work: timeouts, stalls, header requests, pruning, expiry and
 // saving peers.json.
 func (s *Server) tickLoop() {
@@ -854,7 +872,9 @@ func (s *Server) tickLoop() {
 		s.orphanBlocks.expire(time.Now().Add(-10 * time.Minute))
 		s.scheduleLocked()
 		announce, ok := s.checkSyncLocked()
+		syncing := s.wasSyncing
 		s.mu.Unlock()
+		s.setBulk(syncing)
 		if ok {
 			s.announce(announce)
 		}
