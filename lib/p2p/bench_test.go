@@ -112,6 +112,11 @@ func TestSyncBlocksWithTransactions(t *testing.T) {
 	src := startNode(t, "source", quiet(nodeOpts{dir: sc.store(t)}))
 	sink := startNode(t, "sink", quiet(nodeOpts{connect: []string{src.addr()}}))
 	waitFor(t, 60*time.Second, "the sink synced", func() bool { return sink.tip() == src.tip() })
+	waitFor(t, 5*time.Second, "the sink's download buffer empty", func() bool {
+		sink.s.mu.Lock()
+		defer sink.s.mu.Unlock()
+		return len(sink.s.received) == 0 && sink.s.receivedBytes == 0
+	})
 	a, _ := src.n.Chain().UtxoSetInfo(context.Background())
 	b, _ := sink.n.Chain().UtxoSetInfo(context.Background())
 	if a.Hash != b.Hash || a.Count != b.Count {

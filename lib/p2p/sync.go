@@ -774,6 +774,9 @@ func (s *Server) processLoop() {
 			s.processing--
 			if stored && len(s.path) > 0 && s.path[0] == n {
 				s.path = s.path[1:]
+				// At the end of the path, recompute it: that also drops blocks received
+				// twice (their first copy is connected), which nothing would take.
+				s.pathDirty = len(s.path) == 0
 			} else {
 				s.pathDirty = true
 			}
