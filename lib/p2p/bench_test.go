@@ -124,6 +124,23 @@ func TestSyncBlocksWithTransactions(t *testing.T) {
 	}
 }
 
+// TestSyncFetchesEachBlockOnce: blocks whose signatures take a while to verify are not
+// requested again while they wait for their turn (the scheduler used to see them neither in
+// flight nor buffered, and fetched and verified them twice).
+func TestSyncFetchesEachBlockOnce(t *testing.T) {
+	sc := buildSpendChain(t, newWallet(8), 4, 1500)
+	src := startNode(t, "source", quiet(nodeOpts{dir: sc.store(t)}))
+	sink := startNode(t, "sink", quiet(nodeOpts{connect: []string{src.addr()}}))
+	waitFor(t, 60*time.Second, "the sink synced", func() bool { return sink.tip() == src.tip() })
+	total := 0
+	for _, n := range sink.s.blocksByPeer() {
+		total += n
+	}
+	if total != len(sc.blocks) {
+		t.Fatalf("%d blocks fetched for a chain of %d", total, len(sc.blocks))
+	}
+}
+
 // connectLocally replays the chain into a fresh chain state, block after block, with no
 // network: what the sync costs at the least, since the node connects blocks one at a time.
 func (sc *spendChain) connectLocally(tb testing.TB) time.Duration {

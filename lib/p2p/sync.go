@@ -753,10 +753,10 @@ func (s *Server) processLoop() {
 				s.mu.Unlock()
 				break
 			}
+			// The block stays in received until it is processed, so that the scheduler does
+			// not fetch it again while it waits for its signatures.
 			n := s.path[0]
 			rb := s.received[n.hash]
-			delete(s.received, n.hash)
-			s.receivedBytes -= rb.size
 			s.processing++
 			s.mu.Unlock()
 
@@ -772,6 +772,10 @@ func (s *Server) processLoop() {
 
 			s.mu.Lock()
 			s.processing--
+			if s.received[n.hash] == rb { // not dropped by a path recomputation meanwhile
+				delete(s.received, n.hash)
+				s.receivedBytes -= rb.size
+			}
 			if stored && len(s.path) > 0 && s.path[0] == n {
 				s.path = s.path[1:]
 				// At the end of the path, recompute it: that also drops blocks received
