@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/bincode"
@@ -160,6 +161,7 @@ func (c *Chain) flushLocked() error {
 	}
 	batch := leveldb.MakeBatchWithConfig(&leveldb.BatchConfig{InitialCapacity: wc.batchBytes(), GrowLimit: math.MaxInt32})
 	// In key order: the database's in-memory table takes sorted keys about twice as fast.
+	// The three orders (UTXOs, address index, tx index) are sorted side by side.
 	type item struct {
 		op types.Outpoint
 		cu cachedUtxo
@@ -168,37 +170,62 @@ func (c *Chain) flushLocked() error {
 	for op, cu := range wc.utxos {
 		items = append(items, item{op, cu})
 	}
-	slices.SortFunc(items, func(a, b item) int { return compareOutpoints(&a.op, &b.op) })
-	var key [69]byte
+	type txItem struct {
+		id types.Hash
+		l  TxLocation
+	}
+	txs := make([]txItem, 0, len(wc.txs))
+	for id, l := range wc.txs {
+		txs = append(txs, txItem{id, l})
+	}
+	indexes := func() []int32 {
+		ix := make([]int32, len(items))
+		for i := range ix {
+			ix[i] = int32(i)
+		}
+		return ix
+	}
+	byKey, byAddr := indexes(), indexes()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		slices.SortFunc(byKey, func(a, b int32) int { return compareOutpoints(&items[a].op, &items[b].op) })
+	}()
+	go func() {
+		defer wg.Done()
+		slices.SortFunc(byAddr, func(a, b int32) int {
+			x, y := &items[a], &items[b]
+			if c := compareHashes(&x.cu.e.PubKeyHash, &y.cu.e.PubKeyHash); c != 0 {
+				return c
+			}
+			return compareOutpoints(&x.op, &y.op)
+		})
+	}()
+	slices.SortFunc(txs, func(a, b txItem) int { return compareHashes(&a.id, &b.id) })
 	vals := make([]byte, 0, len(items)*84)
 	at := make([]int32, len(items)+1) // item i's entry is vals[at[i]:at[i+1]]; empty when spent
 	for i := range items {
-		it := &items[i]
-		utxoKeyTo(key[:37], it.op)
 		at[i] = int32(len(vals))
-		if it.cu.spent {
-			batch.Delete(key[:37])
-			continue
+		if !items[i].cu.spent {
+			w := bincode.NewWriter(vals)
+			encodeEntry(w, items[i].cu.e)
+			vals = w.Bytes()
 		}
-		w := bincode.NewWriter(vals)
-		encodeEntry(w, it.cu.e)
-		vals = w.Bytes()
-		batch.Put(key[:37], vals[at[i]:])
 	}
 	at[len(items)] = int32(len(vals))
-	// The address index: by public key hash, then outpoint.
-	order := make([]int32, len(items))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(a, b int32) int {
-		x, y := &items[a], &items[b]
-		if c := bytes.Compare(x.cu.e.PubKeyHash[:], y.cu.e.PubKeyHash[:]); c != 0 {
-			return c
+	wg.Wait()
+	var key [69]byte
+	for _, i := range byKey {
+		it := &items[i]
+		utxoKeyTo(key[:37], it.op)
+		if it.cu.spent {
+			batch.Delete(key[:37])
+		} else {
+			batch.Put(key[:37], vals[at[i]:at[i+1]])
 		}
-		return compareOutpoints(&x.op, &y.op)
-	})
-	for _, i := range order {
+	}
+	for _, i := range byAddr {
 		it := &items[i]
 		addrKeyTo(key[:], it.cu.e.PubKeyHash, it.op)
 		if it.cu.spent {
@@ -216,15 +243,6 @@ func (c *Chain) flushLocked() error {
 		w.U64(bal)
 		batch.Put(hashKey(pfxCluster, id), w.Bytes())
 	}
-	type txItem struct {
-		id types.Hash
-		l  TxLocation
-	}
-	txs := make([]txItem, 0, len(wc.txs))
-	for id, l := range wc.txs {
-		txs = append(txs, txItem{id, l})
-	}
-	slices.SortFunc(txs, func(a, b txItem) int { return compareHashes(&a.id, &b.id) })
 	loc := make([]byte, 0, 48)
 	for i := range txs {
 		key[0] = pfxTx
