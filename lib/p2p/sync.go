@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"runtime"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/chainstate"
@@ -758,6 +759,7 @@ func (s *Server) processLoop() {
 			n := s.path[0]
 			rb := s.received[n.hash]
 			s.processing++
+			last := len(s.path) <= runtime.GOMAXPROCS(0) // the rest is being verified now
 			s.mu.Unlock()
 
 			// Connect only once the block's own signatures are checked (on the other cores
@@ -765,7 +767,16 @@ func (s *Server) processLoop() {
 			if rb.verified != nil {
 				select {
 				case <-rb.verified:
-				case <-s.ctx.Done():
+				default:
+					// Near the end of a catch-up, write the chain's cache while the last
+					// blocks are verified rather than after them.
+					if last {
+						s.flushChain()
+					}
+					select {
+					case <-rb.verified:
+					case <-s.ctx.Done():
+					}
 				}
 			}
 			stored, err := s.submit(rb.from, rb.block, n.hash)
@@ -853,6 +864,18 @@ func (s *Server) setBulk(on bool) {
 	}
 	s.bulk = on
 	if err := s.chain.SetBulk(on); err != nil {
+		s.log.Error("writing the chain state", "err", err)
+	}
+}
+
+// flushChain has a chain in bulk mode write its cache now.
+func (s *Server) flushChain() {
+	s.bulkMu.Lock()
+	defer s.bulkMu.Unlock()
+	if !s.bulk {
+		return
+	}
+	if err := s.chain.Flush(); err != nil {
 		s.log.Error("writing the chain state", "err", err)
 	}
 }
