@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
@@ -50,7 +51,7 @@ func newBenchSet(b *testing.B, chained bool, n int) *benchSet {
 
 func (s *benchSet) accept(b *testing.B) {
 	b.ReportAllocs()
-	cpu := processCPU()
+	cpu := proctest.ProcessCPU()
 	for b.Loop() {
 		p := New(testChain{s.f.chain}, testNet.Magic, Options{})
 		for _, tx := range s.txs {
@@ -67,7 +68,7 @@ func (s *benchSet) accept(b *testing.B) {
 
 func (s *benchSet) verify(b *testing.B) {
 	b.ReportAllocs()
-	cpu := processCPU()
+	cpu := proctest.ProcessCPU()
 	for b.Loop() {
 		for i, tx := range s.txs {
 			if err := consensus.VerifySignatures(tx, s.ids[i], testNet.Magic); err != nil {
@@ -82,7 +83,7 @@ func (s *benchSet) verify(b *testing.B) {
 func (s *benchSet) report(b *testing.B, cpuBefore time.Duration) {
 	n := float64(b.N * len(s.txs))
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/tx")
-	if cpu := processCPU() - cpuBefore; cpuBefore > 0 {
+	if cpu := proctest.ProcessCPU() - cpuBefore; cpuBefore > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/tx")
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/mining"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
@@ -159,15 +159,6 @@ func (sc *spendChain) connectLocally(tb testing.TB) time.Duration {
 	return time.Since(t0)
 }
 
-// processCPU is the CPU time this process has used (both nodes run in it).
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkSync measures a fresh node syncing blocks full of transactions from one peer on
 // loopback (from the start of the node, its empty database opened, until its tip is the
 // peer's), against, in the same run, verifying the same signatures on every core
@@ -193,7 +184,7 @@ func BenchmarkSync(b *testing.B) {
 				}
 				verifyT += time.Since(t0)
 				connectT += sc.connectLocally(b)
-				cpu0 := processCPU()
+				cpu0 := proctest.ProcessCPU()
 				b.StartTimer()
 				sink := startNode(b, "sink", nodeOpts{connect: []string{src.addr()}, discard: true})
 				// Synced: the tip is the peer's and every block is written to the database.
@@ -202,7 +193,7 @@ func BenchmarkSync(b *testing.B) {
 				}
 				syncT += time.Since(sink.started)
 				b.StopTimer()
-				syncCPU += processCPU() - cpu0
+				syncCPU += proctest.ProcessCPU() - cpu0
 				sink.stop()
 				b.StartTimer()
 			}

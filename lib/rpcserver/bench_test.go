@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/cointoolkit/coin/lib/proctest"
 )
 
 // The RPC benchmarks drive a real node (chain on LevelDB, mempool) through the JSON-RPC server
@@ -27,7 +29,7 @@ func benchRPC(b *testing.B, url string, body []byte) {
 	hc := &http.Client{Transport: tr}
 	b.ReportAllocs()
 	b.ResetTimer()
-	start, cpu := time.Now(), processCPU()
+	start, cpu := time.Now(), proctest.ProcessCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		buf := make([]byte, 4096)
 		for pb.Next() {
@@ -52,7 +54,7 @@ func benchRPC(b *testing.B, url string, body []byte) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
-	if used := processCPU() - cpu; cpu > 0 {
+	if used := proctest.ProcessCPU() - cpu; cpu > 0 {
 		// Client and server together: the CPU one request costs on this machine.
 		b.ReportMetric(float64(used.Microseconds())/float64(b.N), "cpu-µs/req")
 	}

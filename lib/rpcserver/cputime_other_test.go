@@ -1,8 +1,0 @@
-//go:build !unix
-
-package rpcserver_test
-
-import "time"
-
-// processCPU is not measured here; the benchmarks then report no CPU time.
-func processCPU() time.Duration { return 0 }
