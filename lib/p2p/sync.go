@@ -789,9 +789,6 @@ func (s *Server) processLoop() {
 			}
 			if stored && len(s.path) > 0 && s.path[0] == n {
 				s.path = s.path[1:]
-				// At the end of the path, recompute it: that also drops blocks received
-				// twice (their first copy is connected), which nothing would take.
-				s.pathDirty = len(s.path) == 0
 			} else {
 				s.pathDirty = true
 			}
