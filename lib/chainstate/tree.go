@@ -1,0 +1,170 @@
+package chainstate
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/pow"
+	"github.com/cointoolkit/coin/lib/types"
+	"github.com/syndtr/goleveldb/leveldb"
+)
+
+// ancestor is n's ancestor at height h (h ≤ n.Height).
+func (c *Chain) ancestor(n *Node, h uint64) *Node {
+	if h < uint64(len(c.main)) && n.Height < uint64(len(c.main)) && c.main[n.Height] == n {
+		return c.main[h]
+	}
+	for n != nil && n.Height > h {
+		n = n.Parent
+	}
+	return n
+}
+
+// medianTimePast is the median timestamp of n and its 10 predecessors.
+func medianTimePast(n *Node) uint64 {
+	ts := make([]uint64, 0, consensus.MedianTimeSpan)
+	for i := 0; i < consensus.MedianTimeSpan && n != nil; i++ {
+		ts = append(ts, n.Header.Timestamp)
+		n = n.Parent
+	}
+	return consensus.MedianTime(ts)
+}
+
+// nextTarget is the compact target a child of parent must carry.
+func (c *Chain) nextTarget(parent *Node) uint32 {
+	h := parent.Height + 1
+	if !c.net.Retarget || !pow.IsRetargetHeight(h) {
+		return parent.Header.DifficultyTarget
+	}
+	start := c.ancestor(parent, pow.RetargetWindowStart(h))
+	return pow.NextCompact(h, parent.Header.DifficultyTarget, parent.Header.Timestamp, start.Header.Timestamp, c.net.PowLimit, c.net.Retarget)
+}
+
+// Template is what a miner needs to build a child of the tip.
+type Template struct {
+	Parent         types.Hash
+	Height         uint64
+	Target         uint32
+	MedianTimePast uint64
+	MinTimestamp   uint64
+	Pool           uint64 // decay pool after the parent
+}
+
+// NextBlock describes the next block on the current tip.
+func (c *Chain) NextBlock() Template {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	tip := c.main[len(c.main)-1]
+	mtp := medianTimePast(tip)
+	return Template{Parent: tip.Hash, Height: tip.Height + 1, Target: c.nextTarget(tip),
+		MedianTimePast: mtp, MinTimestamp: mtp + 1, Pool: c.stats.Pool}
+}
+
+// addNode puts n in the header index and keeps the tips.
+func (c *Chain) addNode(n *Node) {
+	c.index[n.Hash] = n
+	if p := n.Parent; p != nil {
+		p.kids = append(p.kids, n)
+		if n.Status < StatusInvalid {
+			delete(c.tips, p)
+		}
+	}
+	if n.Status < StatusInvalid && !hasValidChild(n) {
+		c.tips[n] = struct{}{}
+	}
+}
+
+func hasValidChild(n *Node) bool {
+	for _, k := range n.kids {
+		if k.Status < StatusInvalid {
+			return true
+		}
+	}
+	return false
+}
+
+// subtree lists n and its stored descendants.
+func subtree(n *Node) []*Node {
+	out := []*Node{n}
+	for i := 0; i < len(out); i++ {
+		out = append(out, out[i].kids...)
+	}
+	return out
+}
+
+// dropped updates the tips after the subtree of bad left the valid part of the index.
+func (c *Chain) dropped(bad []*Node) {
+	for _, n := range bad {
+		delete(c.tips, n)
+	}
+	if p := bad[0].Parent; p != nil && p.Status < StatusInvalid && !hasValidChild(p) {
+		c.tips[p] = struct{}{}
+	}
+}
+
+// bestCandidate is the valid stored node with the most work (first seen on a tie; the tip
+// stays on a tie with it).
+func (c *Chain) bestCandidate() *Node {
+	tip := c.main[len(c.main)-1]
+	best := tip
+	for n := range c.tips {
+		switch n.Work.Cmp(best.Work) {
+		case 1:
+			best = n
+		case 0:
+			if best != tip && n.seq < best.seq {
+				best = n
+			}
+		}
+	}
+	return best
+}
+
+// markInvalid marks n invalid and every stored descendant invalid-parent.
+func (c *Chain) markInvalid(bad *Node) error {
+	batch := new(leveldb.Batch)
+	sub := subtree(bad)
+	for _, n := range sub {
+		if n.Status >= StatusInvalid {
+			continue
+		}
+		n.Status = StatusInvalidParent
+		if n == bad {
+			n.Status = StatusInvalid
+		}
+		batch.Put(hashKey(pfxIndex, n.Hash), indexRecord(n))
+	}
+	c.dropped(sub)
+	return storageErr("mark invalid", c.db.Write(batch, c.wo))
+}
+
+// witnessFailure reports whether err is about data the block hash does not commit to: public
+// keys and signatures are left out of the txid, so a copy of a valid block with a changed
+// signature or public key has the same hash. Marking that hash invalid would make the node
+// refuse the valid block for good, so such a block is forgotten instead.
+func witnessFailure(err error) bool {
+	return errors.Is(err, consensus.ErrBadSignature) || errors.Is(err, consensus.ErrPubKeyMismatch)
+}
+
+// forget removes bad and its stored descendants from the header index and the database, as if
+// they had never been received. bad is not on the main chain.
+func (c *Chain) forget(bad *Node) error {
+	batch := new(leveldb.Batch)
+	gone := subtree(bad)
+	for _, n := range gone {
+		batch.Delete(hashKey(pfxBlock, n.Hash))
+		batch.Delete(hashKey(pfxIndex, n.Hash))
+	}
+	if err := c.db.Write(batch, c.wo); err != nil {
+		return storageErr("forget block", err)
+	}
+	for _, n := range gone {
+		delete(c.index, n.Hash)
+	}
+	if p := bad.Parent; p != nil {
+		p.kids = slices.DeleteFunc(p.kids, func(k *Node) bool { return k == bad })
+	}
+	c.dropped(gone)
+	return nil
+}
