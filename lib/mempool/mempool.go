@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
@@ -22,10 +23,10 @@ type Chain interface {
 	Confirmed(txid types.Hash) bool
 }
 
-// Policy values.
+// Policy values; the relay fee and dust limit are lib/policy's, which the wallet reads too.
 const (
-	MinRelayFeePerByte = 1
-	DustLimit          = 1_000
+	MinRelayFeePerByte = policy.MinRelayFeePerByte
+	DustLimit          = policy.DustLimit
 	DefaultMaxBytes    = 64 << 20
 )
 

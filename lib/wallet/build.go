@@ -8,16 +8,16 @@ import (
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/bincode"
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/mempool"
+	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
 // Fee and output policy (DESIGN 5).
 const (
 	// DustLimit is the smallest standard output; smaller outputs are not relayed.
-	DustLimit = mempool.DustLimit
+	DustLimit = policy.DustLimit
 	// MinFeeRate is the node's minimum relay fee in subunits per serialized byte.
-	MinFeeRate = mempool.MinRelayFeePerByte
+	MinFeeRate = policy.MinRelayFeePerByte
 	// DefaultFeeRate is the wallet's fee rate in subunits per serialized byte.
 	DefaultFeeRate = 2
 	// MaxFeeRate bounds a fee rate given by a user (a typo guard: 10,000 subunits per byte
