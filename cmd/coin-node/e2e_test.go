@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/keys"
-	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -248,7 +248,7 @@ func TestNodeAndCLIEndToEnd(t *testing.T) {
 	tx := &types.Transaction{Version: 1, Kind: types.KindTransfer,
 		Inputs:  []types.TxInput{{PrevTxID: prev, PrevIndex: 0}},
 		Outputs: []types.TxOutput{{Value: 20 * 100_000_000, PubKeyHash: payee.pkh}, {Value: 30*100_000_000 - 1_000, PubKeyHash: miner.pkh}}}
-	mining.Sign(tx, miner.key, params.Regtest.Magic)
+	types.SignInputs(tx, miner.key, params.Regtest.Magic)
 	txid := n.ok("sendrawtransaction", hex.EncodeToString(tx.Bytes()))
 	if txid != tx.TxID().String() {
 		t.Fatalf("sendrawtransaction returned %s, want %s", txid, tx.TxID())
@@ -268,7 +268,7 @@ func TestNodeAndCLIEndToEnd(t *testing.T) {
 	conflict := *tx
 	conflict.Inputs = append([]types.TxInput(nil), tx.Inputs...)
 	conflict.Outputs = []types.TxOutput{{Value: 49 * 100_000_000, PubKeyHash: payee.pkh}}
-	mining.Sign(&conflict, miner.key, params.Regtest.Magic)
+	types.SignInputs(&conflict, miner.key, params.Regtest.Magic)
 	if _, errs, _ := n.cli("sendrawtransaction", hex.EncodeToString(conflict.Bytes())); !strings.Contains(errs, "conflicts with a mempool transaction") {
 		t.Fatalf("conflict: %s", errs)
 	}
@@ -351,7 +351,7 @@ func submitFromTemplate(t *testing.T, n *testNode, addr string) {
 	if types.MerkleRoot(b.TxIDs()) != root {
 		t.Fatal("template merkle_root does not match its transactions")
 	}
-	if err := mining.Solve(b, 1<<24); err != nil {
+	if err := miner.Solve(b, 1<<24); err != nil {
 		t.Fatal(err)
 	}
 	if got := n.ok("submitblock", hex.EncodeToString(b.Bytes())); got != "ok" {

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/jsonrpc"
-	"github.com/cointoolkit/coin/lib/mining"
 	"github.com/cointoolkit/coin/lib/p2p/wire"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/proctest"
@@ -143,7 +142,7 @@ func spendCoinbase(t *testing.T, w wallet, p *proc, blockHash string, fee uint64
 	tx := &types.Transaction{Version: 1, Kind: types.KindTransfer,
 		Inputs:  []types.TxInput{{PrevTxID: cb.TxID(), PrevIndex: 0}},
 		Outputs: []types.TxOutput{{Value: cb.Outputs[0].Value - fee, PubKeyHash: w.pkh}}}
-	mining.Sign(tx, w.key, params.Regtest.Magic)
+	types.SignInputs(tx, w.key, params.Regtest.Magic)
 	return tx, hex.EncodeToString(tx.Bytes())
 }
 

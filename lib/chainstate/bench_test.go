@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -40,14 +40,14 @@ func benchSetup(b *testing.B) {
 			tx := &types.Transaction{Version: 1, Kind: types.KindTransfer,
 				Inputs:  []types.TxInput{{PrevTxID: splitID, PrevIndex: uint32(i)}},
 				Outputs: []types.TxOutput{{Value: split.Outputs[i].Value - 200, PubKeyHash: types.Blake3(seed[:])}}}
-			mining.Sign(tx, g.key, g.net.Magic)
+			types.SignInputs(tx, g.key, g.net.Magic)
 			txs = append(txs, tx)
 			fees += 200
 		}
 		parent := g.blocks["a101"]
-		blk := mining.NewBlock(mining.Spec{Parent: parent.Hash(), Height: 102, Target: g.net.PowLimitBits,
+		blk := miner.NewBlock(miner.Spec{Parent: parent.Hash(), Height: 102, Target: g.net.PowLimitBits,
 			Timestamp: parent.Header.Timestamp + 60, PayTo: g.pkh, Reward: consensus.Subsidy(102) + fees, Txs: txs})
-		if err := mining.Solve(blk, 1<<20); err != nil {
+		if err := miner.Solve(blk, 1<<20); err != nil {
 			b.Fatal(err)
 		}
 		benchBlocks.block = blk

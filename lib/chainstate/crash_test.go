@@ -16,7 +16,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/bincode"
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/syndtr/goleveldb/leveldb"
@@ -487,10 +487,10 @@ func (w *crashWorker) block(parent *Node, txs []*types.Transaction, fees uint64)
 	for i := range extra {
 		extra[i] = byte(w.rng.Uint32())
 	}
-	b := mining.NewBlock(mining.Spec{Parent: parent.Hash, Height: h, Target: parent.Header.DifficultyTarget,
+	b := miner.NewBlock(miner.Spec{Parent: parent.Hash, Height: h, Target: parent.Header.DifficultyTarget,
 		Timestamp: parent.Header.Timestamp + 60, PayTo: w.pkhs[w.rng.IntN(len(w.pkhs))], Reward: reward,
 		Extra: extra, Txs: txs})
-	return b, mining.Solve(b, 1<<20)
+	return b, miner.Solve(b, 1<<20)
 }
 
 // process hands a block to the chain and keeps the pool up to date.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/bincode"
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/syndtr/goleveldb/leveldb/util"
@@ -51,13 +51,13 @@ func (g *generator) next(name, parent string, txs []*types.Transaction, mutate .
 	for _, tx := range txs {
 		fees += g.feeOf(tx)
 	}
-	b := mining.NewBlock(mining.Spec{Parent: p.Hash(), Height: h, Target: g.net.PowLimitBits,
+	b := miner.NewBlock(miner.Spec{Parent: p.Hash(), Height: h, Target: g.net.PowLimitBits,
 		Timestamp: p.Header.Timestamp + 60, PayTo: g.pkh, Reward: consensus.Subsidy(h) + fees, Txs: txs,
 		Extra: []byte(name)})
 	for _, m := range mutate {
 		m(b)
 	}
-	if err := mining.Solve(b, 1<<20); err != nil {
+	if err := miner.Solve(b, 1<<20); err != nil {
 		g.t.Fatal(err)
 	}
 	g.blocks[name] = b
@@ -103,7 +103,7 @@ func (g *generator) spendOutput(prev *types.Transaction, idx uint32, fee uint64,
 		}
 		tx.Outputs = append(tx.Outputs, types.TxOutput{Value: part, PubKeyHash: g.pkh})
 	}
-	mining.Sign(tx, g.key, g.net.Magic)
+	types.SignInputs(tx, g.key, g.net.Magic)
 	return tx
 }
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/pow"
 	"github.com/cointoolkit/coin/lib/types"
@@ -226,7 +226,7 @@ func (s *scenario) spendTx(name, from string, idx uint32, fee uint64, outputs in
 
 // signed re-signs tx after a change to its fields with key.
 func (s *scenario) signed(tx *types.Transaction, key ed25519.PrivateKey, magic [4]byte) *types.Transaction {
-	mining.Sign(tx, key, magic)
+	types.SignInputs(tx, key, magic)
 	return tx
 }
 
@@ -509,7 +509,7 @@ func testScenario(t *testing.T, bulk bool) {
 		}},
 		// Block structure.
 		scenarioStep{block: "two-coinbases", err: consensus.ErrMultipleCoinbases, tip: "a108", build: func(s *scenario) {
-			s.next("two-coinbases", "a108", []*types.Transaction{mining.Coinbase(109, s.pkh, 1, []byte("second"))})
+			s.next("two-coinbases", "a108", []*types.Transaction{miner.Coinbase(109, s.pkh, 1, []byte("second"))})
 		}},
 		scenarioStep{block: "first-not-coinbase", err: consensus.ErrFirstTxNotCoinbase, tip: "a108", build: func(s *scenario) {
 			s.next("first-not-coinbase", "a108", []*types.Transaction{s.spendTx("f1", "a7", 0, 1000, 1)}, func(b *types.Block) {

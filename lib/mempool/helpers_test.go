@@ -10,7 +10,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -54,7 +54,7 @@ func (c testChain) Confirmed(txid types.Hash) bool {
 // outputs equal parts, with txs after the coinbase.
 func buildBlock(tb testing.TB, parent *types.Block, height uint64, outputs int, extra string, txs ...*types.Transaction) *types.Block {
 	tb.Helper()
-	b := mining.NewBlock(mining.Spec{Parent: parent.Hash(), Height: height, Target: testNet.PowLimitBits,
+	b := miner.NewBlock(miner.Spec{Parent: parent.Hash(), Height: height, Target: testNet.PowLimitBits,
 		Timestamp: parent.Header.Timestamp + 60, PayTo: testPKH, Reward: consensus.Subsidy(height),
 		Extra: []byte(extra), Txs: txs})
 	if outputs > 1 {
@@ -66,7 +66,7 @@ func buildBlock(tb testing.TB, parent *types.Block, height uint64, outputs int, 
 		}
 		b.Header.MerkleRoot = types.MerkleRoot(b.TxIDs())
 	}
-	if err := mining.Solve(b, 1<<20); err != nil {
+	if err := miner.Solve(b, 1<<20); err != nil {
 		tb.Fatal(err)
 	}
 	return b
@@ -165,7 +165,7 @@ func (f *fixture) transferTo(ins []coin, fee uint64, outs int, pkh types.Hash, l
 		}
 		tx.Outputs = append(tx.Outputs, types.TxOutput{Value: part, PubKeyHash: pkh})
 	}
-	mining.Sign(tx, testKey, testNet.Magic)
+	types.SignInputs(tx, testKey, testNet.Magic)
 	f.fees[tx.TxID()] = fee
 	return tx
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
@@ -103,17 +103,17 @@ func TestAcceptRejections(t *testing.T) {
 		tx := f.transfer(in, 10_000, 2)
 		tx.Outputs[0].Value += tx.Outputs[1].Value - (DustLimit - 1)
 		tx.Outputs[1].Value = DustLimit - 1
-		mining.Sign(tx, testKey, testNet.Magic)
+		types.SignInputs(tx, testKey, testNet.Magic)
 		f.fees[tx.TxID()] = 10_000
 		f.mustReject(tx, ErrDust)
 		tx.Outputs[0].Value--
 		tx.Outputs[1].Value = DustLimit
-		mining.Sign(tx, testKey, testNet.Magic)
+		types.SignInputs(tx, testKey, testNet.Magic)
 		f.fees[tx.TxID()] = 10_000
 		f.mustAccept(tx)
 	})
 	t.Run("Coinbase", func(t *testing.T) {
-		cb := mining.Coinbase(f.chain.Tip().Height+1, testPKH, consensus.Subsidy(1), nil)
+		cb := miner.Coinbase(f.chain.Tip().Height+1, testPKH, consensus.Subsidy(1), nil)
 		f.mustReject(cb, ErrCoinbase)
 		// A mined coinbase too.
 		f.mustReject(f.tipBlock().Transactions[0], ErrCoinbase)
@@ -140,12 +140,12 @@ func TestAcceptRejections(t *testing.T) {
 		f.mustReject(tx, consensus.ErrBadSignature)
 		// Signed for another network.
 		tx = f.transfer(f.take(1), 10_000, 1)
-		mining.Sign(tx, testKey, [4]byte{'x', 'x', 'x', 'x'})
+		types.SignInputs(tx, testKey, [4]byte{'x', 'x', 'x', 'x'})
 		f.mustReject(tx, consensus.ErrBadSignature)
 	})
 	t.Run("PubKeyMismatch", func(t *testing.T) {
 		tx := f.transfer(f.take(1), 10_000, 1)
-		mining.Sign(tx, otherKey, testNet.Magic)
+		types.SignInputs(tx, otherKey, testNet.Magic)
 		f.mustReject(tx, consensus.ErrPubKeyMismatch)
 	})
 	t.Run("ImmatureCoinbase", func(t *testing.T) {
@@ -173,11 +173,11 @@ func TestAcceptRejections(t *testing.T) {
 	t.Run("Sanity", func(t *testing.T) {
 		tx := f.transfer(f.take(1), 10_000, 1)
 		tx.Version = 2
-		mining.Sign(tx, testKey, testNet.Magic)
+		types.SignInputs(tx, testKey, testNet.Magic)
 		f.mustReject(tx, consensus.ErrTxVersion)
 		tx = f.transfer(f.take(1), 10_000, 1)
 		tx.Inputs = append(tx.Inputs, tx.Inputs[0])
-		mining.Sign(tx, testKey, testNet.Magic)
+		types.SignInputs(tx, testKey, testNet.Magic)
 		f.mustReject(tx, consensus.ErrDuplicateInput)
 	})
 	t.Run("AlreadyInChain", func(t *testing.T) {

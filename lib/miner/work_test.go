@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/keys"
-	"github.com/cointoolkit/coin/lib/mining"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/pow"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -47,7 +46,7 @@ func TestKnownHeaderMeetsTarget(t *testing.T) {
 
 			// The miner's path: a Work, a job, the kernel.
 			w := &Work{Header: h}
-			tb := pow.TargetBytes(mining.TargetOf(h.DifficultyTarget))
+			tb := pow.TargetBytes(TargetOf(h.DifficultyTarget))
 			w.Target = tb
 			j := newJob(1, w, nil, h.Timestamp, fullSpaceChunks)
 			sc := sha256d.NewScanner(&j.header, &j.target)
@@ -69,7 +68,7 @@ func TestKnownHeaderMeetsTarget(t *testing.T) {
 
 // template builds a getblocktemplate answer for a coinbase paying pkh and txs.
 func template(pkh keys.PubKeyHash, height uint64, txs ...*types.Transaction) *rpcapi.BlockTemplate {
-	all := append([]*types.Transaction{mining.Coinbase(height, types.Hash(pkh), 50_0000_0000+uint64(len(txs)), []byte("x"))}, txs...)
+	all := append([]*types.Transaction{Coinbase(height, types.Hash(pkh), 50_0000_0000+uint64(len(txs)), []byte("x"))}, txs...)
 	ids := make([]types.Hash, len(all))
 	t := &rpcapi.BlockTemplate{Version: 1, PrevHash: params.Regtest.GenesisHash.String(), Timestamp: 1767225700,
 		DifficultyTarget: 0x207fffff, Height: height, MinTime: 1767225603,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/types"
@@ -47,10 +47,10 @@ func buildSpendChain(tb testing.TB, w wallet, nBlocks, nTxs int) *spendChain {
 				DifficultyTarget: params.Regtest.PowLimitBits}, Transactions: []*types.Transaction{coinbase}}
 			b.Header.MerkleRoot = types.MerkleRoot(b.TxIDs())
 		} else {
-			b = mining.NewBlock(mining.Spec{Parent: prev, Height: height, Target: params.Regtest.PowLimitBits,
+			b = miner.NewBlock(miner.Spec{Parent: prev, Height: height, Target: params.Regtest.PowLimitBits,
 				Timestamp: ts, PayTo: w.pkh, Reward: reward, Txs: txs})
 		}
-		if err := mining.Solve(b, 1<<32); err != nil {
+		if err := miner.Solve(b, 1<<32); err != nil {
 			tb.Fatal(err)
 		}
 		sc.blocks = append(sc.blocks, b)
@@ -79,7 +79,7 @@ func buildSpendChain(tb testing.TB, w wallet, nBlocks, nTxs int) *spendChain {
 			tx := &types.Transaction{Version: 1, Kind: types.KindTransfer,
 				Inputs:  []types.TxInput{{PrevTxID: u.txid, PrevIndex: u.index}},
 				Outputs: []types.TxOutput{{Value: u.value - fee, PubKeyHash: w.pkh}}}
-			mining.Sign(tx, w.key, params.Regtest.Magic)
+			types.SignInputs(tx, w.key, params.Regtest.Magic)
 			txs[j] = tx
 			sc.checks = consensus.SigChecks(tx, tx.TxID(), params.Regtest.Magic, sc.checks)
 		}

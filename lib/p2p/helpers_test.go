@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/node"
 	"github.com/cointoolkit/coin/lib/p2p/wire"
 	"github.com/cointoolkit/coin/lib/params"
@@ -160,7 +160,7 @@ func (w wallet) spend(prev *types.Transaction, idx uint32, fee uint64) *types.Tr
 	tx := &types.Transaction{Version: 1, Kind: types.KindTransfer,
 		Inputs:  []types.TxInput{{PrevTxID: prev.TxID(), PrevIndex: idx}},
 		Outputs: []types.TxOutput{{Value: prev.Outputs[idx].Value - fee, PubKeyHash: w.pkh}}}
-	mining.Sign(tx, w.key, params.Regtest.Magic)
+	types.SignInputs(tx, w.key, params.Regtest.Magic)
 	return tx
 }
 
@@ -177,9 +177,9 @@ func (tn *tnode) nextBlock(w wallet, extra ...*types.Transaction) *types.Block {
 	txs = append(txs, extra...)
 	ts := max(uint64(time.Now().Unix()), next.MinTimestamp)
 	reward, _ := consensus.MaxCoinbaseValue(next.Height, fees, next.Pool)
-	b := mining.NewBlock(mining.Spec{Parent: next.Parent, Height: next.Height, Target: next.Target, Timestamp: ts,
+	b := miner.NewBlock(miner.Spec{Parent: next.Parent, Height: next.Height, Target: next.Target, Timestamp: ts,
 		PayTo: w.pkh, Reward: reward, Txs: txs, Extra: []byte(tn.name)})
-	if err := mining.Solve(b, 1<<32); err != nil {
+	if err := miner.Solve(b, 1<<32); err != nil {
 		tn.t.Fatal(err)
 	}
 	return b

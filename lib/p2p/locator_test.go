@@ -6,7 +6,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -22,9 +22,9 @@ func TestChainLocator(t *testing.T) {
 	defer c.Close()
 	g := params.Regtest.GenesisBlock()
 	build := func(parent *types.Block, height uint64, tag string) *types.Block {
-		b := mining.NewBlock(mining.Spec{Parent: parent.Hash(), Height: height, Target: params.Regtest.PowLimitBits,
+		b := miner.NewBlock(miner.Spec{Parent: parent.Hash(), Height: height, Target: params.Regtest.PowLimitBits,
 			Timestamp: parent.Header.Timestamp + 60, PayTo: w.pkh, Reward: consensus.Subsidy(height), Extra: []byte(tag)})
-		if err := mining.Solve(b, 1<<32); err != nil {
+		if err := miner.Solve(b, 1<<32); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := c.ProcessBlock(b); err != nil {

@@ -18,7 +18,7 @@ import (
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
-	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/node"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -109,9 +109,9 @@ func (e *env) block(txs ...*types.Transaction) *types.Block {
 	if ts < next.MinTimestamp {
 		ts = next.MinTimestamp
 	}
-	b := mining.NewBlock(mining.Spec{Parent: next.Parent, Height: next.Height, Target: next.Target, Timestamp: ts,
+	b := miner.NewBlock(miner.Spec{Parent: next.Parent, Height: next.Height, Target: next.Target, Timestamp: ts,
 		PayTo: testPKH, Reward: consensus.Subsidy(next.Height) + fees, Txs: txs})
-	if err := mining.Solve(b, 1<<24); err != nil {
+	if err := miner.Solve(b, 1<<24); err != nil {
 		e.t.Fatal(err)
 	}
 	return b
@@ -154,7 +154,7 @@ func (e *env) transfer(ins []coin, fee uint64, outs int) *types.Transaction {
 		}
 		tx.Outputs = append(tx.Outputs, types.TxOutput{Value: part, PubKeyHash: testPKH})
 	}
-	mining.Sign(tx, testKey, e.net.Magic)
+	types.SignInputs(tx, testKey, e.net.Magic)
 	e.fees[tx.TxID()] = fee
 	return tx
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
-	"github.com/cointoolkit/coin/lib/mining"
+	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/pow"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -384,7 +384,7 @@ func TestMineFromTemplate(t *testing.T) {
 		t.Fatalf("target %s mintime %d", tmpl.Target, tmpl.MinTime)
 	}
 
-	if err := mining.Solve(b, 1<<24); err != nil {
+	if err := miner.Solve(b, 1<<24); err != nil {
 		t.Fatal(err)
 	}
 	var ok string
@@ -478,7 +478,7 @@ func TestDomainErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	staleBlock := blockFromTemplate(t, tmpl)
-	if err := mining.Solve(staleBlock, 1<<24); err != nil {
+	if err := miner.Solve(staleBlock, 1<<24); err != nil {
 		t.Fatal(err)
 	}
 	e.mineBlock()
@@ -498,7 +498,7 @@ func TestDomainErrors(t *testing.T) {
 		t.Fatalf("a block with bad proof of work changed the state: %+v → %+v", before, s)
 	}
 	// The same block solved is fine.
-	if err := mining.Solve(b, 1<<24); err != nil {
+	if err := miner.Solve(b, 1<<24); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.client.SubmitBlock(context.Background(), blockHex(b)); err != nil {
@@ -508,7 +508,7 @@ func TestDomainErrors(t *testing.T) {
 	greedy := e.block()
 	greedy.Transactions[0].Outputs[0].Value++
 	greedy.Header.MerkleRoot = types.MerkleRoot(greedy.TxIDs())
-	mining.Solve(greedy, 1<<24)
+	miner.Solve(greedy, 1<<24)
 	before = e.state()
 	e.wantError(jsonrpc.CodeMisc, "coinbase pays", false, "submitblock", blockHex(greedy))
 	if s := e.state(); s != before {
@@ -691,7 +691,7 @@ func TestUtxosByAddressIncludeMempool(t *testing.T) {
 	in := e.take(1)
 	tx := e.transfer(in, 10_000, 2)
 	tx.Outputs[1].PubKeyHash = otherPKH
-	mining.Sign(tx, testKey, e.net.Magic)
+	types.SignInputs(tx, testKey, e.net.Magic)
 	e.fees[tx.TxID()] = 10_000
 	e.send(tx)
 	ctx := context.Background()
@@ -747,9 +747,9 @@ func TestTemplateConsistentWhileBlocksArrive(t *testing.T) {
 			default:
 			}
 			next := e.node.Chain().NextBlock()
-			b := mining.NewBlock(mining.Spec{Parent: next.Parent, Height: next.Height, Target: next.Target,
+			b := miner.NewBlock(miner.Spec{Parent: next.Parent, Height: next.Height, Target: next.Target,
 				Timestamp: next.MinTimestamp + 1, PayTo: otherPKH, Reward: consensus.Subsidy(next.Height)})
-			if err := mining.Solve(b, 1<<24); err != nil {
+			if err := miner.Solve(b, 1<<24); err != nil {
 				t.Error(err)
 				return
 			}

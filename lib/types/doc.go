@@ -8,7 +8,8 @@
 // the fixed 88-byte header layout (HeaderSize), in which the nonce lies in the second SHA-256
 // block so miners can reuse a midstate. The merkle root is the RFC 6962 tree over the txids
 // with BLAKE3 (leaf = H(0x00‖txid), node = H(0x01‖left‖right)), which never duplicates a node.
-// Each input signs SigMessage: "COIN-TX-V1" ‖ network magic ‖ txid.
+// Each input signs SigMessage: "COIN-TX-V1" ‖ network magic ‖ txid; SignInputs signs
+// every input of a transaction with one key.
 //
 // Hashes print as plain lowercase hex of the 32 bytes in order (no byte reversal).
 //

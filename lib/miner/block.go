@@ -1,7 +1,6 @@
-package mining
+package miner
 
 import (
-	"crypto/ed25519"
 	"errors"
 	"math/big"
 
@@ -9,10 +8,10 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// ErrExhausted is returned when the nonce range holds no solution.
-var ErrExhausted = errors.New("mining: no nonce in range meets the target")
+// ErrExhausted is returned by Solve when the nonce range holds no solution.
+var ErrExhausted = errors.New("miner: no nonce in range meets the target")
 
-// Spec describes a block to build.
+// Spec describes a block to assemble: the node's generatetoaddress and test chains use it.
 type Spec struct {
 	Parent    types.Hash
 	Height    uint64
@@ -33,7 +32,8 @@ func Coinbase(height uint64, pkh types.Hash, value uint64, extra []byte) *types.
 	}
 }
 
-// NewBlock builds the unsolved block (nonce 0) of spec.
+// NewBlock assembles the unsolved block (nonce 0) of spec: its coinbase, then spec.Txs, under
+// a header committing to their merkle root.
 func NewBlock(s Spec) *types.Block {
 	txs := make([]*types.Transaction, 0, len(s.Txs)+1)
 	txs = append(txs, Coinbase(s.Height, s.PayTo, s.Reward, s.Extra))
@@ -44,11 +44,13 @@ func NewBlock(s Spec) *types.Block {
 	return b
 }
 
-// Solve searches nonces from the header's current nonce for up to tries attempts.
+// Solve searches nonces from the header's current nonce for up to tries attempts, one hash
+// at a time: enough for easy targets (regtest, tests, generatetoaddress). Real targets are the
+// Miner's, with lib/sha256d's kernels.
 func Solve(b *types.Block, tries uint64) error {
 	t, neg, over := pow.CompactToBig(b.Header.DifficultyTarget)
 	if neg || over || t.Sign() == 0 {
-		return errors.New("mining: invalid target")
+		return errors.New("miner: invalid target")
 	}
 	target := pow.TargetBytes(t)
 	fixed := b.Header.FixedBytes()
@@ -71,16 +73,4 @@ func Solve(b *types.Block, tries uint64) error {
 func TargetOf(bits uint32) *big.Int {
 	t, _, _ := pow.CompactToBig(bits)
 	return t
-}
-
-// Sign fills every input's public key and signature with key, for the network magic.
-func Sign(tx *types.Transaction, key ed25519.PrivateKey, magic [4]byte) {
-	pub := key.Public().(ed25519.PublicKey)
-	for i := range tx.Inputs {
-		copy(tx.Inputs[i].PublicKey[:], pub)
-	}
-	sig := ed25519.Sign(key, types.SigMessage(magic, tx.TxID()))
-	for i := range tx.Inputs {
-		copy(tx.Inputs[i].Signature[:], sig)
-	}
 }
