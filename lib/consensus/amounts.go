@@ -1,14 +1,15 @@
 package consensus
 
-import "math/bits"
+import (
+	"math/bits"
 
-// Amounts, in subunits.
+	"github.com/cointoolkit/coin/lib/amount"
+)
+
+// Amounts, in subunits. The unit (amount.Coin) and the supply cap that bounds any single
+// amount and any sum (amount.MaxMoney) are lib/amount's, the one leaf package that owns units.
 const (
-	Coin uint64 = 100_000_000
-	// MaxMoney bounds any single amount and any sum: the 21,000,000 COIN asymptote.
-	MaxMoney uint64 = 21_000_000 * Coin
-
-	InitialSubsidy   = 50 * Coin
+	InitialSubsidy   = 50 * amount.Coin
 	HalvingInterval  = 210_000
 	CoinbaseMaturity = 100
 	// PoolReleaseBasisPoints of the decay pool (out of 10,000) are released per block.
@@ -60,16 +61,16 @@ func addChecked(a, b uint64) (uint64, bool) {
 	return s, carry == 0
 }
 
-// SumOutputs adds the outputs' values, failing with ErrValueOverflow past MaxMoney.
+// SumOutputs adds the outputs' values, failing with ErrValueOverflow past amount.MaxMoney.
 func SumOutputs(values func(i int) uint64, n int) (uint64, error) {
 	var total uint64
 	for i := 0; i < n; i++ {
 		v := values(i)
-		if v > MaxMoney {
+		if v > amount.MaxMoney {
 			return 0, ruleError(ErrValueOverflow, "output %d value %d exceeds the maximum", i, v)
 		}
 		var ok bool
-		if total, ok = addChecked(total, v); !ok || total > MaxMoney {
+		if total, ok = addChecked(total, v); !ok || total > amount.MaxMoney {
 			return 0, ruleError(ErrValueOverflow, "total output value exceeds the maximum")
 		}
 	}

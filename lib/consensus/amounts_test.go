@@ -5,10 +5,11 @@ import (
 	"math/big"
 	"testing"
 
+	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/consensus"
 )
 
-const coin = consensus.Coin
+const coin = amount.Coin
 
 func TestSubsidy(t *testing.T) {
 	tests := []struct {
@@ -56,15 +57,15 @@ func TestTotalSupplyBound(t *testing.T) {
 		}
 		total.Add(total, new(big.Int).Mul(new(big.Int).SetUint64(s), big.NewInt(consensus.HalvingInterval)))
 	}
-	if total.Cmp(new(big.Int).SetUint64(consensus.MaxMoney)) > 0 {
-		t.Fatalf("total subsidy %s exceeds %d", total, consensus.MaxMoney)
+	if total.Cmp(new(big.Int).SetUint64(amount.MaxMoney)) > 0 {
+		t.Fatalf("total subsidy %s exceeds %d", total, amount.MaxMoney)
 	}
 	// 20,999,999.9769 COIN, the same schedule as Bitcoin's.
 	if total.Uint64() != 2_099_999_997_690_000 {
 		t.Fatalf("total subsidy %s", total)
 	}
-	if consensus.MaxMoney != 21_000_000*coin {
-		t.Fatalf("MaxMoney %d", consensus.MaxMoney)
+	if amount.MaxMoney != 21_000_000*coin {
+		t.Fatalf("MaxMoney %d", amount.MaxMoney)
 	}
 }
 
@@ -78,7 +79,7 @@ func TestPoolRelease(t *testing.T) {
 		{200, 2},
 		{10_000, 100},
 		{123_456_789, 1_234_567},
-		{consensus.MaxMoney, consensus.MaxMoney / 100},
+		{amount.MaxMoney, amount.MaxMoney / 100},
 		// pool × 100 overflows 64 bits; the 128-bit product must not.
 		{math.MaxUint64, math.MaxUint64 / 100},
 		{math.MaxUint64 - 50, (math.MaxUint64 - 50) / 100},
@@ -136,15 +137,15 @@ func TestSumOutputs(t *testing.T) {
 	if s != 0 {
 		t.Fatalf("empty sum %d", s)
 	}
-	vals = []uint64{consensus.MaxMoney - 1, 1}
+	vals = []uint64{amount.MaxMoney - 1, 1}
 	s, err = consensus.SumOutputs(func(i int) uint64 { return vals[i] }, len(vals))
 	noErr(t, err)
-	if s != consensus.MaxMoney {
+	if s != amount.MaxMoney {
 		t.Fatalf("sum %d", s)
 	}
 	for _, bad := range [][]uint64{
-		{consensus.MaxMoney + 1},
-		{consensus.MaxMoney, 1},
+		{amount.MaxMoney + 1},
+		{amount.MaxMoney, 1},
 		{math.MaxUint64},
 		{1, math.MaxUint64},
 	} {

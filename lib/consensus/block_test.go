@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
@@ -276,7 +277,7 @@ func TestCheckCoinbaseValue(t *testing.T) {
 	_, err = consensus.CheckCoinbaseValue(cb, 64*consensus.HalvingInterval, fees, pool)
 	wantKind(t, err, consensus.ErrBadCoinbaseValue)
 	// Outputs above MaxMoney and a limit that overflows.
-	cb.Outputs = []types.TxOutput{pay(consensus.MaxMoney, miner), pay(1, miner)}
+	cb.Outputs = []types.TxOutput{pay(amount.MaxMoney, miner), pay(1, miner)}
 	_, err = consensus.CheckCoinbaseValue(cb, height, fees, pool)
 	wantKind(t, err, consensus.ErrValueOverflow)
 	cb.Outputs = []types.TxOutput{pay(1, miner)}

@@ -3,6 +3,7 @@ package consensus_test
 import (
 	"testing"
 
+	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -13,7 +14,7 @@ func FuzzCheckTransactionSanity(f *testing.F) {
 	f.Add(baseTransfer().Bytes())
 	f.Add(signedPair(regtestMagic).Bytes())
 	f.Add(coinbase(5, pay(50*coin, miner)).Bytes())
-	f.Add(coinbase(1, pay(0, miner), pay(consensus.MaxMoney, miner)).Bytes())
+	f.Add(coinbase(1, pay(0, miner), pay(amount.MaxMoney, miner)).Bytes())
 	dup := baseTransfer()
 	dup.Inputs = append(dup.Inputs, dup.Inputs[0])
 	f.Add(dup.Bytes())

@@ -3,6 +3,7 @@ package consensus
 import (
 	"crypto/ed25519"
 
+	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/types"
 	"lukechampine.com/blake3"
 )
@@ -172,7 +173,7 @@ func CheckTransactionInputs(tx *types.Transaction, height uint64, view UtxoView,
 		var ok1, ok2 bool
 		res.InValue, ok1 = addChecked(res.InValue, eff)
 		res.Nominal, ok2 = addChecked(res.Nominal, e.Value)
-		if !ok1 || !ok2 || res.Nominal > MaxMoney {
+		if !ok1 || !ok2 || res.Nominal > amount.MaxMoney {
 			return nil, ruleError(ErrValueOverflow, "total input value exceeds the maximum")
 		}
 		res.Spent[i] = e

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
@@ -53,13 +54,13 @@ func checkSanity(tx *types.Transaction) error {
 func TestCheckTransactionSanityBase(t *testing.T) {
 	noErr(t, checkSanity(baseTransfer()))
 	noErr(t, checkSanity(coinbase(0, pay(1, miner))))
-	noErr(t, checkSanity(coinbase(7, pay(consensus.MaxMoney, miner))))
+	noErr(t, checkSanity(coinbase(7, pay(amount.MaxMoney, miner))))
 	// Boundaries that pass.
 	tx := baseTransfer()
-	tx.Outputs[0].Value = consensus.MaxMoney
+	tx.Outputs[0].Value = amount.MaxMoney
 	noErr(t, checkSanity(tx))
 	tx = baseTransfer()
-	tx.Outputs = []types.TxOutput{pay(consensus.MaxMoney-1, bob), pay(1, carol)}
+	tx.Outputs = []types.TxOutput{pay(amount.MaxMoney-1, bob), pay(1, carol)}
 	noErr(t, checkSanity(tx))
 	tx = baseTransfer()
 	tx.Outputs[0].Value = 1
@@ -109,22 +110,22 @@ func TestCheckTransactionSanityRules(t *testing.T) {
 		{"coinbase zero output", func() *types.Transaction { return coinbase(1, pay(1, miner)) },
 			func(tx *types.Transaction) { tx.Outputs[0].Value = 0 }, consensus.ErrZeroOutput},
 		{"output above MaxMoney", baseTransfer, func(tx *types.Transaction) {
-			tx.Outputs[0].Value = consensus.MaxMoney + 1
+			tx.Outputs[0].Value = amount.MaxMoney + 1
 		}, consensus.ErrValueOverflow},
 		{"output of 2^64-1", baseTransfer, func(tx *types.Transaction) {
 			tx.Outputs[0].Value = math.MaxUint64
 		}, consensus.ErrValueOverflow},
 		{"output sum above MaxMoney", baseTransfer, func(tx *types.Transaction) {
-			tx.Outputs = []types.TxOutput{pay(consensus.MaxMoney, bob), pay(1, carol)}
+			tx.Outputs = []types.TxOutput{pay(amount.MaxMoney, bob), pay(1, carol)}
 		}, consensus.ErrValueOverflow},
 		{"output sum of 1000 large outputs", baseTransfer, func(tx *types.Transaction) {
 			tx.Outputs = nil
 			for i := 0; i < consensus.MaxTxOutputs; i++ {
-				tx.Outputs = append(tx.Outputs, pay(consensus.MaxMoney, bob))
+				tx.Outputs = append(tx.Outputs, pay(amount.MaxMoney, bob))
 			}
 		}, consensus.ErrValueOverflow},
 		{"coinbase output sum above MaxMoney", func() *types.Transaction { return coinbase(1, pay(1, miner)) },
-			func(tx *types.Transaction) { tx.Outputs = append(tx.Outputs, pay(consensus.MaxMoney, miner)) },
+			func(tx *types.Transaction) { tx.Outputs = append(tx.Outputs, pay(amount.MaxMoney, miner)) },
 			consensus.ErrValueOverflow},
 		{"duplicate input", baseTransfer, func(tx *types.Transaction) {
 			tx.Inputs = append(tx.Inputs, input(op("b", 0), alice), input(op("a", 0), bob))
@@ -172,7 +173,7 @@ func TestCheckTransactionSanityRules(t *testing.T) {
 	t.Run("1000 outputs", func(t *testing.T) {
 		tx := baseTransfer()
 		for len(tx.Outputs) < consensus.MaxTxOutputs {
-			tx.Outputs = append(tx.Outputs, pay(consensus.MaxMoney/2000, bob))
+			tx.Outputs = append(tx.Outputs, pay(amount.MaxMoney/2000, bob))
 		}
 		noErr(t, checkSanity(tx))
 	})
@@ -357,7 +358,7 @@ func TestCheckTransactionInputs(t *testing.T) {
 	})
 	t.Run("input sum overflow", func(t *testing.T) {
 		tx, view := inputsCase()
-		view[op("a", 0)].Value = consensus.MaxMoney
+		view[op("a", 0)].Value = amount.MaxMoney
 		_, err := consensus.CheckTransactionInputs(tx, 200, view, nominal)
 		noErr(t, err)
 		view[op("b", 0)] = &consensus.UtxoEntry{Value: 1, PubKeyHash: alice.pkh}
@@ -375,7 +376,7 @@ func TestCheckTransactionInputs(t *testing.T) {
 	})
 	t.Run("output overflow", func(t *testing.T) {
 		tx, view := inputsCase()
-		tx.Outputs[0].Value = consensus.MaxMoney + 1
+		tx.Outputs[0].Value = amount.MaxMoney + 1
 		_, err := consensus.CheckTransactionInputs(tx, 200, view, nominal)
 		wantKind(t, err, consensus.ErrValueOverflow)
 	})

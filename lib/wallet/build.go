@@ -95,7 +95,7 @@ func (r *Request) Total() (uint64, error) {
 			return 0, fmt.Errorf("%w: %d subunits", ErrDust, p.Value)
 		}
 		t += p.Value
-		if t > consensus.MaxMoney {
+		if t > amount.MaxMoney {
 			return 0, fmt.Errorf("payments exceed the supply cap")
 		}
 	}
