@@ -3,6 +3,8 @@ package consensus
 import (
 	"errors"
 	"fmt"
+
+	"github.com/cointoolkit/coin/lib/reason"
 )
 
 // ErrorKind identifies one consensus rule.
@@ -10,6 +12,13 @@ type ErrorKind string
 
 // Error makes an ErrorKind usable with errors.Is.
 func (k ErrorKind) Error() string { return string(k) }
+
+// Reason is the kind's stable name in the node's RPC errors (error.data.reason, DESIGN 11).
+func (k ErrorKind) Reason() reason.Reason { return reasons[k] }
+
+// Is matches target by reason, so that errors.Is(err, reason.MissingInputs) holds for an
+// error of kind ErrMissingInputs, as it does for the same error received over RPC.
+func (k ErrorKind) Is(target error) bool { return reason.Match(k.Reason(), target) }
 
 // The rules, one kind each.
 const (
@@ -61,6 +70,54 @@ const (
 	ErrDuplicateBlock    = ErrorKind("ErrDuplicateBlock")
 	ErrKnownInvalid      = ErrorKind("ErrKnownInvalid")
 )
+
+// reasons maps every kind to its reason; every kind has one of its own (reason_test.go in
+// lib/reason checks both).
+var reasons = map[ErrorKind]reason.Reason{
+	ErrTxVersion:          reason.BadTxVersion,
+	ErrTxTooLarge:         reason.TxTooLarge,
+	ErrNoInputs:           reason.NoInputs,
+	ErrNoOutputs:          reason.NoOutputs,
+	ErrTooManyInputs:      reason.TooManyInputs,
+	ErrTooManyOutputs:     reason.TooManyOutputs,
+	ErrZeroOutput:         reason.ZeroOutput,
+	ErrValueOverflow:      reason.ValueOverflow,
+	ErrDuplicateInput:     reason.DuplicateInput,
+	ErrCoinbaseInputs:     reason.BadCoinbaseInputs,
+	ErrCoinbasePayload:    reason.BadCoinbasePayload,
+	ErrTransferPayload:    reason.BadTransferPayload,
+	ErrAgentNotEnabled:    reason.AgentNotEnabled,
+	ErrUnexpectedCoinbase: reason.UnexpectedCoinbase,
+
+	ErrMissingInputs:     reason.MissingInputs,
+	ErrImmatureCoinbase:  reason.ImmatureCoinbase,
+	ErrPubKeyMismatch:    reason.PubKeyMismatch,
+	ErrBadSignature:      reason.BadSignature,
+	ErrInsufficientFunds: reason.InsufficientFunds,
+	ErrNonFinal:          reason.NonFinal,
+	ErrSpendLocked:       reason.LockedOutput,
+
+	ErrBlockVersion:       reason.BadBlockVersion,
+	ErrBlockTooLarge:      reason.BlockTooLarge,
+	ErrNoTransactions:     reason.NoTransactions,
+	ErrFirstTxNotCoinbase: reason.FirstTxNotCoinbase,
+	ErrMultipleCoinbases:  reason.MultipleCoinbases,
+	ErrBadMerkleRoot:      reason.BadMerkleRoot,
+	ErrDuplicateTx:        reason.DuplicateTx,
+	ErrBadTarget:          reason.BadTarget,
+	ErrHighHash:           reason.BadProofOfWork,
+
+	ErrBadCoinbaseHeight: reason.BadCoinbaseHeight,
+	ErrBadCoinbaseValue:  reason.BadCoinbaseValue,
+	ErrDoubleSpend:       reason.DoubleSpend,
+	ErrWrongDifficulty:   reason.WrongDifficulty,
+	ErrTimeTooOld:        reason.TimeTooOld,
+	ErrTimeTooNew:        reason.TimeTooNew,
+	ErrUnknownParent:     reason.UnknownParent,
+	ErrInvalidAncestor:   reason.InvalidAncestor,
+	ErrDuplicateBlock:    reason.DuplicateBlock,
+	ErrKnownInvalid:      reason.KnownInvalid,
+}
 
 // RuleError is a consensus rule violation: Err says which rule, Description says what
 // happened in words a user can read.
