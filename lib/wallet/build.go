@@ -1,7 +1,6 @@
 package wallet
 
 import (
-	"crypto/ed25519"
 	"errors"
 	"fmt"
 
@@ -32,6 +31,9 @@ var (
 	ErrTooLarge          = errors.New("transaction too large")
 	ErrBadFeeRate        = fmt.Errorf("fee rate must be %d to %d subunits per byte", MinFeeRate, MaxFeeRate)
 	ErrNoPayments        = errors.New("nothing to pay")
+	// ErrBadKind: the request's kind cannot be built (a coinbase, an unknown kind) or its
+	// payload does not fit the kind (a transfer carries none).
+	ErrBadKind = errors.New("cannot build this kind of transaction")
 )
 
 // InsufficientFundsError says what a payment needed and what was available. It matches
@@ -55,6 +57,18 @@ type Coin struct {
 	Value         uint64
 	PKH           types.Hash
 	Confirmations uint64
+	// Signer is the pubkey hash of the key that signs for the coin when it is not PKH (a
+	// contract refund spends the escrow, which pays the counterparty, with the initiator's
+	// key: DESIGN 9.1). Zero means PKH.
+	Signer types.Hash
+}
+
+// signer is the pubkey hash whose key signs for c.
+func (c *Coin) signer() types.Hash {
+	if c.Signer != (types.Hash{}) {
+		return c.Signer
+	}
+	return c.PKH
 }
 
 // Payment pays Value subunits to PKH.
@@ -63,12 +77,28 @@ type Payment struct {
 	Value uint64
 }
 
-// Request describes a transfer to build.
+// Request describes a transaction to build: its kind and payload, its outputs, the inputs
+// it must spend, and the fee policy. Coin selection adds inputs and a change output.
 type Request struct {
+	// Kind is the transaction's kind. The zero value (KindCoinbase, which has no inputs and
+	// is never built by a wallet) means KindTransfer.
+	Kind types.TxKind
+	// Payload is the kind's payload bincode (DESIGN 5 and 9); a transfer has none.
+	Payload []byte
+	// LockTime is the transaction's lock time (0: none).
+	LockTime uint64
+	// Locked, when set, is output 0: an AgentRegister's stake or a ContractCreate's escrow,
+	// which the chain locks (DESIGN 9.1).
+	Locked *Payment
+	// Payments are the outputs after Locked, in order.
 	Payments []Payment
+	// Inputs are spent first, in this order, before any coin selection adds (a
+	// ContractFulfil or ContractRefund spends its escrow as input 0). Their value counts
+	// towards the outputs and the fee.
+	Inputs []Coin
 	// FeeRate in subunits per serialized byte; 0 means DefaultFeeRate.
 	FeeRate uint64
-	// Change receives what is left above the payments and the fee.
+	// Change receives what is left above the outputs and the fee.
 	Change types.Hash
 	// MaxInputs bounds the inputs (0: consensus.MaxTxInputs).
 	MaxInputs int
@@ -87,10 +117,27 @@ type Plan struct {
 	Size        int // serialized size of the signed transaction
 }
 
-// Total is the sum of the payments.
+// kind is the kind to build, KindTransfer for the zero value.
+func (r *Request) kind() types.TxKind {
+	if r.Kind == types.KindCoinbase {
+		return types.KindTransfer
+	}
+	return r.Kind
+}
+
+// outputs are the requested outputs in order: Locked, then Payments.
+func (r *Request) outputs() []Payment {
+	out := make([]Payment, 0, len(r.Payments)+1)
+	if r.Locked != nil {
+		out = append(out, *r.Locked)
+	}
+	return append(out, r.Payments...)
+}
+
+// Total is the sum of the outputs (Locked and Payments), each at least the dust limit.
 func (r *Request) Total() (uint64, error) {
 	var t uint64
-	for _, p := range r.Payments {
+	for _, p := range r.outputs() {
 		if p.Value < DustLimit {
 			return 0, fmt.Errorf("%w: %d subunits", ErrDust, p.Value)
 		}
@@ -102,24 +149,45 @@ func (r *Request) Total() (uint64, error) {
 	return t, nil
 }
 
-// Select builds a transfer paying req.Payments from coins, taken in the order given until
-// they cover the payments and the fee. The fee is exactly the fee rate times the serialized
-// size of the signed transaction, with the change output (to req.Change) taking the rest;
-// when the rest would be below the dust limit there is no change output and the rest goes
-// to the fee. In the rare case where no change value fits its own varint width the fee is at
-// most 8 bytes' worth higher than exact.
-func Select(coins []Coin, req Request) (*Plan, error) {
-	if len(req.Payments) == 0 {
-		return nil, ErrNoPayments
+// check validates what does not depend on the coins and returns the fee rate and the total
+// of the outputs.
+func (r *Request) check() (rate, total uint64, err error) {
+	k := r.kind()
+	if !k.Valid() {
+		return 0, 0, fmt.Errorf("%w: kind %d", ErrBadKind, k)
 	}
-	rate := req.FeeRate
+	if k == types.KindTransfer && len(r.Payload) != 0 {
+		return 0, 0, fmt.Errorf("%w: a transfer carries no payload", ErrBadKind)
+	}
+	if k == types.KindTransfer && len(r.Payments) == 0 && r.Locked == nil {
+		return 0, 0, ErrNoPayments
+	}
+	rate = r.FeeRate
 	if rate == 0 {
 		rate = DefaultFeeRate
 	}
 	if rate < MinFeeRate || rate > MaxFeeRate {
-		return nil, ErrBadFeeRate
+		return 0, 0, ErrBadFeeRate
 	}
-	total, err := req.Total()
+	if total, err = r.Total(); err != nil {
+		return 0, 0, err
+	}
+	if n := len(r.outputs()); n+1 > consensus.MaxTxOutputs {
+		return 0, 0, fmt.Errorf("%w: %d payments, at most %d", ErrTooLarge, n, consensus.MaxTxOutputs-1)
+	}
+	return rate, total, nil
+}
+
+// Select builds the transaction req describes, spending req.Inputs and then coins, taken in
+// the order given until they cover the outputs and the fee. Any kind but a coinbase is
+// built, with any payload: whether the chain accepts it is the node's to say. The fee is
+// exactly the fee rate times the serialized size of the signed transaction, with the change
+// output (to req.Change, last) taking the rest; when the rest would be below the dust limit
+// there is no change output and the rest goes to the fee. A transaction with no other
+// output needs change. In the rare case where no change value fits its own varint width the
+// fee is at most 8 bytes' worth higher than exact.
+func Select(coins []Coin, req Request) (*Plan, error) {
+	rate, total, err := req.check()
 	if err != nil {
 		return nil, err
 	}
@@ -127,39 +195,49 @@ func Select(coins []Coin, req Request) (*Plan, error) {
 	if maxIn <= 0 || maxIn > consensus.MaxTxInputs {
 		maxIn = consensus.MaxTxInputs
 	}
-	if len(req.Payments)+1 > consensus.MaxTxOutputs {
-		return nil, fmt.Errorf("%w: %d payments, at most %d", ErrTooLarge, len(req.Payments), consensus.MaxTxOutputs-1)
-	}
-
-	tx := &types.Transaction{Version: consensus.TxVersion, Kind: types.KindTransfer,
-		Outputs: make([]types.TxOutput, len(req.Payments), len(req.Payments)+1)}
-	for i, p := range req.Payments {
+	outs := req.outputs()
+	tx := &types.Transaction{Version: consensus.TxVersion, Kind: req.kind(), LockTime: req.LockTime,
+		Payload: req.Payload, Outputs: make([]types.TxOutput, len(outs), len(outs)+1)}
+	for i, p := range outs {
 		tx.Outputs[i] = types.TxOutput{Value: p.Value, PubKeyHash: p.PKH}
 	}
-	var in, have uint64
-	for _, c := range coins {
+	required := make(map[types.Outpoint]bool, len(req.Inputs))
+	var have uint64
+	for _, c := range req.Inputs {
+		required[c.Outpoint] = true
 		have += c.Value
 	}
-	var used []Coin
+	offered := make([]Coin, 0, len(coins))
 	for _, c := range coins {
-		if len(used) == maxIn {
-			break
+		if !required[c.Outpoint] {
+			offered = append(offered, c)
+			have += c.Value
 		}
-		if c.Value == 0 {
-			continue
-		}
+	}
+	if len(req.Inputs) > maxIn {
+		return nil, fmt.Errorf("%w: %d required inputs, at most %d", ErrTooLarge, len(req.Inputs), maxIn)
+	}
+
+	var in uint64
+	var used []Coin
+	add := func(c Coin) {
 		used = append(used, c)
 		tx.Inputs = append(tx.Inputs, types.TxInput{PrevTxID: c.Outpoint.TxID, PrevIndex: c.Outpoint.Index})
 		in += c.Value
+	}
+	// try finishes the plan when the inputs so far pay for it.
+	try := func() (*Plan, error) {
 		sizeNoChange := tx.SerializeSize()
-		if in < total || in-total < rate*uint64(sizeNoChange) {
-			continue
+		if len(tx.Inputs) == 0 || in < total || in-total < rate*uint64(sizeNoChange) {
+			return nil, nil
 		}
 		plan := &Plan{Tx: tx, Coins: used, ChangeIndex: -1}
 		rest := in - total
 		if change, fee, ok := fitChange(rest, rate, sizeNoChange); ok {
 			tx.Outputs = append(tx.Outputs, types.TxOutput{Value: change, PubKeyHash: req.Change})
 			plan.ChangeIndex, plan.Change, plan.Fee = len(tx.Outputs)-1, change, fee
+		} else if len(tx.Outputs) == 0 {
+			return nil, nil // an output-less transaction is invalid: more coins for change
 		} else {
 			plan.Fee = rest
 		}
@@ -170,14 +248,35 @@ func Select(coins []Coin, req Request) (*Plan, error) {
 		plan.TxID = tx.TxID()
 		return plan, nil
 	}
-	// Not enough: say what the payments would need with every offered coin as input.
-	all := &types.Transaction{Version: consensus.TxVersion, Kind: types.KindTransfer, Outputs: tx.Outputs,
-		Inputs: make([]types.TxInput, 0, len(coins))}
-	for _, c := range coins {
+	for _, c := range req.Inputs {
+		add(c)
+	}
+	if plan, err := try(); plan != nil || err != nil {
+		return plan, err
+	}
+	for _, c := range offered {
+		if len(used) == maxIn {
+			break
+		}
+		if c.Value == 0 {
+			continue
+		}
+		add(c)
+		if plan, err := try(); plan != nil || err != nil {
+			return plan, err
+		}
+	}
+	// Not enough: say what the outputs would need with every offered coin as input.
+	all := &types.Transaction{Version: consensus.TxVersion, Kind: tx.Kind, LockTime: tx.LockTime, Payload: tx.Payload,
+		Outputs: tx.Outputs, Inputs: make([]types.TxInput, 0, len(req.Inputs)+len(offered))}
+	for _, c := range append(append([]Coin(nil), req.Inputs...), offered...) {
 		all.Inputs = append(all.Inputs, types.TxInput{PrevIndex: c.Outpoint.Index})
 	}
 	need := total + rate*uint64(all.SerializeSize())
-	if len(coins) > maxIn && have >= need {
+	if len(tx.Outputs) == 0 {
+		need += DustLimit + rate*(32+3) // a change output of at least the dust limit
+	}
+	if len(req.Inputs)+len(offered) > maxIn && have >= need {
 		return nil, fmt.Errorf("%w: the payments need more than %d inputs", ErrTooLarge, maxIn)
 	}
 	return nil, &InsufficientFundsError{Need: need, Have: have}
@@ -207,32 +306,4 @@ func fitChange(rest, rate uint64, sizeNoChange int) (change, fee uint64, ok bool
 		return fallback, rest - fallback, true
 	}
 	return 0, 0, false
-}
-
-// Sign fills every input's public key and signature. keys must hold the key of each coin's
-// pubkey hash (plan.Coins[i] is input i).
-func Sign(plan *Plan, keys []Key, magic [4]byte) error {
-	byPKH := make(map[types.Hash]*Key, len(keys))
-	for i := range keys {
-		byPKH[keys[i].PKH] = &keys[i]
-	}
-	if len(plan.Coins) != len(plan.Tx.Inputs) {
-		return errors.New("sign: plan has a different number of coins and inputs")
-	}
-	msg := types.SigMessage(magic, plan.Tx.TxID())
-	sigs := make(map[types.Hash][]byte, 1)
-	for i, c := range plan.Coins {
-		k, ok := byPKH[c.PKH]
-		if !ok {
-			return fmt.Errorf("sign: no key for input %d (pubkey hash %s)", i, c.PKH)
-		}
-		sig, ok := sigs[c.PKH]
-		if !ok {
-			sig = ed25519.Sign(k.Priv, msg)
-			sigs[c.PKH] = sig
-		}
-		copy(plan.Tx.Inputs[i].PublicKey[:], k.Pub)
-		copy(plan.Tx.Inputs[i].Signature[:], sig)
-	}
-	return nil
 }

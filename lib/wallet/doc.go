@@ -1,7 +1,7 @@
 // Package wallet is the behaviour of coin-wallet and of the faucet's spending: keys derived
-// from a BIP-39 mnemonic, an encrypted seed store on LevelDB, coin selection, transfer
-// building with an exact fee, per-input signing, and the balance and UTXO views of a set of
-// addresses read from a node.
+// from a BIP-39 mnemonic, an encrypted seed store on LevelDB, the one transaction builder
+// (coin selection with an exact fee, any kind and payload), per-input signing, and the
+// balance and UTXO views of a set of addresses read from a node.
 //
 // # Overview
 //
@@ -16,25 +16,34 @@
 // argon2id from the passphrase (salt and cost parameters stored beside it; the network and
 // format version are the AEAD's associated data). The mnemonic itself is never stored.
 //
-// [Select] chooses coins in the caller's order until they cover the payments plus the fee,
-// where fee = fee rate × serialized size of the signed transaction, exactly. Change goes
-// back to the change address when it is at least the dust limit (1,000 subunits); a smaller
-// remainder is left to the fee instead of creating a non-standard output. [Sign] signs each
-// input with the key of the address it spends from (the txid does not cover signatures, so
-// every input signs the same message).
+// A [Request] describes any transaction but a coinbase: its kind (Transfer by default) and
+// payload, an optional locked output 0 (an AgentRegister's stake, a ContractCreate's escrow),
+// the payments, the inputs it must spend first (a contract's escrow as input 0), the change
+// address, the fee rate and an input bound. [Select] builds it: it chooses coins in the
+// caller's order until they cover the outputs plus the fee, where fee = fee rate ×
+// serialized size of the signed transaction, exactly. Change goes back to the change address
+// as the last output when it is at least the dust limit (lib/policy, 1,000 subunits); a
+// smaller remainder is left to the fee instead of creating a non-standard output (a
+// transaction with no other output takes more coins for its change). [Sign] signs each input
+// with the key of the address it spends from, or of the coin's Signer when set (a contract
+// refund); the txid covers kind, payload and outputs but not signatures, so every input signs
+// the same message. Whether the chain accepts a kind is the node's to say: the agent kinds
+// (2-7) are built and signed but not yet valid on chain.
 //
-// [Wallet] ties the pieces to a node ([Node], implemented by *rpcapi.Client): it lists the
-// coins of its addresses with getutxosbyaddress (include_mempool=true, so unconfirmed
-// change is spendable and mempool-spent outputs are not offered twice), skips immature
-// coinbase outputs (fewer than 100 confirmations) and locked outputs, values each coin at
-// its effective value (DESIGN 8), and broadcasts with sendrawtransaction.
+// The node side ([Node], implemented by *rpcapi.Client): [ListUTXOs] lists the coins of a
+// set of addresses with getutxosbyaddress (include_mempool=true, so unconfirmed change is
+// spendable and mempool-spent outputs are not offered twice), skips immature coinbase
+// outputs (fewer than 100 confirmations) and locked outputs, and values each coin at its
+// effective value (DESIGN 8); [Spend] lists, builds, signs and broadcasts a Request with
+// sendrawtransaction, and [Send] is Spend for one payment to an address.
 //
 // # Errors
 //
 // Errors match these sentinels with errors.Is: [ErrInsufficientFunds] (an
 // *InsufficientFundsError says how much was needed and available), [ErrDust] (a payment
-// below the dust limit), [ErrTooLarge] (the transaction would exceed the consensus size or
-// input limits), [ErrWrongPassphrase] (the seed does not decrypt), [ErrNoWallet] and
+// below the dust limit), [ErrBadKind] (a kind the builder cannot build, or a transfer with a
+// payload), [ErrNoPayments] (a transfer with no output), [ErrBadFeeRate], [ErrTooLarge] (the
+// transaction would exceed the consensus size or input limits), [ErrWrongPassphrase] (the seed does not decrypt), [ErrNoWallet] and
 // [ErrWalletExists] (store directory state), [ErrWrongNetwork] (a store or address of
 // another network), [ErrLocked] (another process has the store open). Mnemonic and address
 // errors are those of lib/keys and never contain a word of the mnemonic. An error from the

@@ -184,18 +184,15 @@ type Transfer struct {
 	FeeRate uint64
 }
 
-// Send builds, signs and broadcasts t through node. It returns the plan's summary; on a
-// node error nothing was spent.
-func Send(ctx context.Context, node Node, t Transfer) (*SendResult, error) {
-	if len(t.Keys) == 0 {
+// Spend builds req from the coins of keys' addresses (the node's pending view, largest
+// first), signs it with keys and broadcasts it through node. Change goes to keys[0] unless
+// req.Change is set. Any kind can be built (see Select); on a node error nothing was spent.
+func Spend(ctx context.Context, node Node, net *params.Network, keys []Key, req Request) (*Plan, error) {
+	if len(keys) == 0 {
 		return nil, errors.New("send: no keys")
 	}
-	toPKH, err := DecodeAddress(t.To, t.Net)
-	if err != nil {
-		return nil, err
-	}
-	addrs := make([]string, len(t.Keys))
-	for i, k := range t.Keys {
+	addrs := make([]string, len(keys))
+	for i, k := range keys {
 		addrs[i] = k.Address
 	}
 	us, err := ListUTXOs(ctx, node, addrs, true)
@@ -206,21 +203,46 @@ func Send(ctx context.Context, node Node, t Transfer) (*SendResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := Select(coins, Request{Payments: []Payment{{PKH: toPKH, Value: t.Amount}}, FeeRate: t.FeeRate,
-		Change: t.Keys[0].PKH})
+	if req.Change == (types.Hash{}) {
+		req.Change = keys[0].PKH
+	}
+	plan, err := Select(coins, req)
 	if err != nil {
 		return nil, err
 	}
-	if err := Sign(plan, t.Keys, t.Net.Magic); err != nil {
+	if err := Sign(plan, keys, net.Magic); err != nil {
 		return nil, err
 	}
+	return plan, Broadcast(ctx, node, plan)
+}
+
+// Broadcast sends a signed plan's transaction to node and checks the txid it answers.
+func Broadcast(ctx context.Context, node Node, plan *Plan) error {
 	txid, err := node.SendRawTransaction(ctx, hex.EncodeToString(plan.Tx.Bytes()))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if txid != plan.TxID.String() {
-		return nil, fmt.Errorf("node returned txid %s for transaction %s", txid, plan.TxID)
+		return fmt.Errorf("node returned txid %s for transaction %s", txid, plan.TxID)
 	}
-	return &SendResult{TxID: txid, From: t.Keys[0].Address, To: t.To, Amount: t.Amount, Fee: plan.Fee,
+	return nil
+}
+
+// Send builds, signs and broadcasts t through node. It returns the plan's summary; on a
+// node error nothing was spent.
+func Send(ctx context.Context, node Node, t Transfer) (*SendResult, error) {
+	if len(t.Keys) == 0 {
+		return nil, errors.New("send: no keys")
+	}
+	toPKH, err := DecodeAddress(t.To, t.Net)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := Spend(ctx, node, t.Net, t.Keys, Request{Payments: []Payment{{PKH: toPKH, Value: t.Amount}},
+		FeeRate: t.FeeRate})
+	if err != nil {
+		return nil, err
+	}
+	return &SendResult{TxID: plan.TxID.String(), From: t.Keys[0].Address, To: t.To, Amount: t.Amount, Fee: plan.Fee,
 		Change: plan.Change, Size: plan.Size, Inputs: len(plan.Coins)}, nil
 }
