@@ -42,18 +42,26 @@ func storageErr(op string, err error) error {
 	return &StorageError{Op: op, Err: err}
 }
 
-// Node is one block in the header index.
+// Node is one block in the block index. Hash, Header, Height, Work and Parent never change;
+// Status, Size and TxCount change under the chain's lock (read them through NodeStatus or
+// HeaderState).
+//
+// A header-only node holds a header accepted by ProcessBlockHeader whose block is not stored
+// yet. It lives in memory only, is never on the main chain nor a candidate tip, and its
+// children are header-only too (a block is stored only on a stored parent). NodeByHash and
+// NodeStatus do not report header-only nodes; HeaderState does.
 type Node struct {
-	Hash    types.Hash
-	Header  types.BlockHeader
-	Height  uint64
-	Status  Status
-	Work    *big.Int // cumulative work up to and including this block
-	Parent  *Node
-	Size    uint32
-	TxCount uint32
-	seq     uint64  // arrival order, for the first-seen tie-break
-	kids    []*Node // stored children
+	Hash       types.Hash
+	Header     types.BlockHeader
+	Height     uint64
+	Status     Status
+	Work       *big.Int // cumulative work up to and including this block
+	Parent     *Node
+	Size       uint32
+	TxCount    uint32
+	seq        uint64  // arrival order, for the first-seen tie-break
+	kids       []*Node // children in the index, header-only ones included
+	headerOnly bool    // the block is not stored (see above)
 }
 
 // Options tune a Chain.
@@ -74,6 +82,9 @@ type Options struct {
 	// defaults DefaultWriteCacheMiB and DefaultWriteCacheAge.
 	WriteCacheMiB int
 	WriteCacheAge time.Duration
+	// MaxHeaders bounds the header-only nodes kept in memory ahead of the stored blocks
+	// (default DefaultMaxHeaders).
+	MaxHeaders int
 }
 
 // Chain is the chain state of one network in one database.
@@ -93,6 +104,10 @@ type Chain struct {
 	seq   uint64
 	wc    writeCache // connected blocks not written yet (cache.go)
 	bulk  bool
+	// hdrs are the header-only nodes; bestHdr is the valid node (header-only or stored) with
+	// the most work, first seen on a tie (headers.go).
+	hdrs    map[*Node]struct{}
+	bestHdr *Node
 }
 
 // Open opens (or creates) the chain database in dir.
@@ -112,6 +127,9 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 	if opts.WriteCacheAge <= 0 {
 		opts.WriteCacheAge = DefaultWriteCacheAge
 	}
+	if opts.MaxHeaders <= 0 {
+		opts.MaxHeaders = DefaultMaxHeaders
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, storageErr("create directory", err)
 	}
@@ -126,7 +144,8 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 		}
 		return nil, storageErr("open "+dir, err)
 	}
-	c := &Chain{net: net, db: db, opts: opts, wo: &opt.WriteOptions{Sync: opts.Sync}, index: make(map[types.Hash]*Node), tips: make(map[*Node]struct{})}
+	c := &Chain{net: net, db: db, opts: opts, wo: &opt.WriteOptions{Sync: opts.Sync}, index: make(map[types.Hash]*Node), tips: make(map[*Node]struct{}),
+		hdrs: make(map[*Node]struct{})}
 	c.wc.reset()
 	if err := c.load(); err != nil {
 		db.Close()
@@ -273,11 +292,15 @@ func (c *Chain) Tip() *Node {
 	return c.main[len(c.main)-1]
 }
 
-// NodeByHash is the header index entry of hash, or nil.
+// NodeByHash is the block index entry of a stored block, or nil (also for a header-only
+// node: see HeaderState).
 func (c *Chain) NodeByHash(h types.Hash) *Node {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.index[h]
+	if n := c.index[h]; n != nil && !n.headerOnly {
+		return n
+	}
+	return nil
 }
 
 // NodeAt is the main-chain block at height, or nil.

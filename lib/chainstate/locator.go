@@ -2,7 +2,7 @@ package chainstate
 
 import "github.com/cointoolkit/coin/lib/types"
 
-// Read-only helpers for headers-first sync (lib/p2p).
+// Block locators and the main-chain headers that answer them (headers-first sync, lib/p2p).
 
 // Locator is a block locator of the main chain's tip: the tip and the 9 blocks before it,
 // then blocks spaced twice as far apart at each step, ending with genesis.
@@ -12,8 +12,8 @@ func (c *Chain) Locator() []types.Hash {
 	return c.locatorFrom(c.main[len(c.main)-1])
 }
 
-// LocatorFrom is the block locator of a stored block (on the main chain or not), or nil
-// when the block is unknown.
+// LocatorFrom is the block locator of a block in the index (on the main chain or not,
+// header-only or stored), or nil when the block is unknown.
 func (c *Chain) LocatorFrom(h types.Hash) []types.Hash {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -78,13 +78,14 @@ func (c *Chain) HeadersAfter(locator []types.Hash, stop types.Hash, max int) []t
 	return out
 }
 
-// NodeStatus is the header index entry of h with its status read under the lock (the
-// status of a *Node changes when blocks connect or fail; its other fields never do).
+// NodeStatus is the block index entry of a stored block with its status read under the lock
+// (the status of a *Node changes when blocks connect or fail). It reports false for an
+// unknown block and for a header-only node (see HeaderState).
 func (c *Chain) NodeStatus(h types.Hash) (*Node, Status, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	n := c.index[h]
-	if n == nil {
+	if n == nil || n.headerOnly {
 		return nil, 0, false
 	}
 	return n, n.Status, true

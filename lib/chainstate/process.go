@@ -33,46 +33,50 @@ func ruleErr(kind consensus.ErrorKind, format string, args ...any) error {
 }
 
 // ProcessBlock validates a block, stores it and moves the tip to the most-work valid chain.
-// A block whose parent is unknown fails with consensus.ErrUnknownParent (the caller may keep
-// it as an orphan); one already stored fails with consensus.ErrDuplicateBlock.
+// A block whose parent is not stored fails with consensus.ErrUnknownParent (the caller may
+// keep it as an orphan); one already stored fails with consensus.ErrDuplicateBlock. A block
+// whose header was accepted before (ProcessBlockHeader) fills that header-only node in: its
+// header's context was checked then.
 func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 	hash := b.Hash()
 	size := b.SerializeSize()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n := c.index[hash]; n != nil {
-		if n.Status >= StatusInvalid {
-			return nil, ruleErr(consensus.ErrKnownInvalid, "block %s is known to be invalid", hash)
-		}
+	n := c.index[hash]
+	if n != nil && n.Status >= StatusInvalid {
+		return nil, ruleErr(consensus.ErrKnownInvalid, "block %s is known to be invalid", hash)
+	}
+	if n != nil && !n.headerOnly {
 		return nil, ruleErr(consensus.ErrDuplicateBlock, "block %s is already known", hash)
 	}
 	ids, err := consensus.CheckBlockSanity(b, hash, size, c.net.PowLimit)
 	if err != nil {
 		return nil, err
 	}
-	parent := c.index[b.Header.PrevHash]
-	if parent == nil {
-		return nil, ruleErr(consensus.ErrUnknownParent, "block %s: parent %s is unknown", hash, b.Header.PrevHash)
-	}
-	if parent.Status >= StatusInvalid {
-		return nil, ruleErr(consensus.ErrInvalidAncestor, "block %s builds on invalid block %s", hash, parent.Hash)
-	}
-	hc := consensus.HeaderContext{Height: parent.Height + 1, ExpectedTarget: c.nextTarget(parent),
-		MedianTimePast: medianTimePast(parent), Now: uint64(c.opts.Now().Unix())}
-	if err := consensus.CheckHeaderContext(&b.Header, hc); err != nil {
-		return nil, err
+	if n == nil {
+		if n, err = c.newBlockNode(b, hash); err != nil {
+			return nil, err
+		}
+	} else if n.Parent.headerOnly {
+		return nil, ruleErr(consensus.ErrUnknownParent, "block %s: parent %s is not stored", hash, n.Parent.Hash)
 	}
 	c.seq++
-	n := &Node{Hash: hash, Header: b.Header, Height: parent.Height + 1, Status: StatusStored, Parent: parent,
-		Work: new(big.Int).Add(parent.Work, workOf(b.Header.DifficultyTarget)), Size: uint32(size),
-		TxCount: uint32(len(b.Transactions)), seq: c.seq}
+	n.seq, n.Size, n.TxCount = c.seq, uint32(size), uint32(len(b.Transactions))
+	fill := n.headerOnly
+	n.headerOnly = false // for indexRecord; restored below when the write fails
 	batch := new(leveldb.Batch)
 	batch.Put(hashKey(pfxBlock, hash), b.Bytes())
 	batch.Put(hashKey(pfxIndex, hash), indexRecord(n))
 	if err := c.db.Write(batch, c.wo); err != nil {
+		n.headerOnly = fill
 		return nil, storageErr("store block", err)
 	}
-	c.addNode(n)
+	if fill {
+		delete(c.hdrs, n)
+		c.addTip(n)
+	} else {
+		c.addNode(n)
+	}
 	res := &Result{Hash: hash, Height: n.Height}
 	cache := map[types.Hash]blockWithIDs{hash: {b, ids}}
 	err = c.activateBestChain(res, cache)
@@ -84,6 +88,32 @@ func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 		err = errors.New("block is invalid") // cannot happen: its own failure is returned
 	}
 	return res, err
+}
+
+// newBlockNode checks a new block's header in its place (the parent stored and valid, target,
+// timestamps) and returns its node, not yet in the index.
+func (c *Chain) newBlockNode(b *types.Block, hash types.Hash) (*Node, error) {
+	parent := c.index[b.Header.PrevHash]
+	if parent == nil || parent.headerOnly {
+		return nil, ruleErr(consensus.ErrUnknownParent, "block %s: parent %s is unknown", hash, b.Header.PrevHash)
+	}
+	if parent.Status >= StatusInvalid {
+		return nil, ruleErr(consensus.ErrInvalidAncestor, "block %s builds on invalid block %s", hash, parent.Hash)
+	}
+	if err := c.checkHeaderContext(&b.Header, parent); err != nil {
+		return nil, err
+	}
+	return &Node{Hash: hash, Header: b.Header, Height: parent.Height + 1, Status: StatusStored, Parent: parent,
+		Work: new(big.Int).Add(parent.Work, workOf(b.Header.DifficultyTarget))}, nil
+}
+
+// checkHeaderContext applies the rules of a header's place on parent: the target the
+// retarget rule expects, a timestamp after the median time past and not too far ahead of
+// the clock.
+func (c *Chain) checkHeaderContext(h *types.BlockHeader, parent *Node) error {
+	hc := consensus.HeaderContext{Height: parent.Height + 1, ExpectedTarget: c.nextTarget(parent),
+		MedianTimePast: medianTimePast(parent), Now: uint64(c.opts.Now().Unix())}
+	return consensus.CheckHeaderContext(h, hc)
 }
 
 type blockWithIDs struct {

@@ -10,12 +10,13 @@ import (
 	"github.com/syndtr/goleveldb/leveldb"
 )
 
-// ancestor is n's ancestor at height h (h ≤ n.Height).
+// ancestor is n's ancestor at height h (h ≤ n.Height): a walk down the parents until the
+// main chain, then a lookup.
 func (c *Chain) ancestor(n *Node, h uint64) *Node {
-	if h < uint64(len(c.main)) && n.Height < uint64(len(c.main)) && c.main[n.Height] == n {
-		return c.main[h]
-	}
 	for n != nil && n.Height > h {
+		if n.Height < uint64(len(c.main)) && c.main[n.Height] == n {
+			return c.main[h]
+		}
 		n = n.Parent
 	}
 	return n
@@ -61,30 +62,46 @@ func (c *Chain) NextBlock() Template {
 		MedianTimePast: mtp, MinTimestamp: mtp + 1, Pool: c.stats.Pool}
 }
 
-// addNode puts n in the header index and keeps the tips.
+// addNode puts n in the block index and keeps the tips, the header-only set and the best
+// header.
 func (c *Chain) addNode(n *Node) {
 	c.index[n.Hash] = n
 	if p := n.Parent; p != nil {
 		p.kids = append(p.kids, n)
-		if n.Status < StatusInvalid {
-			delete(c.tips, p)
-		}
 	}
-	if n.Status < StatusInvalid && !hasValidChild(n) {
+	if n.headerOnly {
+		c.hdrs[n] = struct{}{}
+	} else {
+		c.addTip(n)
+	}
+	c.noteHeader(n)
+}
+
+// addTip makes the stored node n a tip in place of its parent, when it is valid.
+func (c *Chain) addTip(n *Node) {
+	if n.Status >= StatusInvalid {
+		return
+	}
+	if p := n.Parent; p != nil {
+		delete(c.tips, p)
+	}
+	if !hasValidChild(n) {
 		c.tips[n] = struct{}{}
 	}
 }
 
+// hasValidChild reports whether n has a valid stored child (header-only children do not
+// count: they cannot be connected).
 func hasValidChild(n *Node) bool {
 	for _, k := range n.kids {
-		if k.Status < StatusInvalid {
+		if k.Status < StatusInvalid && !k.headerOnly {
 			return true
 		}
 	}
 	return false
 }
 
-// subtree lists n and its stored descendants.
+// subtree lists n and its descendants in the index, header-only ones included.
 func subtree(n *Node) []*Node {
 	out := []*Node{n}
 	for i := 0; i < len(out); i++ {
@@ -93,13 +110,17 @@ func subtree(n *Node) []*Node {
 	return out
 }
 
-// dropped updates the tips after the subtree of bad left the valid part of the index.
+// dropped updates the tips and the best header after the subtree of bad left the valid part
+// of the index.
 func (c *Chain) dropped(bad []*Node) {
 	for _, n := range bad {
 		delete(c.tips, n)
 	}
-	if p := bad[0].Parent; p != nil && p.Status < StatusInvalid && !hasValidChild(p) {
+	if p := bad[0].Parent; p != nil && p.Status < StatusInvalid && !p.headerOnly && !hasValidChild(p) {
 		c.tips[p] = struct{}{}
+	}
+	if b := c.bestHdr; b != nil && (b.Status >= StatusInvalid || c.index[b.Hash] != b) {
+		c.recomputeBestHeader()
 	}
 }
 
@@ -121,7 +142,8 @@ func (c *Chain) bestCandidate() *Node {
 	return best
 }
 
-// markInvalid marks n invalid and every stored descendant invalid-parent.
+// markInvalid marks n invalid and every descendant invalid-parent (header-only ones in
+// memory only).
 func (c *Chain) markInvalid(bad *Node) error {
 	batch := new(leveldb.Batch)
 	sub := subtree(bad)
@@ -133,9 +155,14 @@ func (c *Chain) markInvalid(bad *Node) error {
 		if n == bad {
 			n.Status = StatusInvalid
 		}
-		batch.Put(hashKey(pfxIndex, n.Hash), indexRecord(n))
+		if !n.headerOnly {
+			batch.Put(hashKey(pfxIndex, n.Hash), indexRecord(n))
+		}
 	}
 	c.dropped(sub)
+	if batch.Len() == 0 {
+		return nil
+	}
 	return storageErr("mark invalid", c.db.Write(batch, c.wo))
 }
 
@@ -147,20 +174,23 @@ func witnessFailure(err error) bool {
 	return errors.Is(err, consensus.ErrBadSignature) || errors.Is(err, consensus.ErrPubKeyMismatch)
 }
 
-// forget removes bad and its stored descendants from the header index and the database, as if
-// they had never been received. bad is not on the main chain.
+// forget removes bad and its descendants (header-only ones too) from the block index and
+// the database, as if they had never been received. bad is not on the main chain.
 func (c *Chain) forget(bad *Node) error {
 	batch := new(leveldb.Batch)
 	gone := subtree(bad)
 	for _, n := range gone {
-		batch.Delete(hashKey(pfxBlock, n.Hash))
-		batch.Delete(hashKey(pfxIndex, n.Hash))
+		if !n.headerOnly {
+			batch.Delete(hashKey(pfxBlock, n.Hash))
+			batch.Delete(hashKey(pfxIndex, n.Hash))
+		}
 	}
 	if err := c.db.Write(batch, c.wo); err != nil {
 		return storageErr("forget block", err)
 	}
 	for _, n := range gone {
 		delete(c.index, n.Hash)
+		delete(c.hdrs, n)
 	}
 	if p := bad.Parent; p != nil {
 		p.kids = slices.DeleteFunc(p.kids, func(k *Node) bool { return k == bad })
