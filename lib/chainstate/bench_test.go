@@ -167,16 +167,27 @@ func BenchmarkFlush(b *testing.B) {
 	tip := c.Tip()
 	fill := func(round int) {
 		c.wc.reset()
+		var j blockJournal
+		var key [37]byte
 		for i := 0; i < n; i++ {
 			var id types.Hash
 			binary.LittleEndian.PutUint64(id[:], uint64(round)<<32|uint64(i))
 			id = types.Blake3(id[:])
 			e := &consensus.UtxoEntry{Value: uint64(i), PubKeyHash: types.Blake3(id[:4]), Height: 7}
-			c.wc.create(types.Outpoint{TxID: id, Index: 0}, e)
-			c.wc.spend(types.Outpoint{TxID: id, Index: 1}, e)
-			c.wc.txs[id] = TxLocation{Block: tip.Hash, Height: 1, Position: uint32(i)}
+			utxoKeyTo(key[:], types.Outpoint{TxID: id, Index: 0})
+			j.insert(key[:], e)
+			// A spent output read from disk while the block was checked (chainView).
+			utxoKeyTo(key[:], types.Outpoint{TxID: id, Index: 1})
+			s := c.wc.newSlot(string(key[:]))
+			s.val, s.disk = e, e
+			j.del(key[:])
+			j.insert(hashKey(pfxTx, id), TxLocation{Block: tip.Hash, Height: 1, Position: uint32(i)})
 		}
-		c.wc.blocks = append(c.wc.blocks, cachedBlock{n: tip, undo: make([]byte, 100)})
+		undo, err := c.commit(&j)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.wc.blocks = append(c.wc.blocks, cachedBlock{n: tip, undo: undo})
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -2,11 +2,10 @@ package chainstate
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
-	"errors"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,121 +34,96 @@ const (
 	DefaultWriteCacheAge = time.Minute
 )
 
-// Rough memory cost of cache entries, for the size bound: map slot, key, entry and pointers.
+// Rough memory cost of cache entries, for the size bound: map slot, key, value and pointers.
 const (
-	utxoCacheCost  = 200
-	txCacheCost    = 120
+	slotCacheCost  = 200
 	blockCacheCost = 300
 )
 
-// cachedUtxo is the cached state of one outpoint.
-type cachedUtxo struct {
-	// e is the output; for a spent one, the entry it had on disk (its address-index key is
-	// deleted with it). Entries are never modified once made.
-	e     *consensus.UtxoEntry
-	spent bool
-	// fresh: created since the last flush and not on disk, so spending it writes nothing.
-	fresh bool
-}
-
 type cachedBlock struct {
-	n    *Node
-	undo []byte
+	n      *Node
+	undo   []byte
+	undone bool // disconnected again before the flush: its undo data is deleted
 }
 
+// writeCache holds the journaled state changed since the last flush, by key, and the blocks
+// connected since then.
 type writeCache struct {
-	utxos    map[types.Outpoint]cachedUtxo
-	clusters map[types.Hash]uint64 // balances of the clusters touched
-	txs      map[types.Hash]TxLocation
-	blocks   []cachedBlock // connected, in order
-	bytes    int
-	since    time.Time // when the oldest cached block connected
+	slots  map[string]*slot
+	slab   []slot // backing store of slots, allocated in chunks
+	gen    uint64
+	blocks []cachedBlock // connected, in order
+	// undone lists the undo records to delete with the next flush (blocks disconnected).
+	undone [][]byte
+	dirty  bool // a slot changed since the last flush
+	bytes  int
+	since  time.Time // when the oldest cached block connected
 }
 
-func (wc *writeCache) empty() bool { return len(wc.blocks) == 0 }
+func (wc *writeCache) empty() bool { return !wc.dirty && len(wc.blocks) == 0 && len(wc.undone) == 0 }
 
 func (wc *writeCache) reset() {
-	*wc = writeCache{utxos: make(map[types.Outpoint]cachedUtxo), clusters: make(map[types.Hash]uint64),
-		txs: make(map[types.Hash]TxLocation)}
-}
-
-// spend records that op, holding e, was spent.
-func (wc *writeCache) spend(op types.Outpoint, e *consensus.UtxoEntry) {
-	if cu, ok := wc.utxos[op]; ok && cu.fresh {
-		delete(wc.utxos, op)
-		return
-	}
-	wc.utxos[op] = cachedUtxo{e: e, spent: true}
-	wc.bytes += utxoCacheCost
-}
-
-// create records a new output. Over a spent output still on disk (the same outpoint again) the
-// entry is written over it; it is fresh only when nothing is on disk.
-func (wc *writeCache) create(op types.Outpoint, e *consensus.UtxoEntry) {
-	cu, ok := wc.utxos[op]
-	wc.utxos[op] = cachedUtxo{e: e, fresh: !ok || cu.fresh}
-	wc.bytes += utxoCacheCost
+	gen := wc.gen
+	*wc = writeCache{slots: make(map[string]*slot), gen: gen}
 }
 
 // chainView is the UTXO view of the chain for connecting blocks: cache first, then the
-// database. It takes no lock (the caller holds c.mu).
+// database; what it reads from the database stays in the cache, so that the block's journal
+// finds the entries it spends without reading them again. The caller holds c.mu for writing.
 type chainView struct{ c *Chain }
 
 func (v chainView) Utxo(op types.Outpoint) (*consensus.UtxoEntry, bool, error) {
-	return v.c.utxoLocked(op)
+	var k [37]byte
+	utxoKeyTo(k[:], op)
+	s, err := v.c.slotLocked(string(k[:]))
+	if err != nil || s.val == nil {
+		return nil, false, err
+	}
+	return s.val.(*consensus.UtxoEntry), true, nil
 }
 
+// utxoLocked reads an unspent output through the cache (c.mu held for reading or writing).
 func (c *Chain) utxoLocked(op types.Outpoint) (*consensus.UtxoEntry, bool, error) {
-	if cu, ok := c.wc.utxos[op]; ok {
-		if cu.spent {
-			return nil, false, nil
-		}
-		return cu.e, true, nil
+	var k [37]byte
+	utxoKeyTo(k[:], op)
+	v, err := c.getLocked(k[:])
+	if err != nil || v == nil {
+		return nil, false, err
 	}
-	raw, err := c.db.Get(utxoKey(op), nil)
-	if errors.Is(err, leveldb.ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, storageErr("read utxo", err)
-	}
-	r := bincode.NewReader(raw)
-	e := decodeEntry(r)
-	if err := r.Finish(); err != nil {
-		return nil, false, storageErr("decode utxo", err)
-	}
-	return e, true, nil
+	return v.(*consensus.UtxoEntry), true, nil
 }
 
 func (c *Chain) clusterLocked(id types.Hash) (uint64, error) {
-	if v, ok := c.wc.clusters[id]; ok {
-		return v, nil
+	v, err := c.getLocked(hashKey(pfxCluster, id))
+	if err != nil || v == nil {
+		return 0, err
 	}
-	raw, err := c.db.Get(hashKey(pfxCluster, id), nil)
-	if errors.Is(err, leveldb.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, storageErr("read cluster", err)
-	}
-	r := bincode.NewReader(raw)
-	v := r.U64()
-	return v, storageErr("decode cluster", r.Finish())
+	return v.(uint64), nil
 }
 
 func (c *Chain) txLocationLocked(txid types.Hash) (TxLocation, error) {
-	if l, ok := c.wc.txs[txid]; ok {
-		return l, nil
+	v, err := c.getLocked(hashKey(pfxTx, txid))
+	if err != nil {
+		return TxLocation{}, err
 	}
-	raw, err := c.db.Get(hashKey(pfxTx, txid), nil)
-	if errors.Is(err, leveldb.ErrNotFound) {
+	if v == nil {
 		return TxLocation{}, ErrNotFound
 	}
-	if err != nil {
-		return TxLocation{}, storageErr("read tx index", err)
-	}
-	l, err := decodeTxLoc(raw)
-	return l, storageErr("decode tx index", err)
+	return v.(TxLocation), nil
+}
+
+// flushItem is one dirty key with its value's bytes (vals[from:to]; absent when del).
+type flushItem struct {
+	key      string
+	from, to int32
+	del      bool
+}
+
+// indexItem is one write to a secondary index: the key lies in ikeys, the value in vals.
+type indexItem struct {
+	kfrom, kto int32
+	from, to   int32
+	del        bool
 }
 
 // flushLocked writes the write cache in one batch. On failure the cache is kept (the next
@@ -159,135 +133,106 @@ func (c *Chain) flushLocked() error {
 	if wc.empty() {
 		return nil
 	}
-	batch := leveldb.MakeBatchWithConfig(&leveldb.BatchConfig{InitialCapacity: wc.batchBytes(), GrowLimit: math.MaxInt32})
-	// In key order: the database's in-memory table takes sorted keys about twice as fast.
-	// The three orders (UTXOs, address index, tx index) are sorted side by side.
-	type item struct {
-		op types.Outpoint
-		cu cachedUtxo
-	}
-	items := make([]item, 0, len(wc.utxos))
-	for op, cu := range wc.utxos {
-		items = append(items, item{op, cu})
-	}
-	type txItem struct {
-		id types.Hash
-		l  TxLocation
-	}
-	txs := make([]txItem, 0, len(wc.txs))
-	for id, l := range wc.txs {
-		txs = append(txs, txItem{id, l})
-	}
-	indexes := func() []int32 {
-		ix := make([]int32, len(items))
-		for i := range ix {
-			ix[i] = int32(i)
-		}
-		return ix
-	}
-	byKey, byAddr := indexes(), indexes()
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		slices.SortFunc(byKey, func(a, b int32) int { return compareOutpoints(&items[a].op, &items[b].op) })
-	}()
-	go func() {
-		defer wg.Done()
-		slices.SortFunc(byAddr, func(a, b int32) int {
-			x, y := &items[a], &items[b]
-			if c := compareHashes(&x.cu.e.PubKeyHash, &y.cu.e.PubKeyHash); c != 0 {
-				return c
-			}
-			return compareOutpoints(&x.op, &y.op)
-		})
-	}()
-	slices.SortFunc(txs, func(a, b txItem) int { return compareHashes(&a.id, &b.id) })
-	vals := make([]byte, 0, len(items)*84)
-	at := make([]int32, len(items)+1) // item i's entry is vals[at[i]:at[i+1]]; empty when spent
-	for i := range items {
-		at[i] = int32(len(vals))
-		if !items[i].cu.spent {
-			w := bincode.NewWriter(vals)
-			encodeEntry(w, items[i].cu.e)
-			vals = w.Bytes()
-		}
-	}
-	at[len(items)] = int32(len(vals))
-	wg.Wait()
-	var key [69]byte
-	for _, i := range byKey {
-		it := &items[i]
-		utxoKeyTo(key[:37], it.op)
-		if it.cu.spent {
-			batch.Delete(key[:37])
-		} else {
-			batch.Put(key[:37], vals[at[i]:at[i+1]])
-		}
-	}
-	for _, i := range byAddr {
-		it := &items[i]
-		addrKeyTo(key[:], it.cu.e.PubKeyHash, it.op)
-		if it.cu.spent {
-			batch.Delete(key[:])
-		} else {
-			batch.Put(key[:], vals[at[i]:at[i+1]])
-		}
-	}
-	for id, bal := range wc.clusters {
-		if bal == 0 {
-			batch.Delete(hashKey(pfxCluster, id))
+	items := make([]flushItem, 0, len(wc.slots))
+	idx := make([]indexItem, 0, len(wc.slots))
+	vw := bincode.NewWriter(make([]byte, 0, len(wc.slots)*84))
+	ikeys := make([]byte, 0, len(wc.slots)*70)
+	for k, s := range wc.slots {
+		if !s.dirty {
 			continue
 		}
-		w := bincode.NewWriter(nil)
-		w.U64(bal)
-		batch.Put(hashKey(pfxCluster, id), w.Bytes())
+		t := tables[k[0]]
+		from := int32(vw.Len())
+		if s.val != nil {
+			t.encodeAny(vw, s.val)
+		} else if s.disk == nil {
+			continue // created and deleted between two flushes: never on disk
+		}
+		to := int32(vw.Len())
+		items = append(items, flushItem{key: k, from: from, to: to, del: s.val == nil})
+		// The secondary index: drop the old value's entry unless the new one has the same
+		// key, then write the new one.
+		var oldKey []byte
+		if s.disk != nil {
+			kf := len(ikeys)
+			var ok bool
+			if ikeys, ok = t.indexKeyAny(ikeys, k, s.disk); !ok {
+				continue
+			}
+			oldKey = ikeys[kf:]
+			if s.val == nil {
+				idx = append(idx, indexItem{kfrom: int32(kf), kto: int32(len(ikeys)), del: true})
+				continue
+			}
+		}
+		if s.val == nil {
+			continue
+		}
+		kf := len(ikeys)
+		var ok bool
+		if ikeys, ok = t.indexKeyAny(ikeys, k, s.val); !ok {
+			continue
+		}
+		if oldKey != nil && string(oldKey) != string(ikeys[kf:]) {
+			idx = append(idx, indexItem{kfrom: int32(kf - len(oldKey)), kto: int32(kf), del: true})
+		}
+		idx = append(idx, indexItem{kfrom: int32(kf), kto: int32(len(ikeys)), from: from, to: to})
 	}
-	loc := make([]byte, 0, 48)
-	for i := range txs {
-		key[0] = pfxTx
-		copy(key[1:33], txs[i].id[:])
-		l := &txs[i].l
-		batch.Put(key[:33], appendTxLoc(loc[:0], l.Block, l.Height, l.Position))
+	vals := vw.Bytes()
+	// In key order: the database's in-memory table takes sorted keys about twice as fast.
+	// The table keys and the index keys are sorted side by side.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		slices.SortFunc(items, func(a, b flushItem) int { return strings.Compare(a.key, b.key) })
+	}()
+	slices.SortFunc(idx, func(a, b indexItem) int {
+		return bytes.Compare(ikeys[a.kfrom:a.kto], ikeys[b.kfrom:b.kto])
+	})
+	wg.Wait()
+
+	const rec = 1 + 2*binary.MaxVarintLen32 // kind and two lengths
+	size := 256 + len(vals)*2 + len(ikeys) + (len(items)+len(idx))*rec
+	for _, it := range items {
+		size += len(it.key)
 	}
 	for _, cb := range wc.blocks {
-		batch.Put(hashKey(pfxUndo, cb.n.Hash), cb.undo)
-		batch.Put(heightKey(cb.n.Height), cb.n.Hash[:])
+		size += 2*rec + 33 + len(cb.undo) + 33 + 104
+	}
+	batch := leveldb.MakeBatchWithConfig(&leveldb.BatchConfig{InitialCapacity: size, GrowLimit: math.MaxInt32})
+	var key [maxKeyLen]byte
+	for _, it := range items {
+		k := append(key[:0], it.key...)
+		if it.del {
+			batch.Delete(k)
+		} else {
+			batch.Put(k, vals[it.from:it.to])
+		}
+	}
+	for _, it := range idx {
+		if it.del {
+			batch.Delete(ikeys[it.kfrom:it.kto])
+		} else {
+			batch.Put(ikeys[it.kfrom:it.kto], vals[it.from:it.to])
+		}
+	}
+	for _, k := range wc.undone {
+		batch.Delete(k)
+	}
+	for _, cb := range wc.blocks {
+		if cb.undone {
+			batch.Delete(hashKey(pfxUndo, cb.n.Hash))
+		} else {
+			batch.Put(hashKey(pfxUndo, cb.n.Hash), cb.undo)
+		}
 		batch.Put(hashKey(pfxIndex, cb.n.Hash), indexRecord(cb.n))
 	}
-	batch.Put([]byte(keyStats), c.statsBytes(&c.stats))
 	if err := c.db.Write(batch, c.wo); err != nil {
 		return storageErr("write connected blocks", err)
 	}
 	wc.reset()
 	return nil
-}
-
-// compareHashes orders hashes as bytes (first eight at once: hashes rarely share them).
-func compareHashes(a, b *types.Hash) int {
-	if c := cmp.Compare(binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(b[:8])); c != 0 {
-		return c
-	}
-	return bytes.Compare(a[8:], b[8:])
-}
-
-// compareOutpoints orders outpoints as their keys.
-func compareOutpoints(a, b *types.Outpoint) int {
-	if c := compareHashes(&a.TxID, &b.TxID); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Index, b.Index)
-}
-
-// batchBytes is about the size of the batch flushLocked writes, so that it is allocated once
-// (goleveldb grows a large batch by ever smaller steps, copying it each time).
-func (wc *writeCache) batchBytes() int {
-	const rec = 1 + 2*binary.MaxVarintLen32 // kind and two lengths
-	n := len(wc.utxos)*(2*rec+37+69+2*84) + len(wc.clusters)*(rec+33+8) + len(wc.txs)*(rec+33+44) + 256
-	for _, cb := range wc.blocks {
-		n += 3*rec + 33 + len(cb.undo) + 9 + 32 + 33 + 104
-	}
-	return n
 }
 
 // flushDue writes the cache unless bulk mode lets it grow and it is within its bounds.

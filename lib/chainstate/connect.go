@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cointoolkit/coin/lib/bincode"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/types"
-	"github.com/syndtr/goleveldb/leveldb"
 )
 
 func (c *Chain) loadBlock(n *Node, cache map[types.Hash]blockWithIDs) (blockWithIDs, error) {
@@ -46,56 +44,83 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	next.Burned += eff.Burned
 	next.Pool = eff.PoolAfter
 
-	// Work out every change first and check the cluster balances, so that nothing is
-	// changed when the stored state turns out inconsistent.
+	// Stage every change of the block in its journal; commit applies them all or none.
+	j := blockJournal{ops: make([]journalOp, 0, len(eff.Spent)+len(eff.Created)+len(ids)+8)}
+	var key [37]byte
 	deltas := make(map[types.Hash]int64)
 	inBlock := txidSet(ids)
 	for i, op := range eff.Spent {
-		e := eff.SpentUndo[i]
 		if inBlock(op.TxID) {
 			continue // created and spent inside this block: never in the set
 		}
+		e := eff.SpentUndo[i]
 		deltas[e.ClusterID] -= int64(e.Value)
 		next.UtxoCount--
 		next.UtxoTotal -= e.Value
+		utxoKeyTo(key[:], op)
+		j.del(key[:])
 	}
 	for i := range eff.Created {
-		e := &eff.Created[i].Entry
-		deltas[e.ClusterID] += int64(e.Value)
+		cr := &eff.Created[i]
+		deltas[cr.Entry.ClusterID] += int64(cr.Entry.Value)
 		next.UtxoCount++
-		next.UtxoTotal += e.Value
+		next.UtxoTotal += cr.Entry.Value
+		utxoKeyTo(key[:], cr.Outpoint)
+		// A txid is unique on a chain (the coinbase commits to its height, every other
+		// transaction spends outputs that can be spent once), so its outputs are new keys.
+		j.insert(key[:], &cr.Entry)
 	}
-	balances, err := c.clusterBalances(deltas)
-	if err != nil {
+	if err := c.stageClusters(&j, deltas); err != nil {
 		return ConnectedBlock{}, err
 	}
-
+	for i, id := range ids {
+		j.insert(hashKey(pfxTx, id), TxLocation{Block: n.Hash, Height: n.Height, Position: uint32(i)})
+	}
+	j.insert(heightKey(n.Height), n.Hash)
+	j.put([]byte(keyStats), next)
 	wc := &c.wc
 	if wc.empty() {
 		wc.since = time.Now()
 	}
-	for i, op := range eff.Spent {
-		if !inBlock(op.TxID) {
-			wc.spend(op, eff.SpentUndo[i])
-		}
+	ub, err := c.commit(&j)
+	if err != nil {
+		return ConnectedBlock{}, err
 	}
-	for i := range eff.Created {
-		wc.create(eff.Created[i].Outpoint, &eff.Created[i].Entry)
-	}
-	for id, bal := range balances {
-		wc.clusters[id] = bal
-	}
-	for i, id := range ids {
-		wc.txs[id] = TxLocation{Block: n.Hash, Height: n.Height, Position: uint32(i)}
-	}
-	u := undo{prev: prev, spent: eff.SpentUndo}
-	ub := u.bytes()
 	wc.blocks = append(wc.blocks, cachedBlock{n: n, undo: ub})
-	wc.bytes += len(ids)*txCacheCost + len(ub) + blockCacheCost
+	wc.bytes += len(ub) + blockCacheCost
 	n.Status = StatusValid
 	c.stats = next
 	c.main = append(c.main, n)
 	return ConnectedBlock{Block: b, Hash: n.Hash, Height: n.Height, TxIDs: ids}, nil
+}
+
+// stageClusters stages the cluster balances after adding the deltas (a zero balance is
+// deleted).
+func (c *Chain) stageClusters(j *blockJournal, deltas map[types.Hash]int64) error {
+	for id, d := range deltas {
+		if d == 0 {
+			continue
+		}
+		k := hashKey(pfxCluster, id)
+		s, err := c.slotLocked(string(k))
+		if err != nil {
+			return err
+		}
+		var bal uint64
+		if s.val != nil {
+			bal = s.val.(uint64)
+		}
+		nb := int64(bal) + d
+		if nb < 0 {
+			return storageErr("cluster balance", fmt.Errorf("cluster %s would go negative", id))
+		}
+		if nb == 0 {
+			j.del(k)
+		} else {
+			j.put(k, uint64(nb))
+		}
+	}
+	return nil
 }
 
 // txidSet tells whether a txid is one of ids (a set, so that a block's inputs are looked up
@@ -111,112 +136,65 @@ func txidSet(ids []types.Hash) func(types.Hash) bool {
 	}
 }
 
-// clusterBalances are the balances of the clusters after adding the deltas.
-func (c *Chain) clusterBalances(deltas map[types.Hash]int64) (map[types.Hash]uint64, error) {
-	out := make(map[types.Hash]uint64, len(deltas))
-	for id, d := range deltas {
-		if d == 0 {
-			continue
-		}
-		bal, err := c.clusterLocked(id)
-		if err != nil {
-			return nil, err
-		}
-		nb := int64(bal) + d
-		if nb < 0 {
-			return nil, storageErr("cluster balance", fmt.Errorf("cluster %s would go negative", id))
-		}
-		out[id] = uint64(nb)
-	}
-	return out, nil
-}
-
-// applyClusters adds the deltas to the stored cluster balances (the write cache is empty).
-func (c *Chain) applyClusters(batch *leveldb.Batch, deltas map[types.Hash]int64) error {
-	balances, err := c.clusterBalances(deltas)
-	if err != nil {
-		return err
-	}
-	for id, bal := range balances {
-		if bal == 0 {
-			batch.Delete(hashKey(pfxCluster, id))
-			continue
-		}
-		w := bincode.NewWriter(nil)
-		w.U64(bal)
-		batch.Put(hashKey(pfxCluster, id), w.Bytes())
-	}
-	return nil
-}
-
-// disconnectTip undoes the tip block in one batch.
+// disconnectTip undoes the tip block: every key its journal touched gets back the value it
+// had before the block, whatever its table.
 func (c *Chain) disconnectTip() (ConnectedBlock, error) {
 	n := c.main[len(c.main)-1]
 	if n.Height == 0 {
 		return ConnectedBlock{}, errors.New("cannot disconnect the genesis block")
 	}
-	// The undo data and the state to undo are read from the database.
-	if err := c.flushLocked(); err != nil {
-		return ConnectedBlock{}, err
-	}
 	b, err := c.Block(n.Hash)
 	if err != nil {
 		return ConnectedBlock{}, err
 	}
-	raw, err := c.db.Get(hashKey(pfxUndo, n.Hash), nil)
-	if err != nil {
-		return ConnectedBlock{}, storageErr("read undo", err)
-	}
-	u, err := decodeUndo(raw)
-	if err != nil {
-		return ConnectedBlock{}, storageErr("decode undo", err)
-	}
-	ids := b.TxIDs()
-	inBlock := txidSet(ids)
-	batch := new(leveldb.Batch)
-	clusters := make(map[types.Hash]int64)
-	spentHere := make(map[types.Outpoint]bool)
-	k := 0
-	for _, tx := range b.Transactions[1:] {
-		for j := range tx.Inputs {
-			op := tx.Inputs[j].Outpoint()
-			e := u.spent[k]
-			k++
-			spentHere[op] = true
-			if inBlock(op.TxID) {
-				continue
-			}
-			eb := entryBytes(e)
-			batch.Put(utxoKey(op), eb)
-			batch.Put(addrKey(e.PubKeyHash, op), eb)
-			clusters[e.ClusterID] += int64(e.Value)
+	wc := &c.wc
+	var raw []byte
+	cached := -1 // n's place in the write cache when its undo data is not written yet
+	for i := len(wc.blocks) - 1; i >= 0; i-- {
+		if wc.blocks[i].n == n && !wc.blocks[i].undone {
+			cached = i
+			break
 		}
 	}
-	if k != len(u.spent) {
-		return ConnectedBlock{}, storageErr("undo", fmt.Errorf("undo data of %s has %d entries for %d inputs", n.Hash, len(u.spent), k))
+	if cached >= 0 {
+		raw = wc.blocks[cached].undo
+	} else if raw, err = c.db.Get(hashKey(pfxUndo, n.Hash), nil); err != nil {
+		return ConnectedBlock{}, storageErr("read undo of "+n.Hash.String(), err)
 	}
-	for i, tx := range b.Transactions {
-		for j := range tx.Outputs {
-			op := types.Outpoint{TxID: ids[i], Index: uint32(j)}
-			if spentHere[op] {
-				continue
-			}
-			batch.Delete(utxoKey(op))
-			batch.Delete(addrKey(tx.Outputs[j].PubKeyHash, op))
-			clusters[consensus.ClusterIDOf(tx.Outputs[j].PubKeyHash)] -= int64(tx.Outputs[j].Value)
+	recs, err := decodeUndo(raw)
+	if err != nil {
+		return ConnectedBlock{}, storageErr("decode undo of "+n.Hash.String(), err)
+	}
+	// Read every key first (the secondary indexes need the values being replaced), so that
+	// nothing changes when a read fails.
+	slots := make([]*slot, len(recs))
+	var prev *Stats
+	for i, r := range recs {
+		if slots[i], err = c.slotLocked(r.key); err != nil {
+			return ConnectedBlock{}, err
 		}
-		batch.Delete(hashKey(pfxTx, ids[i]))
+		if r.key == keyStats {
+			st, ok := r.prev.(Stats)
+			if !ok {
+				return ConnectedBlock{}, storageErr("undo", fmt.Errorf("undo data of %s holds no stats", n.Hash))
+			}
+			prev = &st
+		}
 	}
-	if err := c.applyClusters(batch, clusters); err != nil {
-		return ConnectedBlock{}, err
+	if prev == nil {
+		return ConnectedBlock{}, storageErr("undo", fmt.Errorf("undo data of %s holds no stats", n.Hash))
 	}
-	batch.Delete(hashKey(pfxUndo, n.Hash))
-	batch.Delete(heightKey(n.Height))
-	batch.Put([]byte(keyStats), c.statsBytes(&u.prev))
-	if err := c.db.Write(batch, c.wo); err != nil {
-		return ConnectedBlock{}, storageErr("disconnect block", err)
+	for i, r := range recs {
+		slots[i].val = r.prev
+		slots[i].dirty = true
 	}
-	c.stats = u.prev
+	wc.dirty = true
+	if cached >= 0 {
+		wc.blocks[cached].undone = true
+	} else {
+		wc.undone = append(wc.undone, hashKey(pfxUndo, n.Hash))
+	}
+	c.stats = *prev
 	c.main = c.main[:len(c.main)-1]
-	return ConnectedBlock{Block: b, Hash: n.Hash, Height: n.Height, TxIDs: ids}, nil
+	return ConnectedBlock{Block: b, Hash: n.Hash, Height: n.Height, TxIDs: b.TxIDs()}, nil
 }

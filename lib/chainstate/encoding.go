@@ -17,7 +17,7 @@ const (
 	pfxAddr    = 'a'
 	pfxCluster = 'c'
 	pfxTx      = 't'
-	pfxUndo    = 'r'
+	pfxUndo    = 'j' // journal undo data (format 1); 'r' held the format before the journal
 	keyStats   = "s"
 )
 
@@ -169,34 +169,6 @@ func decodeIndexRecord(b []byte) (*Node, error) {
 	}
 	n.Hash = n.Header.Hash()
 	return n, nil
-}
-
-// undo is what a disconnect needs: the stats before the block and the spent entries.
-type undo struct {
-	prev  Stats
-	spent []*consensus.UtxoEntry
-}
-
-func (u *undo) bytes() []byte {
-	w := bincode.NewWriter(make([]byte, 0, 128+84*len(u.spent)))
-	u.prev.encode(w)
-	w.Varint(uint64(len(u.spent)))
-	for _, e := range u.spent {
-		encodeEntry(w, e)
-	}
-	return w.Bytes()
-}
-
-func decodeUndo(b []byte) (*undo, error) {
-	r := bincode.NewReader(b)
-	u := new(undo)
-	u.prev.decode(r)
-	n := r.Len(36)
-	u.spent = make([]*consensus.UtxoEntry, n)
-	for i := range u.spent {
-		u.spent[i] = decodeEntry(r)
-	}
-	return u, r.Finish()
 }
 
 // txLoc is the transaction index value: the block and position of a confirmed transaction.

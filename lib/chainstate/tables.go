@@ -1,0 +1,61 @@
+package chainstate
+
+import (
+	"github.com/cointoolkit/coin/lib/bincode"
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// The journaled tables (journal.go). Each is a key prefix and a codec; the key layouts are in
+// encoding.go.
+var (
+	// utxoTable maps an outpoint to its entry; its index lists an address's outputs, so that
+	// listing an address is one range scan that needs no second read.
+	utxoTable = &tableOf[*consensus.UtxoEntry]{name: "utxo", pfx: pfxUtxo,
+		encode: encodeEntry, decode: decodeEntry,
+		index: func(dst []byte, key string, e *consensus.UtxoEntry) []byte {
+			dst = append(dst, pfxAddr)
+			dst = append(dst, e.PubKeyHash[:]...)
+			return append(dst, key[1:37]...)
+		}}
+
+	// clusterTable maps a cluster id to its balance (absent when zero).
+	clusterTable = &tableOf[uint64]{name: "cluster", pfx: pfxCluster,
+		encode: func(w *bincode.Writer, v uint64) { w.U64(v) },
+		decode: func(r *bincode.Reader) uint64 { return r.U64() }}
+
+	// txTable maps a confirmed transaction to where it is on the main chain.
+	txTable = &tableOf[TxLocation]{name: "tx", pfx: pfxTx,
+		encode: func(w *bincode.Writer, l TxLocation) {
+			w.Raw(l.Block[:])
+			w.U64(l.Height)
+			w.U32(l.Position)
+		},
+		decode: func(r *bincode.Reader) TxLocation {
+			var l TxLocation
+			r.Raw(l.Block[:])
+			l.Height = r.U64()
+			l.Position = r.U32()
+			return l
+		}}
+
+	// heightTable maps a main-chain height to its block hash.
+	heightTable = &tableOf[types.Hash]{name: "height", pfx: pfxHeight,
+		encode: func(w *bincode.Writer, h types.Hash) { w.Raw(h[:]) },
+		decode: func(r *bincode.Reader) types.Hash {
+			var h types.Hash
+			r.Raw(h[:])
+			return h
+		}}
+
+	// statsTable holds the one stats record of the tip.
+	statsTable = &tableOf[Stats]{name: "stats", pfx: keyStats[0],
+		encode: func(w *bincode.Writer, s Stats) { s.encode(w) },
+		decode: func(r *bincode.Reader) Stats {
+			var s Stats
+			s.decode(r)
+			return s
+		}}
+
+	tables = newRegistry(utxoTable, clusterTable, txTable, heightTable, statsTable)
+)
