@@ -2,6 +2,7 @@ package rpcapi
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 )
@@ -14,6 +15,18 @@ type Client struct {
 // NewClient connects to the node's RPC URL.
 func NewClient(url string, opts ...jsonrpc.ClientOption) *Client {
 	return &Client{jsonrpc.NewClient(url, opts...)}
+}
+
+// Call is jsonrpc.Client.Call whose domain errors with a reason come back as *NodeError, so
+// that callers match them with errors.Is against the kinds (see DecodeError).
+func (c *Client) Call(ctx context.Context, method string, params []any, result any) error {
+	return DecodeError(c.Client.Call(ctx, method, params, result))
+}
+
+// CallRaw is jsonrpc.Client.CallRaw with the errors of Call.
+func (c *Client) CallRaw(ctx context.Context, method string, params []json.RawMessage) (json.RawMessage, error) {
+	res, err := c.Client.CallRaw(ctx, method, params)
+	return res, DecodeError(err)
 }
 
 // GetBlockCount is the tip height.

@@ -12,6 +12,18 @@
 //
 // # Errors
 //
-// Client methods return *jsonrpc.Error for errors the node reports (code and message) and
-// wrapped transport errors otherwise (see jsonrpc.IsConnRefused).
+// Every domain error of the node (code -1) carries error.data = {"reason": "..."} (ErrorData,
+// DESIGN 11), the stable name of its kind from lib/reason; the node builds these errors with
+// DomainError and NewDomainError. Client methods (and Call, CallRaw) turn such an answer into
+// a *NodeError: errors.Is matches it against the kinds by reason, so errors.Is(err,
+// consensus.ErrMissingInputs), errors.Is(err, mempool.ErrAlreadyInChain) and errors.Is(err,
+// reason.StaleTemplate) hold as they would on the node, and errors.As still gives the
+// *jsonrpc.Error with the code and message as sent. Answers without a reason (protocol
+// errors, an older node) come back as the *jsonrpc.Error itself; transport failures are
+// returned wrapped (see jsonrpc.IsConnRefused).
+//
+// The package names kinds through lib/reason and imports neither lib/consensus nor
+// lib/mempool: a client of the node must not depend on the node's mempool to tell one
+// refusal from another. The kinds of those packages match a *NodeError all the same,
+// because errors.Is asks the *NodeError, which compares reasons (see lib/reason).
 package rpcapi

@@ -9,6 +9,7 @@ import (
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -24,7 +25,7 @@ func (a *api) getBlockHash(_ context.Context, p jsonrpc.Params) (any, error) {
 	}
 	n := a.b.Chain().NodeAt(h)
 	if n == nil {
-		return nil, jsonrpc.DomainError("block height out of range")
+		return nil, rpcapi.DomainError(reason.HeightOutOfRange, "block height out of range")
 	}
 	return n.Hash.String(), nil
 }
@@ -36,7 +37,7 @@ func (a *api) nodeParam(p jsonrpc.Params) (*chainstate.Node, error) {
 	}
 	n := a.b.Chain().NodeByHash(h)
 	if n == nil || n.Status >= chainstate.StatusInvalid {
-		return nil, jsonrpc.DomainError("block not found")
+		return nil, rpcapi.DomainError(reason.BlockNotFound, "block not found")
 	}
 	return n, nil
 }
@@ -97,7 +98,7 @@ func (a *api) findTx(p jsonrpc.Params) (*types.Transaction, *rpcapi.Transaction,
 	c := a.b.Chain()
 	tx, loc, err := c.Transaction(txid)
 	if errors.Is(err, chainstate.ErrNotFound) {
-		return nil, nil, jsonrpc.DomainError("transaction not found")
+		return nil, nil, rpcapi.DomainError(reason.TxNotFound, "transaction not found")
 	}
 	if err != nil {
 		return nil, nil, internal(err)

@@ -2,11 +2,10 @@ package rpcserver
 
 import (
 	"context"
-	"errors"
 
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
-	"github.com/cointoolkit/coin/lib/mempool"
+	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -24,15 +23,11 @@ func (a *api) sendRawTransaction(_ context.Context, p jsonrpc.Params) (any, erro
 	}
 	tx, err := types.DecodeTransaction(raw)
 	if err != nil {
-		return nil, jsonrpc.DomainError("transaction decode failed: " + err.Error())
+		return nil, rpcapi.DomainError(reason.DecodeFailed, "transaction decode failed: "+err.Error())
 	}
 	txid, err := a.b.SubmitTransaction(tx)
 	if err != nil {
-		var re *mempool.RejectError
-		if errors.As(err, &re) || consensus.IsRuleError(err) {
-			return nil, jsonrpc.DomainError(err.Error())
-		}
-		return nil, internal(err)
+		return nil, rejection(err)
 	}
 	return txid.String(), nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/pow"
+	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -47,7 +48,7 @@ func (a *api) getBlockTemplate(_ context.Context, p jsonrpc.Params) (any, error)
 		return nil, err
 	}
 	if a.b.Syncing() {
-		return nil, jsonrpc.DomainError("node is syncing: block templates are refused until it has caught up")
+		return nil, rpcapi.DomainError(reason.Syncing, "node is syncing: block templates are refused until it has caught up")
 	}
 	b, fees, next := a.buildTemplate(types.Hash(pkh))
 	t, _, _ := pow.CompactToBig(b.Header.DifficultyTarget)
@@ -69,25 +70,22 @@ func (a *api) submitBlock(_ context.Context, p jsonrpc.Params) (any, error) {
 		return nil, err
 	}
 	if len(raw) > consensus.MaxBlockSize+1024 {
-		return nil, jsonrpc.DomainError("block too large")
+		return nil, rpcapi.DomainError(consensus.ErrBlockTooLarge, "block too large")
 	}
 	b, err := types.DecodeBlock(raw)
 	if err != nil {
-		return nil, jsonrpc.DomainError("block decode failed: " + err.Error())
+		return nil, rpcapi.DomainError(reason.DecodeFailed, "block decode failed: "+err.Error())
 	}
 	tip := a.b.Chain().Tip()
 	if b.Header.PrevHash != tip.Hash {
 		if a.b.Chain().NodeByHash(b.Hash()) != nil {
-			return nil, jsonrpc.DomainError("duplicate: block already known")
+			return nil, rpcapi.DomainError(consensus.ErrDuplicateBlock, "duplicate: block already known")
 		}
-		return nil, jsonrpc.DomainError("stale block template: the block builds on " + b.Header.PrevHash.String() +
-			", the tip is " + tip.Hash.String())
+		return nil, rpcapi.DomainError(reason.StaleTemplate, "stale block template: the block builds on "+b.Header.PrevHash.String()+
+			", the tip is "+tip.Hash.String())
 	}
 	if _, err := a.b.SubmitBlock(b); err != nil {
-		if consensus.IsRuleError(err) {
-			return nil, jsonrpc.DomainError(err.Error())
-		}
-		return nil, internal(err)
+		return nil, rejection(err)
 	}
 	return "ok", nil
 }
@@ -111,13 +109,10 @@ func (a *api) generateToAddress(ctx context.Context, p jsonrpc.Params) (any, err
 		}
 		b, _, _ := a.buildTemplate(types.Hash(pkh))
 		if err := miner.Solve(b, 1<<32); err != nil {
-			return nil, jsonrpc.DomainError(err.Error())
+			return nil, rpcapi.DomainError(reason.SolveFailed, err.Error())
 		}
 		if _, err := a.b.SubmitBlock(b); err != nil {
-			if consensus.IsRuleError(err) {
-				return nil, jsonrpc.DomainError(err.Error())
-			}
-			return nil, internal(err)
+			return nil, rejection(err)
 		}
 		hashes = append(hashes, b.Hash().String())
 	}

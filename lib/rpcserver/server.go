@@ -2,13 +2,16 @@ package rpcserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cointoolkit/coin/lib/chainstate"
+	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/mempool"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -47,7 +50,7 @@ func Register(s *jsonrpc.Server, b Backend) {
 		}
 		if m.Regtest && !b.Network().AllowGenerate {
 			h = func(context.Context, jsonrpc.Params) (any, error) {
-				return nil, jsonrpc.DomainError(m.Name + " is only available on regtest")
+				return nil, rpcapi.DomainError(reason.RegtestOnly, m.Name+" is only available on regtest")
 			}
 		}
 		specs := make([]jsonrpc.ParamSpec, len(m.Params))
@@ -105,7 +108,7 @@ func (a *api) addressParam(p jsonrpc.Params, i int) (keys.PubKeyHash, error) {
 	}
 	pkh, err := keys.DecodeAddress(s, a.b.Network().HRP)
 	if err != nil {
-		return pkh, jsonrpc.DomainError(fmt.Sprintf("invalid address: %v", err))
+		return pkh, rpcapi.DomainError(reason.InvalidAddress, fmt.Sprintf("invalid address: %v", err))
 	}
 	return pkh, nil
 }
@@ -113,4 +116,15 @@ func (a *api) addressParam(p jsonrpc.Params, i int) (keys.PubKeyHash, error) {
 // internal wraps a storage failure: the caller sees -32603 without details of the disk.
 func internal(err error) error {
 	return jsonrpc.NewError(jsonrpc.CodeInternal, "internal error: %v", err)
+}
+
+// rejection is the answer to a block or transaction the node refused: a domain error with
+// the message and the reason of the rule's kind (consensus or mempool, DESIGN 11), or an
+// internal error when the refusal is no rule's (a storage failure).
+func rejection(err error) error {
+	var re *mempool.RejectError
+	if !errors.As(err, &re) && !consensus.IsRuleError(err) {
+		return internal(err)
+	}
+	return rpcapi.NewDomainError(err)
 }

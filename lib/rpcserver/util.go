@@ -8,6 +8,7 @@ import (
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
+	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -53,7 +54,7 @@ func help(p jsonrpc.Params) (any, error) {
 	}
 	m, ok := rpcapi.Lookup(name)
 	if !ok {
-		return nil, jsonrpc.DomainError("help: unknown command: " + name)
+		return nil, rpcapi.DomainError(reason.UnknownCommand, "help: unknown command: "+name)
 	}
 	fmt.Fprintf(&sb, "%s\n\n%s\n", usage(m), m.Summary)
 	if len(m.Params) > 0 {
