@@ -1,14 +1,3 @@
-// Package logging holds the log conventions every coin executable shares: log/slog with
-// key=value lines, the levels error, warn, info, debug and trace, and TRACE named as such.
-//
-// # Overview
-//
-// ParseLevel reads a --log-level value; New builds the key=value logger; NameTrace is the
-// ReplaceAttr step for callers that build their own handler options.
-//
-// # Errors
-//
-// ParseLevel fails for a level other than error, warn, info, debug or trace.
 package logging
 
 import (

@@ -9,9 +9,9 @@ import (
 	"github.com/cointoolkit/coin/lib/logging"
 )
 
-// NewLogger writes key=value lines to stderr and, when toFile, to <dataDir>/node.log.
-// The returned closer closes the file.
-func NewLogger(level slog.Level, dataDir string, toFile bool) (*slog.Logger, io.Closer, error) {
+// NewLogger writes key=value lines to stderr and, when toFile, to <dataDir>/node.log, each
+// subsystem at its level. The returned closer closes the file.
+func NewLogger(levels logging.Levels, dataDir string, toFile bool) (*slog.Logger, io.Closer, error) {
 	var w io.Writer = os.Stderr
 	var closer io.Closer = io.NopCloser(nil)
 	if toFile {
@@ -24,5 +24,5 @@ func NewLogger(level slog.Level, dataDir string, toFile bool) (*slog.Logger, io.
 		}
 		w, closer = io.MultiWriter(os.Stderr, f), f
 	}
-	return logging.New(w, level), closer, nil
+	return logging.NewLevels(w, levels), closer, nil
 }

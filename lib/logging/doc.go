@@ -1,0 +1,23 @@
+// Package logging holds the log conventions every coin executable shares: log/slog with
+// key=value lines, the levels error, warn, info, debug and trace, TRACE named as such, and a
+// level per subsystem.
+//
+// # Overview
+//
+// ParseLevel reads one level; New builds the key=value logger at that level; NameTrace is
+// the ReplaceAttr step for callers that build their own handler options.
+//
+// A subsystem is the value of the SubsystemKey ("sys") attribute a package gives its logger
+// with With (lib/p2p's logger is With("sys", "p2p")); records of loggers without one belong
+// to DefaultSubsystem ("node"). ParseLevels reads btcd's --debuglevel habit: a level for
+// everything, levels per subsystem, or both ("info,p2p=debug"), refusing subsystems the
+// program does not name. NewLevels builds the logger that gives each subsystem its level:
+// one text handler, behind a filter whose level follows the subsystem attribute. Its lines
+// are New's.
+//
+// # Errors
+//
+// ParseLevel fails for a level other than error, warn, info, debug or trace; ParseLevels
+// also for an unknown or repeated subsystem, a subsystem without a level, or two levels for
+// everything.
+package logging
