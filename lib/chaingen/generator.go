@@ -57,6 +57,13 @@ type Template struct {
 	Pool      uint64 // decay pool after the parent: the coinbase claims its release
 }
 
+// panicTB stands in for a missing testing.TB: a failure panics.
+type panicTB struct{ testing.TB }
+
+func (panicTB) Helper()                        {}
+func (panicTB) Fatal(args ...any)              { panic(fmt.Sprint(args...)) }
+func (panicTB) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
+
 type entry struct {
 	b      *types.Block
 	height uint64
@@ -81,11 +88,15 @@ type Generator struct {
 	taken   map[types.Outpoint]bool
 }
 
-// New is a generator for net (regtest when nil) whose failures end the test through tb. It
-// knows the genesis block as "genesis"; coinbases pay the wallet "miner" until SetMiner.
+// New is a generator for net (regtest when nil) whose failures end the test through tb (or
+// panic when tb is nil: a fixture built once for many tests). It knows the genesis block as
+// "genesis"; coinbases pay the wallet "miner" until SetMiner.
 func New(tb testing.TB, net *params.Network) *Generator {
 	if net == nil {
 		net = params.Regtest
+	}
+	if tb == nil {
+		tb = panicTB{}
 	}
 	g := &Generator{tb: tb, net: net, wallets: map[string]*Wallet{}, byPKH: map[types.Hash]*Wallet{},
 		blocks: map[string]*entry{}, byHash: map[types.Hash]string{}, txs: map[string]*types.Transaction{},

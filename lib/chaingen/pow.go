@@ -15,8 +15,9 @@ import (
 // errExhausted is returned by solve when the nonce range holds no solution.
 var errExhausted = errors.New("chaingen: no nonce in range meets the target")
 
-// coinbase is the coinbase of a block at height paying value to pkh.
-func coinbase(height uint64, pkh types.Hash, value uint64, extra []byte) *types.Transaction {
+// CoinbaseTx is a coinbase transaction of a block at height paying value to pkh (for a
+// block with a second one).
+func CoinbaseTx(height uint64, pkh types.Hash, value uint64, extra []byte) *types.Transaction {
 	return &types.Transaction{Version: 1, Kind: types.KindCoinbase,
 		Outputs: []types.TxOutput{{Value: value, PubKeyHash: pkh}},
 		Payload: types.CoinbasePayload{Height: height, Extra: extra}.Bytes()}
@@ -25,7 +26,7 @@ func coinbase(height uint64, pkh types.Hash, value uint64, extra []byte) *types.
 // assemble is the unsolved block (nonce 0) on t with its coinbase first.
 func assemble(t Template, payTo types.Hash, reward uint64, extra []byte, txs []*types.Transaction) *types.Block {
 	all := make([]*types.Transaction, 0, len(txs)+1)
-	all = append(all, coinbase(t.Height, payTo, reward, extra))
+	all = append(all, CoinbaseTx(t.Height, payTo, reward, extra))
 	all = append(all, txs...)
 	b := &types.Block{Header: types.BlockHeader{Version: 1, PrevHash: t.Parent, Timestamp: t.Timestamp,
 		DifficultyTarget: t.Target}, Transactions: all}

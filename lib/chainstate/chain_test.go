@@ -3,28 +3,31 @@ package chainstate
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"testing"
 
+	"github.com/cointoolkit/coin/lib/chaingen"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
+	"github.com/syndtr/goleveldb/leveldb"
 )
 
 func TestConnectSpendAndReorg(t *testing.T) {
 	h := newHarness(t)
-	h.chain("a", "genesis", 101)
+	h.Chain("a", "genesis", 101)
 	for i := 1; i <= 101; i++ {
 		name := fmt.Sprintf("a%d", i)
 		h.accept(name, name)
 	}
 	// Spend the first coinbase, mature at height 101 (created at 1).
-	tx := h.spend("a1", 1000, 2)
-	h.next("a102", "a101", []*types.Transaction{tx})
+	tx := h.Spend(h.Coinbase("a1")).Fee(1000).Change(h.Miner().PKH, 2).Tx()
+	h.Next("a102", "a101", []*types.Transaction{tx})
 	h.accept("a102", "a102")
 	if _, ok, _ := h.c.Utxo(types.Outpoint{TxID: tx.TxID(), Index: 1}); !ok {
 		t.Fatal("spend output missing")
 	}
-	if _, ok, _ := h.c.Utxo(types.Outpoint{TxID: h.blocks["a1"].Transactions[0].TxID(), Index: 0}); ok {
+	if _, ok, _ := h.c.Utxo(types.Outpoint{TxID: h.Block("a1").Transactions[0].TxID(), Index: 0}); ok {
 		t.Fatal("spent coinbase still unspent")
 	}
 	if loc, err := h.c.TxLocation(tx.TxID()); err != nil || loc.Height != 102 || loc.Position != 1 {
@@ -33,11 +36,11 @@ func TestConnectSpendAndReorg(t *testing.T) {
 	before := utxoSet(t, h.c)
 
 	// A fork from a100: b101 has less work than a102, stays aside.
-	h.next("b101", "a100", nil)
+	h.Next("b101", "a100", nil)
 	h.accept("b101", "a102")
-	h.next("b102", "b101", nil)
+	h.Next("b102", "b101", nil)
 	h.accept("b102", "a102") // equal work: first seen stays
-	h.next("b103", "b102", nil)
+	h.Next("b103", "b102", nil)
 	h.accept("b103", "b103") // more work: reorg
 	if _, err := h.c.TxLocation(tx.TxID()); !errors.Is(err, ErrNotFound) {
 		t.Fatal("tx of the losing branch still indexed")
@@ -46,9 +49,9 @@ func TestConnectSpendAndReorg(t *testing.T) {
 		t.Fatal("after reorg:", err)
 	}
 	// Switch back: a103, a104 on the first branch.
-	h.next("a103", "a102", nil)
+	h.Next("a103", "a102", nil)
 	h.accept("a103", "b103")
-	h.next("a104", "a103", nil)
+	h.Next("a104", "a103", nil)
 	h.accept("a104", "a104")
 	if err := sameSet(utxoSet(t, h.c), replaySet(t, h.c)); err != nil {
 		t.Fatal("after switching back:", err)
@@ -64,27 +67,27 @@ func TestConnectSpendAndReorg(t *testing.T) {
 
 func TestInvalidBranchKeepsBestValidChain(t *testing.T) {
 	h := newHarness(t)
-	h.chain("a", "genesis", 3)
+	h.Chain("a", "genesis", 3)
 	for i := 1; i <= 3; i++ {
 		h.accept(fmt.Sprintf("a%d", i), fmt.Sprintf("a%d", i))
 	}
 	// b2 spends an output that does not exist: valid in isolation, invalid on connect.
-	h.next("b2", "a1", nil)
+	h.Next("b2", "a1", nil)
 	h.accept("b2", "a3")
 	bogus := &types.Transaction{Version: 1, Kind: types.KindTransfer,
 		Inputs:  []types.TxInput{{PrevTxID: types.Blake3([]byte("nothing"))}},
-		Outputs: []types.TxOutput{{Value: 1, PubKeyHash: h.pkh}}}
-	h.next("b3", "b2", []*types.Transaction{bogus})
+		Outputs: []types.TxOutput{{Value: 1, PubKeyHash: h.Miner().PKH}}}
+	h.Next("b3", "b2", []*types.Transaction{bogus})
 	h.accept("b3", "a3") // equal work with a3: stays
-	h.next("b4", "b3", nil)
+	h.Next("b4", "b3", nil)
 	h.reject("b4", consensus.ErrMissingInputs, "a3") // reorg attempt fails at b3
-	if n := h.c.NodeByHash(h.blocks["b3"].Hash()); n.Status != StatusInvalid {
+	if n := h.c.NodeByHash(h.Block("b3").Hash()); n.Status != StatusInvalid {
 		t.Fatalf("b3 status %s", n.Status)
 	}
-	if n := h.c.NodeByHash(h.blocks["b4"].Hash()); n.Status != StatusInvalidParent {
+	if n := h.c.NodeByHash(h.Block("b4").Hash()); n.Status != StatusInvalidParent {
 		t.Fatalf("b4 status %s", n.Status)
 	}
-	h.next("b5", "b4", nil)
+	h.Next("b5", "b4", nil)
 	h.reject("b5", consensus.ErrInvalidAncestor, "a3")
 	h.reject("b4", consensus.ErrKnownInvalid, "a3")
 	h.reject("a3", consensus.ErrDuplicateBlock, "a3")
@@ -106,14 +109,14 @@ func TestLockedDataDir(t *testing.T) {
 
 func TestReopenResumes(t *testing.T) {
 	dir := t.TempDir()
-	g := newGenerator(t)
+	g := chaingen.New(t, nil)
 	c, err := Open(dir, params.Regtest, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.chain("a", "genesis", 5)
+	g.Chain("a", "genesis", 5)
 	for i := 1; i <= 5; i++ {
-		if _, err := c.ProcessBlock(g.blocks[fmt.Sprintf("a%d", i)]); err != nil {
+		if _, err := c.ProcessBlock(g.Block(fmt.Sprintf("a%d", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -124,10 +127,65 @@ func TestReopenResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.Stats() != s || c.Tip().Hash != g.blocks["a5"].Hash() || c.NodeAt(3).Hash != g.blocks["a3"].Hash() {
+	if c.Stats() != s || c.Tip().Hash != g.Block("a5").Hash() || c.NodeAt(3).Hash != g.Block("a3").Hash() {
 		t.Fatal("reopen lost state")
 	}
 	if _, err := Open(t.TempDir(), params.Testnet, Options{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// storeOnly writes a block and its index record the way ProcessBlock does before it connects
+// anything, and stops there: what a crash between the two batches leaves behind.
+func storeOnly(t *testing.T, c *Chain, b *types.Block) {
+	t.Helper()
+	parent := c.index[b.Header.PrevHash]
+	c.seq++
+	n := &Node{Hash: b.Hash(), Header: b.Header, Height: parent.Height + 1, Status: StatusStored, Parent: parent,
+		Work: new(big.Int).Add(parent.Work, workOf(b.Header.DifficultyTarget)), Size: uint32(b.SerializeSize()),
+		TxCount: uint32(len(b.Transactions)), seq: c.seq}
+	batch := new(leveldb.Batch)
+	batch.Put(hashKey(pfxBlock, n.Hash), b.Bytes())
+	batch.Put(hashKey(pfxIndex, n.Hash), indexRecord(n))
+	if err := c.db.Write(batch, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReopenConnectsStoredBranch: a block stored but not connected when the process died is
+// connected by Open when it has the most work; an invalid one found that way is marked.
+func TestReopenConnectsStoredBranch(t *testing.T) {
+	h := newHarness(t)
+	h.Chain("a", "genesis", 3)
+	for i := 1; i <= 3; i++ {
+		h.accept(fmt.Sprintf("a%d", i), fmt.Sprintf("a%d", i))
+	}
+	// Seen first and invalid (the coinbase pays one subunit too much), then a valid sibling
+	// with a child.
+	h.Next("bad4", "a3", nil, chaingen.CoinbaseValue(consensus.Subsidy(4)+1))
+	h.Next("a4", "a3", nil)
+	h.Next("a5", "a4", nil)
+	for _, name := range []string{"bad4", "a4"} {
+		storeOnly(t, h.c, h.Block(name))
+	}
+	stats := h.c.Stats()
+	h.c.Close()
+	c, err := Open(h.dir, params.Regtest, h.c.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.c = c
+	t.Cleanup(func() { c.Close() })
+	h.expectTip("a4")
+	if n := c.NodeByHash(h.Block("bad4").Hash()); n == nil || n.Status != StatusInvalid {
+		t.Fatalf("bad4: %+v", n)
+	}
+	if c.Stats().Height != stats.Height+1 {
+		t.Fatal("a4 not connected")
+	}
+	h.accept("a5", "a5")
+	if err := sameSet(utxoSet(t, c), replaySet(t, c)); err != nil {
+		t.Fatal(err)
+	}
+	checkIndexes(t, c, utxoSet(t, c))
 }

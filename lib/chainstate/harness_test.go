@@ -3,112 +3,41 @@ package chainstate
 import (
 	"bytes"
 	"crypto/ed25519"
-	"errors"
 	"fmt"
 	"sort"
 	"testing"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/bincode"
+	"github.com/cointoolkit/coin/lib/chaingen"
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/syndtr/goleveldb/leveldb/util"
 )
 
-// generator builds named regtest blocks and forks, in the manner of btcd's fullblocktests:
-// each block is built on a named parent, and the test says whether the chain must accept it,
-// reject it with a given rule, and which block must be the tip afterwards.
-type generator struct {
-	t      testing.TB
-	net    *params.Network
-	key    ed25519.PrivateKey
-	pkh    types.Hash
-	blocks map[string]*types.Block
-	height map[string]uint64
-	// spendable coinbase outputs by block name
+// chainRunner is a Chain as a chaingen scenario sees it; it keeps the last result and error
+// for the checks a step makes beyond its expectation.
+type chainRunner struct {
+	c   *Chain
+	res *Result
+	err error
 }
 
-func newGenerator(t testing.TB) *generator {
-	key := ed25519.NewKeyFromSeed(make([]byte, 32))
-	g := &generator{t: t, net: params.Regtest, key: key, pkh: types.Blake3(key.Public().(ed25519.PublicKey)),
-		blocks: map[string]*types.Block{}, height: map[string]uint64{}}
-	g.blocks["genesis"] = params.Regtest.GenesisBlock()
-	g.height["genesis"] = 0
-	return g
+var _ chaingen.Runner = (*chainRunner)(nil)
+
+func (r *chainRunner) ProcessBlock(b *types.Block) error {
+	r.res, r.err = r.c.ProcessBlock(b)
+	return r.err
 }
 
-// next builds a block named name on parent with txs; mutate may change it before solving.
-func (g *generator) next(name, parent string, txs []*types.Transaction, mutate ...func(b *types.Block)) *types.Block {
-	g.t.Helper()
-	p, ok := g.blocks[parent]
-	if !ok {
-		g.t.Fatalf("unknown parent %q", parent)
-	}
-	h := g.height[parent] + 1
-	var fees uint64
-	for _, tx := range txs {
-		fees += g.feeOf(tx)
-	}
-	b := miner.NewBlock(miner.Spec{Parent: p.Hash(), Height: h, Target: g.net.PowLimitBits,
-		Timestamp: p.Header.Timestamp + 60, PayTo: g.pkh, Reward: consensus.Subsidy(h) + fees, Txs: txs,
-		Extra: []byte(name)})
-	for _, m := range mutate {
-		m(b)
-	}
-	if err := miner.Solve(b, 1<<20); err != nil {
-		g.t.Fatal(err)
-	}
-	g.blocks[name] = b
-	g.height[name] = h
-	return b
-}
+func (r *chainRunner) TipHash() types.Hash { return r.c.Tip().Hash }
 
-// feeOf is the fee of a tx spending the generator's coinbases (inputs looked up by name).
-func (g *generator) feeOf(tx *types.Transaction) uint64 {
-	var in, out uint64
-	for _, i := range tx.Inputs {
-		for _, b := range g.blocks {
-			for _, t := range b.Transactions {
-				if t.TxID() == i.PrevTxID && int(i.PrevIndex) < len(t.Outputs) {
-					in += t.Outputs[i.PrevIndex].Value
-				}
-			}
-		}
-	}
-	for _, o := range tx.Outputs {
-		out += o.Value
-	}
-	if in < out {
-		return 0
-	}
-	return in - out
-}
-
-// spend builds a transfer of the coinbase of block `from` to the generator's key with fee.
-func (g *generator) spend(from string, fee uint64, outputs int) *types.Transaction {
-	cb := g.blocks[from].Transactions[0]
-	return g.spendOutput(cb, 0, fee, outputs)
-}
-
-func (g *generator) spendOutput(prev *types.Transaction, idx uint32, fee uint64, outputs int) *types.Transaction {
-	v := prev.Outputs[idx].Value - fee
-	tx := &types.Transaction{Version: 1, Kind: types.KindTransfer,
-		Inputs: []types.TxInput{{PrevTxID: prev.TxID(), PrevIndex: idx}}}
-	for i := 0; i < outputs; i++ {
-		part := v / uint64(outputs)
-		if i == outputs-1 {
-			part = v - part*uint64(outputs-1)
-		}
-		tx.Outputs = append(tx.Outputs, types.TxOutput{Value: part, PubKeyHash: g.pkh})
-	}
-	types.SignInputs(tx, g.key, g.net.Magic)
-	return tx
-}
-
+// harness is a chain on a fresh database with a generator of named regtest blocks; after
+// every step it checks the supply invariant and the stats against the UTXO set.
 type harness struct {
-	*generator
+	*chaingen.Generator
+	t   testing.TB
 	c   *Chain
 	dir string
 }
@@ -120,35 +49,39 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return &harness{generator: newGenerator(t), c: c, dir: dir}
+	return &harness{Generator: chaingen.New(t, nil), t: t, c: c, dir: dir}
+}
+
+func (h *harness) play(st chaingen.Step) {
+	h.t.Helper()
+	if err := h.Play(&chainRunner{c: h.c}, st); err != nil {
+		h.t.Fatal(err)
+	}
+	checkInvariants(h.t, h.c)
 }
 
 // accept processes the named block and expects success; tip names the expected tip.
-func (h *harness) accept(name, tip string) {
-	h.t.Helper()
-	if _, err := h.c.ProcessBlock(h.blocks[name]); err != nil {
-		h.t.Fatalf("block %s rejected: %v", name, err)
-	}
-	h.expectTip(tip)
-}
+func (h *harness) accept(name, tip string) { h.t.Helper(); h.play(chaingen.Accept(name, tip)) }
 
 // reject processes the named block and expects the rule kind; the tip must stay `tip`.
 func (h *harness) reject(name string, kind consensus.ErrorKind, tip string) {
 	h.t.Helper()
-	_, err := h.c.ProcessBlock(h.blocks[name])
-	if !errors.Is(err, kind) {
-		h.t.Fatalf("block %s: got error %v, want %s", name, err, kind)
-	}
-	h.expectTip(tip)
+	h.play(chaingen.Reject(name, kind, tip))
 }
 
-func (h *harness) expectTip(name string) {
+func (h *harness) expectTip(name string) { h.t.Helper(); h.play(chaingen.TipIs(name)) }
+
+// spendTx builds a transfer named name of output idx of the transaction or block coinbase
+// called from, less fee, to the miner in outputs equal parts.
+func (h *harness) spendTx(name, from string, idx int, fee uint64, outputs int) *types.Transaction {
 	h.t.Helper()
-	tip := h.c.Tip()
-	if tip.Hash != h.blocks[name].Hash() {
-		h.t.Fatalf("tip is at height %d (%s), want %s", tip.Height, tip.Hash, name)
+	var in chaingen.Output
+	if h.Has(from) {
+		in = chaingen.OutputOf(h.Block(from).Transactions[0], idx)
+	} else {
+		in = h.Out(from, idx)
 	}
-	checkInvariants(h.t, h.c)
+	return h.Spend(in).Fee(fee).Change(h.Miner().PKH, outputs).Name(name).Tx()
 }
 
 // checkInvariants checks the supply invariant and that the stored stats match the UTXO set.
@@ -250,7 +183,30 @@ func sameSet(a, b map[types.Outpoint]consensus.UtxoEntry) error {
 	return nil
 }
 
-// chain builds n blocks named prefix1..prefixN on parent and returns the last name.
+// generator is chaingen's generator under the short names bench_test.go uses (blocks by
+// name in a map, the miner's key).
+type generator struct {
+	*chaingen.Generator
+	key    ed25519.PrivateKey
+	pkh    types.Hash
+	net    *params.Network
+	blocks map[string]*types.Block
+}
+
+func newGenerator(tb testing.TB) *generator {
+	g := chaingen.New(tb, nil)
+	return &generator{Generator: g, key: g.Miner().Key, pkh: g.Miner().PKH, net: g.Network(),
+		blocks: map[string]*types.Block{"genesis": g.Block("genesis")}}
+}
+
+// next builds the block name on parent with txs (see chaingen.Generator.Next).
+func (g *generator) next(name, parent string, txs []*types.Transaction, mungers ...chaingen.Munger) *types.Block {
+	b := g.Next(name, parent, txs, mungers...)
+	g.blocks[name] = b
+	return b
+}
+
+// chain builds n empty blocks prefix1..prefixN on parent and returns the last name.
 func (g *generator) chain(prefix, parent string, n int) string {
 	for i := 1; i <= n; i++ {
 		name := fmt.Sprintf("%s%d", prefix, i)
@@ -258,4 +214,10 @@ func (g *generator) chain(prefix, parent string, n int) string {
 		parent = name
 	}
 	return parent
+}
+
+// spend is a transfer of the coinbase of block from, less fee, to the miner in outputs
+// equal parts.
+func (g *generator) spend(from string, fee uint64, outputs int) *types.Transaction {
+	return g.Spend(g.Coinbase(from)).Fee(fee).Change(g.pkh, outputs).Tx()
 }

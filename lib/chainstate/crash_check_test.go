@@ -1,0 +1,161 @@
+package chainstate
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/cointoolkit/coin/lib/bincode"
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/types"
+	"github.com/syndtr/goleveldb/leveldb/util"
+)
+
+// checkRecovered checks a reopened chain: the supply invariant and stats, the UTXO set against
+// a replay of the main chain, and every index against the main chain.
+func checkRecovered(t *testing.T, c *Chain, ref *replayer) {
+	t.Helper()
+	checkInvariants(t, c)
+	set := utxoSet(t, c)
+	if err := sameSet(set, ref.replay(t, c)); err != nil {
+		t.Fatal("UTXO set differs from a replay of the main chain:", err)
+	}
+	checkIndexes(t, c, set)
+}
+
+// replayer is replaySet with memory: it connects the main chain of a chain block by block into
+// a fresh database, and next time only the blocks past the previous tip when that tip is still
+// on the main chain (otherwise it starts again from genesis). It never reorganises.
+type replayer struct {
+	c *Chain
+}
+
+func (r *replayer) close() {
+	if r.c != nil {
+		r.c.Close()
+	}
+}
+
+func (r *replayer) replay(t *testing.T, c *Chain) map[types.Outpoint]consensus.UtxoEntry {
+	t.Helper()
+	if r.c != nil && !c.InMainChain(r.c.Tip().Hash) {
+		r.close()
+		r.c = nil
+	}
+	if r.c == nil {
+		fresh, err := Open(t.TempDir(), params.Regtest, c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.c = fresh
+	}
+	for h := r.c.Tip().Height + 1; h <= c.Tip().Height; h++ {
+		b, err := c.Block(c.NodeAt(h).Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.c.ProcessBlock(b)
+		if err != nil || !res.IsTip || len(res.Disconnected) != 0 {
+			t.Fatalf("replay of height %d: %v", h, err)
+		}
+	}
+	return utxoSet(t, r.c)
+}
+
+// checkIndexes checks the height, undo, transaction, address and cluster indexes against the
+// main chain and the UTXO set: a torn connect or disconnect would leave them apart.
+func checkIndexes(t testing.TB, c *Chain, set map[types.Outpoint]consensus.UtxoEntry) {
+	t.Helper()
+	tip := c.Tip()
+	each := func(pfx byte, f func(k, v []byte)) int {
+		it := c.db.NewIterator(util.BytesPrefix([]byte{pfx}), nil)
+		defer it.Release()
+		n := 0
+		for it.Next() {
+			f(it.Key(), it.Value())
+			n++
+		}
+		if err := it.Error(); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var bad []string
+	heights := each(pfxHeight, func(k, v []byte) {
+		h := uint64(0)
+		for _, b := range k[1:] {
+			h = h<<8 | uint64(b)
+		}
+		if n := c.NodeAt(h); n == nil || !bytes.Equal(n.Hash[:], v) {
+			bad = append(bad, fmt.Sprintf("height index %d -> %x", h, v))
+		}
+	})
+	if heights != int(tip.Height)+1 {
+		bad = append(bad, fmt.Sprintf("%d height records for tip %d", heights, tip.Height))
+	}
+	undos := each(pfxUndo, func(k, _ []byte) {
+		var h types.Hash
+		copy(h[:], k[1:])
+		if !c.InMainChain(h) {
+			bad = append(bad, "undo data of a block off the main chain: "+h.String())
+		}
+	})
+	if undos != int(tip.Height) {
+		bad = append(bad, fmt.Sprintf("%d undo records for tip %d", undos, tip.Height))
+	}
+	txs := each(pfxTx, func([]byte, []byte) {})
+	if uint64(txs) != c.Stats().TxCount {
+		bad = append(bad, fmt.Sprintf("%d tx index records, stats say %d txs", txs, c.Stats().TxCount))
+	}
+	for h := uint64(0); h <= tip.Height; h++ {
+		n := c.NodeAt(h)
+		if n.Status != StatusValid {
+			bad = append(bad, fmt.Sprintf("main-chain block %d has status %s", h, n.Status))
+		}
+		if h < tip.Height-min(tip.Height, 10) {
+			continue // the tx index of the last blocks is enough (the count covers the rest)
+		}
+		b, err := c.Block(n.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range b.TxIDs() {
+			if loc, err := c.TxLocation(id); err != nil || loc != (TxLocation{n.Hash, h, uint32(i)}) {
+				bad = append(bad, fmt.Sprintf("tx %s of block %d: %+v %v", id, h, loc, err))
+			}
+		}
+	}
+	addrs := each(pfxAddr, func(k, v []byte) {
+		var op types.Outpoint
+		copy(op.TxID[:], k[33:65])
+		op.Index = uint32(k[65])<<24 | uint32(k[66])<<16 | uint32(k[67])<<8 | uint32(k[68])
+		e, ok := set[op]
+		if !ok || !bytes.Equal(e.PubKeyHash[:], k[1:33]) {
+			bad = append(bad, "address index entry without its output: "+op.String())
+		} else if !bytes.Equal(v, entryBytes(&e)) {
+			bad = append(bad, "address index entry differs from its output: "+op.String())
+		}
+	})
+	if addrs != len(set) {
+		bad = append(bad, fmt.Sprintf("%d address index entries for %d outputs", addrs, len(set)))
+	}
+	clusters := map[types.Hash]uint64{}
+	for _, e := range set {
+		clusters[e.ClusterID] += e.Value
+	}
+	stored := each(pfxCluster, func(k, v []byte) {
+		var id types.Hash
+		copy(id[:], k[1:])
+		r := bincode.NewReader(v)
+		if bal := r.U64(); r.Finish() != nil || bal != clusters[id] {
+			bad = append(bad, fmt.Sprintf("cluster %s: stored %d, outputs hold %d", id, bal, clusters[id]))
+		}
+	})
+	if stored != len(clusters) {
+		bad = append(bad, fmt.Sprintf("%d cluster records for %d clusters", stored, len(clusters)))
+	}
+	if len(bad) > 0 {
+		t.Fatalf("indexes disagree with the chain (%d problems), first: %s", len(bad), bad[0])
+	}
+}
