@@ -2,6 +2,7 @@ package logging
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"strings"
 	"testing"
@@ -52,7 +53,7 @@ func TestNewLevels(t *testing.T) {
 	root.Info("node info hidden")
 	root.Warn("node warn shown")
 	p2p.Debug("p2p debug shown")
-	p2p.With("peer", "1.2.3.4").Log(nil, LevelTrace, "p2p trace shown", "cmd", "ping")
+	p2p.With("peer", "1.2.3.4").Log(context.Background(), LevelTrace, "p2p trace shown", "cmd", "ping")
 	p2p.WithGroup("g").With(SubsystemKey, "node").Debug("group attr is not a subsystem: shown")
 	p2p.With(SubsystemKey, "node").Info("back to node: hidden")
 	root.Info("record attr does not change the level: hidden", SubsystemKey, "p2p")
