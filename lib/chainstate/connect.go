@@ -30,7 +30,7 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	eff, err := consensus.CheckBlockConnect(consensus.BlockInput{
 		Block: b, TxIDs: ids, Height: n.Height, MedianTimePast: medianTimePast(n.Parent),
 		PoolBefore: c.stats.Pool, Magic: c.net.Magic,
-		View: chainView{c}, Values: c.opts.Values,
+		View: chainView{c},
 		SigWorkers: c.opts.SigWorkers, SkipSignatures: n.Status == StatusValid, SigCache: c.opts.SigCache,
 	})
 	if err != nil {

@@ -3,16 +3,10 @@ package chainstate
 import (
 	"context"
 
-	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/syndtr/goleveldb/leveldb/util"
 	"lukechampine.com/blake3"
 )
-
-// EffectiveValue is what the output e is worth when spent in a block at height.
-func (c *Chain) EffectiveValue(e *consensus.UtxoEntry, height uint64) uint64 {
-	return c.opts.Values.EffectiveValue(e, height)
-}
 
 // UtxoSetInfo summarises the UTXO set with a hash over all of it.
 type UtxoSetInfo struct {

@@ -39,7 +39,7 @@ func bigConnectInput(tb testing.TB, n int) consensus.BlockInput {
 	noErr(tb, err)
 	return consensus.BlockInput{
 		Block: blk, TxIDs: ids, Height: height, MedianTimePast: 1_767_300_000, Magic: regtestMagic,
-		View: view, Values: consensus.NominalValue{},
+		View: consensus.ValuedView{Utxos: view},
 	}
 }
 

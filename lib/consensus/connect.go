@@ -12,8 +12,8 @@ type BlockInput struct {
 	MedianTimePast uint64  // of the 11 blocks before this one
 	PoolBefore     uint64  // the decay pool after the parent block
 	Magic          [4]byte // the network's magic, part of every signed message
-	View           UtxoView
-	Values         ValueModel
+	// View is the chain state before the block: UTXOs, clusters, input values, conduct.
+	View StateView
 	// SigWorkers is how many goroutines verify signatures (0: every CPU, 1: sequential).
 	SigWorkers int
 	// SkipSignatures is for callers that verified the same transactions already (never for
@@ -43,11 +43,12 @@ type BlockEffect struct {
 	PoolAfter uint64
 }
 
-// blockView layers a block's own outputs and spends over the chain's UTXO view.
+// blockView layers a block's own outputs and spends over the chain's view.
 type blockView struct {
-	base    UtxoView
-	created map[types.Outpoint]*UtxoEntry
-	spent   map[types.Outpoint]struct{}
+	StateView // clusters, values and conduct come from the chain's view
+	base      StateView
+	created   map[types.Outpoint]*UtxoEntry
+	spent     map[types.Outpoint]struct{}
 }
 
 func (v *blockView) Utxo(op types.Outpoint) (*UtxoEntry, bool, error) {
@@ -70,7 +71,7 @@ func CheckBlockConnect(in BlockInput) (*BlockEffect, error) {
 	if err := CheckCoinbaseHeight(b.Transactions[0], in.Height); err != nil {
 		return nil, err
 	}
-	v := &blockView{base: in.View, created: make(map[types.Outpoint]*UtxoEntry), spent: make(map[types.Outpoint]struct{})}
+	v := &blockView{StateView: in.View, base: in.View, created: make(map[types.Outpoint]*UtxoEntry), spent: make(map[types.Outpoint]struct{})}
 	eff := &BlockEffect{Subsidy: Subsidy(in.Height), Release: PoolRelease(in.PoolBefore)}
 	var checks []SigCheck
 	nIn := 0
@@ -93,7 +94,7 @@ func CheckBlockConnect(in BlockInput) (*BlockEffect, error) {
 					return nil, txError(in.TxIDs[i], ruleError(ErrDoubleSpend, "input %d spends %s, already spent in this block", j, op))
 				}
 			}
-			res, err := CheckTransactionInputs(tx, in.Height, v, in.Values)
+			res, err := CheckTransactionInputs(tx, in.Height, v)
 			if err != nil {
 				return nil, txError(in.TxIDs[i], err)
 			}
@@ -115,9 +116,13 @@ func CheckBlockConnect(in BlockInput) (*BlockEffect, error) {
 		}
 		for j := range tx.Outputs {
 			out := &tx.Outputs[j]
+			cluster, err := v.ClusterOf(out.PubKeyHash)
+			if err != nil {
+				return nil, err
+			}
 			v.created[types.Outpoint{TxID: in.TxIDs[i], Index: uint32(j)}] = &UtxoEntry{
 				Value: out.Value, PubKeyHash: out.PubKeyHash, Height: in.Height,
-				Coinbase: tx.IsCoinbase(), ClusterID: ClusterIDOf(out.PubKeyHash),
+				Coinbase: tx.IsCoinbase(), ClusterID: cluster,
 			}
 		}
 	}

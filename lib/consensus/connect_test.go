@@ -54,7 +54,7 @@ func connectInput(cbValue uint64, txs ...*types.Transaction) consensus.BlockInpu
 	b := newBlock(append([]*types.Transaction{coinbase(connHeight, pay(cbValue, miner))}, txs...)...)
 	return consensus.BlockInput{
 		Block: b, TxIDs: b.TxIDs(), Height: connHeight, MedianTimePast: connMTP, PoolBefore: connPool,
-		Magic: regtestMagic, View: connectView(), Values: consensus.NominalValue{}, SigWorkers: 1,
+		Magic: regtestMagic, View: consensus.ValuedView{Utxos: connectView()}, SigWorkers: 1,
 	}
 }
 
@@ -63,7 +63,7 @@ func TestCheckBlockConnectValid(t *testing.T) {
 	in := connectInput(connectLimit, tx1, tx2, tx3, tx4)
 	_, err := sanity(in.Block)
 	noErr(t, err)
-	view := in.View.(mapView)
+	view := utxosOf(in)
 	eff, err := consensus.CheckBlockConnect(in)
 	noErr(t, err)
 
@@ -140,13 +140,13 @@ func TestCheckBlockConnectValid(t *testing.T) {
 	})
 	t.Run("decay flows to the pool", func(t *testing.T) {
 		in := connectInput(consensus.Subsidy(connHeight)+10_000+400-300, tx4)
-		in.Values = &decayModel{}
+		withValues(&in, &decayModel{})
 		// tx4: 3,000 nominal, 2,700 effective, 2,950 out: insufficient under decay.
 		_, err := consensus.CheckBlockConnect(in)
 		wantKind(t, err, consensus.ErrInsufficientFunds)
 		tx := sign(transfer([]types.TxInput{input(fundC, carol)}, pay(2_600, alice)), regtestMagic, carol)
 		in = connectInput(consensus.Subsidy(connHeight)+10_000+100, tx)
-		in.Values = &decayModel{}
+		withValues(&in, &decayModel{})
 		eff, err := consensus.CheckBlockConnect(in)
 		noErr(t, err)
 		if eff.Fees != 100 || eff.DecayPaid != 300 || eff.Burned != 0 || eff.PoolAfter != connPool-10_000+300 {
@@ -190,12 +190,12 @@ func TestCheckBlockConnectRules(t *testing.T) {
 	})
 	t.Run("immature coinbase from the view", func(t *testing.T) {
 		in := connectInput(connectLimit, tx1, tx2, tx3, tx4)
-		in.View.(mapView)[fundB].Height = connHeight - consensus.CoinbaseMaturity + 1
+		utxosOf(in)[fundB].Height = connHeight - consensus.CoinbaseMaturity + 1
 		wantTx(t, in, 2, consensus.ErrImmatureCoinbase)
 	})
 	t.Run("missing input", func(t *testing.T) {
 		in := connectInput(connectLimit, tx1, tx2, tx3, tx4)
-		delete(in.View.(mapView), fundC)
+		delete(utxosOf(in), fundC)
 		wantTx(t, in, 4, consensus.ErrMissingInputs)
 	})
 	t.Run("non-final height lock", func(t *testing.T) {
@@ -287,7 +287,7 @@ func TestCheckBlockConnectRules(t *testing.T) {
 	})
 	t.Run("value model above nominal is capped", func(t *testing.T) {
 		in := connectInput(1, tx2, tx4)
-		in.Values = hugeModel{}
+		withValues(&in, hugeModel{})
 		eff, err := consensus.CheckBlockConnect(in)
 		if err == nil && eff.DecayPaid != 0 {
 			t.Fatalf("decay %d from a model above nominal", eff.DecayPaid)
@@ -295,7 +295,7 @@ func TestCheckBlockConnectRules(t *testing.T) {
 	})
 	t.Run("storage error passes through", func(t *testing.T) {
 		in := connectInput(connectLimit, tx1, tx2, tx3, tx4)
-		in.View = errView{}
+		in.View = consensus.ValuedView{Utxos: errView{}}
 		_, err := consensus.CheckBlockConnect(in)
 		if err != errStorage || consensus.IsRuleError(err) {
 			t.Fatalf("got %v, want the storage error unchanged", err)

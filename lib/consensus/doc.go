@@ -6,11 +6,15 @@
 //
 // Each rule lives in exactly one function here and fails with its own ErrorKind. The chain
 // state (lib/chainstate) and the mempool call these functions; they never touch storage
-// themselves: what they need from the chain comes in through the UtxoView interface and plain
+// themselves: what they need from the chain comes in through one StateView (view.go) and plain
 // values (height, median time past, expected target).
 //
-// Two seams are left for later features. ValueModel gives the effective value of a spent
-// output: NominalValue returns the nominal value; concentration decay replaces it. The agent
+// A StateView answers every question a rule may ask of the chain state: the unspent output
+// at an outpoint, the cluster an address belongs to, what an input is worth at a height, and
+// the agents and contracts of Proof of Conduct. Block connection and mempool acceptance ask
+// the same questions of the same kind of view, so they cannot disagree. Two parts are still
+// simple: ValueModel (behind InputValue) is NominalValue until concentration decay, and the
+// conduct state is NoConduct until Proof of Conduct adds its tables. The agent
 // transaction kinds (AgentRegister … Review) are rejected by CheckAgentKind with
 // ErrAgentNotEnabled until Proof of Conduct enables them.
 //

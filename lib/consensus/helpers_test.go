@@ -292,3 +292,15 @@ func mine(b *types.Block, good bool) {
 func sanity(b *types.Block) ([]types.Hash, error) {
 	return consensus.CheckBlockSanity(b, b.Hash(), b.SerializeSize(), regtestLimit)
 }
+
+// utxosOf is the UTXO map behind a test block input's view.
+func utxosOf(in consensus.BlockInput) mapView {
+	return in.View.(consensus.ValuedView).Utxos.(mapView)
+}
+
+// withValues gives a test block input's view another value model.
+func withValues(in *consensus.BlockInput, m consensus.ValueModel) {
+	v := in.View.(consensus.ValuedView)
+	v.Values = m
+	in.View = v
+}

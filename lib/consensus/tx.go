@@ -120,8 +120,8 @@ type UtxoView interface {
 	Utxo(op types.Outpoint) (*UtxoEntry, bool, error)
 }
 
-// ValueModel gives the effective value of a spent output in the block at spendHeight.
-// It is the seam for concentration decay.
+// ValueModel gives the effective value of a spent output in the block at spendHeight: the
+// rule behind StateView.InputValue, which the chain state implements with one.
 type ValueModel interface {
 	EffectiveValue(e *UtxoEntry, spendHeight uint64) uint64
 }
@@ -145,7 +145,7 @@ type InputsResult struct {
 // at height: every input exists, coinbase outputs are mature, each public key hashes to the
 // spent output's pubkey hash, and the effective input value covers the outputs. Signatures are
 // checked separately (VerifySignatures) so they can run in parallel.
-func CheckTransactionInputs(tx *types.Transaction, height uint64, view UtxoView, values ValueModel) (*InputsResult, error) {
+func CheckTransactionInputs(tx *types.Transaction, height uint64, view StateView) (*InputsResult, error) {
 	if tx.IsCoinbase() {
 		return nil, ruleError(ErrUnexpectedCoinbase, "coinbase transaction outside the first position")
 	}
@@ -166,7 +166,10 @@ func CheckTransactionInputs(tx *types.Transaction, height uint64, view UtxoView,
 		if types.Blake3(in.PublicKey[:]) != e.PubKeyHash {
 			return nil, ruleError(ErrPubKeyMismatch, "input %d: public key does not match the spent output", i)
 		}
-		eff := values.EffectiveValue(e, height)
+		eff, err := view.InputValue(e, height)
+		if err != nil {
+			return nil, err
+		}
 		if eff > e.Value {
 			eff = e.Value // decay only ever lowers a value; a model saying otherwise is capped
 		}

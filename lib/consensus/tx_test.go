@@ -287,7 +287,7 @@ func TestCheckTransactionInputs(t *testing.T) {
 	nominal := consensus.NominalValue{}
 	t.Run("valid, exact fee", func(t *testing.T) {
 		tx, view := inputsCase()
-		res, err := consensus.CheckTransactionInputs(tx, 200, view, nominal)
+		res, err := consensus.CheckTransactionInputs(tx, 200, consensus.ValuedView{Utxos: view, Values: nominal})
 		noErr(t, err)
 		if res.Fee != 100 || res.InValue != 1000 || res.Nominal != 1000 || res.DecayPaid != 0 {
 			t.Fatalf("result %+v", res)
@@ -301,7 +301,7 @@ func TestCheckTransactionInputs(t *testing.T) {
 		view[op("b", 3)] = &consensus.UtxoEntry{Value: 2500, PubKeyHash: bob.pkh, Height: 11}
 		tx.Inputs = append(tx.Inputs, input(op("b", 3), bob))
 		tx.Outputs = []types.TxOutput{pay(3000, carol), pay(500, alice)}
-		res, err := consensus.CheckTransactionInputs(tx, 12, view, nominal)
+		res, err := consensus.CheckTransactionInputs(tx, 12, consensus.ValuedView{Utxos: view, Values: nominal})
 		noErr(t, err)
 		if res.Fee != 0 || res.InValue != 3500 || res.Nominal != 3500 {
 			t.Fatalf("result %+v", res)
@@ -312,14 +312,14 @@ func TestCheckTransactionInputs(t *testing.T) {
 	})
 	t.Run("missing input", func(t *testing.T) {
 		tx, view := inputsCase()
-		_, err := consensus.CheckTransactionInputs(tx, 200, view, nominal)
+		_, err := consensus.CheckTransactionInputs(tx, 200, consensus.ValuedView{Utxos: view, Values: nominal})
 		noErr(t, err)
 		delete(view, op("a", 0))
-		_, err = consensus.CheckTransactionInputs(tx, 200, view, nominal)
+		_, err = consensus.CheckTransactionInputs(tx, 200, consensus.ValuedView{Utxos: view, Values: nominal})
 		wantKind(t, err, consensus.ErrMissingInputs)
 		// Same txid, other index: still missing.
 		view[op("a", 1)] = &consensus.UtxoEntry{Value: 1000, PubKeyHash: alice.pkh}
-		_, err = consensus.CheckTransactionInputs(tx, 200, view, nominal)
+		_, err = consensus.CheckTransactionInputs(tx, 200, consensus.ValuedView{Utxos: view, Values: nominal})
 		wantKind(t, err, consensus.ErrMissingInputs)
 	})
 	t.Run("coinbase maturity", func(t *testing.T) {
@@ -327,48 +327,48 @@ func TestCheckTransactionInputs(t *testing.T) {
 		tx, view := inputsCase()
 		view[op("a", 0)].Coinbase = true
 		view[op("a", 0)].Height = H
-		_, err := consensus.CheckTransactionInputs(tx, H+consensus.CoinbaseMaturity, view, nominal)
+		_, err := consensus.CheckTransactionInputs(tx, H+consensus.CoinbaseMaturity, consensus.ValuedView{Utxos: view, Values: nominal})
 		noErr(t, err)
-		_, err = consensus.CheckTransactionInputs(tx, H+99, view, nominal)
+		_, err = consensus.CheckTransactionInputs(tx, H+99, consensus.ValuedView{Utxos: view, Values: nominal})
 		wantKind(t, err, consensus.ErrImmatureCoinbase)
-		_, err = consensus.CheckTransactionInputs(tx, H+100, view, nominal)
+		_, err = consensus.CheckTransactionInputs(tx, H+100, consensus.ValuedView{Utxos: view, Values: nominal})
 		noErr(t, err)
 		// A non-coinbase output is spendable at once.
 		view[op("a", 0)].Coinbase = false
-		_, err = consensus.CheckTransactionInputs(tx, H, view, nominal)
+		_, err = consensus.CheckTransactionInputs(tx, H, consensus.ValuedView{Utxos: view, Values: nominal})
 		noErr(t, err)
 	})
 	t.Run("pubkey mismatch", func(t *testing.T) {
 		tx, view := inputsCase()
 		tx.Inputs[0].PublicKey = bob.pub
-		_, err := consensus.CheckTransactionInputs(tx, 200, view, nominal)
+		_, err := consensus.CheckTransactionInputs(tx, 200, consensus.ValuedView{Utxos: view, Values: nominal})
 		wantKind(t, err, consensus.ErrPubKeyMismatch)
 	})
 	t.Run("insufficient funds", func(t *testing.T) {
 		tx, view := inputsCase()
 		tx.Outputs[0].Value = 1000
-		res, err := consensus.CheckTransactionInputs(tx, 200, view, nominal)
+		res, err := consensus.CheckTransactionInputs(tx, 200, consensus.ValuedView{Utxos: view, Values: nominal})
 		noErr(t, err)
 		if res.Fee != 0 {
 			t.Fatalf("fee %d", res.Fee)
 		}
 		tx.Outputs[0].Value = 1001
-		_, err = consensus.CheckTransactionInputs(tx, 200, view, nominal)
+		_, err = consensus.CheckTransactionInputs(tx, 200, consensus.ValuedView{Utxos: view, Values: nominal})
 		wantKind(t, err, consensus.ErrInsufficientFunds)
 	})
 	t.Run("input sum overflow", func(t *testing.T) {
 		tx, view := inputsCase()
 		view[op("a", 0)].Value = amount.MaxMoney
-		_, err := consensus.CheckTransactionInputs(tx, 200, view, nominal)
+		_, err := consensus.CheckTransactionInputs(tx, 200, consensus.ValuedView{Utxos: view, Values: nominal})
 		noErr(t, err)
 		view[op("b", 0)] = &consensus.UtxoEntry{Value: 1, PubKeyHash: alice.pkh}
 		tx.Inputs = append(tx.Inputs, input(op("b", 0), alice))
-		_, err = consensus.CheckTransactionInputs(tx, 200, view, nominal)
+		_, err = consensus.CheckTransactionInputs(tx, 200, consensus.ValuedView{Utxos: view, Values: nominal})
 		wantKind(t, err, consensus.ErrValueOverflow)
 	})
 	t.Run("value model above nominal is capped", func(t *testing.T) {
 		tx, view := inputsCase()
-		res, err := consensus.CheckTransactionInputs(tx, 200, view, hugeModel{})
+		res, err := consensus.CheckTransactionInputs(tx, 200, consensus.ValuedView{Utxos: view, Values: hugeModel{}})
 		noErr(t, err)
 		if res.InValue != res.Nominal || res.DecayPaid != 0 {
 			t.Fatalf("effective value above nominal was not capped: %+v", res)
@@ -377,7 +377,7 @@ func TestCheckTransactionInputs(t *testing.T) {
 	t.Run("output overflow", func(t *testing.T) {
 		tx, view := inputsCase()
 		tx.Outputs[0].Value = amount.MaxMoney + 1
-		_, err := consensus.CheckTransactionInputs(tx, 200, view, nominal)
+		_, err := consensus.CheckTransactionInputs(tx, 200, consensus.ValuedView{Utxos: view, Values: nominal})
 		wantKind(t, err, consensus.ErrValueOverflow)
 	})
 	t.Run("value model", func(t *testing.T) {
@@ -386,7 +386,7 @@ func TestCheckTransactionInputs(t *testing.T) {
 		tx.Inputs = append(tx.Inputs, input(op("b", 0), alice))
 		tx.Outputs[0].Value = 2500
 		m := &decayModel{}
-		res, err := consensus.CheckTransactionInputs(tx, 321, view, m)
+		res, err := consensus.CheckTransactionInputs(tx, 321, consensus.ValuedView{Utxos: view, Values: m})
 		noErr(t, err)
 		if res.InValue != 2700 || res.Nominal != 3000 || res.DecayPaid != 300 || res.Fee != 200 {
 			t.Fatalf("result %+v", res)
@@ -396,17 +396,17 @@ func TestCheckTransactionInputs(t *testing.T) {
 		}
 		// The effective, not the nominal, value must cover the outputs.
 		tx.Outputs[0].Value = 2701
-		_, err = consensus.CheckTransactionInputs(tx, 321, view, m)
+		_, err = consensus.CheckTransactionInputs(tx, 321, consensus.ValuedView{Utxos: view, Values: m})
 		wantKind(t, err, consensus.ErrInsufficientFunds)
 	})
 	t.Run("coinbase", func(t *testing.T) {
 		_, view := inputsCase()
-		_, err := consensus.CheckTransactionInputs(coinbase(5, pay(1, miner)), 200, view, nominal)
+		_, err := consensus.CheckTransactionInputs(coinbase(5, pay(1, miner)), 200, consensus.ValuedView{Utxos: view, Values: nominal})
 		wantKind(t, err, consensus.ErrUnexpectedCoinbase)
 	})
 	t.Run("storage error passes through", func(t *testing.T) {
 		tx, _ := inputsCase()
-		_, err := consensus.CheckTransactionInputs(tx, 200, errView{}, nominal)
+		_, err := consensus.CheckTransactionInputs(tx, 200, consensus.ValuedView{Utxos: errView{}, Values: nominal})
 		if err != errStorage {
 			t.Fatalf("got %v, want the storage error itself", err)
 		}

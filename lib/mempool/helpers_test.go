@@ -294,7 +294,7 @@ func checkPool(tb testing.TB, p *Pool) {
 			}
 		}
 		height, _ := p.chain.NextBlockInfo()
-		res, err := consensus.CheckTransactionInputs(e.Tx, height, view{p, height}, p.values)
+		res, err := consensus.CheckTransactionInputs(e.Tx, height, view{p.chain, p, height})
 		if err != nil {
 			tb.Fatalf("pool transaction %s is invalid: %v", id, err)
 		}

@@ -16,7 +16,9 @@ import (
 
 // Chain is what the pool needs from the chain state.
 type Chain interface {
-	consensus.UtxoView
+	// StateView is the chain state at the tip: the pool checks against it, layered with its
+	// own transactions, and prices inputs with it, exactly as the chain will.
+	consensus.StateView
 	// NextBlockInfo gives the height and median time past of the next block.
 	NextBlockInfo() (height, mtp uint64)
 	// Confirmed reports whether txid is in the main chain.
@@ -48,7 +50,6 @@ type Pool struct {
 	mu       sync.RWMutex
 	chain    Chain
 	magic    [4]byte
-	values   consensus.ValueModel
 	sigs     *consensus.SigCache
 	maxBytes int
 	txs      map[types.Hash]*Entry
@@ -62,7 +63,6 @@ type Pool struct {
 // Options tune a Pool.
 type Options struct {
 	MaxBytes int
-	Values   consensus.ValueModel
 	// SigCache records the transactions whose signatures verified, so their block need not
 	// verify them again; nil for none.
 	SigCache *consensus.SigCache
@@ -73,15 +73,14 @@ func New(chain Chain, magic [4]byte, opts Options) *Pool {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}
-	if opts.Values == nil {
-		opts.Values = consensus.NominalValue{}
-	}
-	return &Pool{chain: chain, magic: magic, values: opts.Values, sigs: opts.SigCache, maxBytes: opts.MaxBytes,
+	return &Pool{chain: chain, magic: magic, sigs: opts.SigCache, maxBytes: opts.MaxBytes,
 		txs: make(map[types.Hash]*Entry), spends: make(map[types.Outpoint]*Entry), now: time.Now}
 }
 
-// view is the chain's UTXO set plus the pool's outputs minus what the pool spends.
+// view is the chain's state plus the pool's outputs: clusters, input values and conduct are
+// the chain's (the embedded StateView), so the pool prices inputs as the next block will.
 type view struct {
+	consensus.StateView
 	p      *Pool
 	height uint64
 }
@@ -92,8 +91,12 @@ func (v view) Utxo(op types.Outpoint) (*consensus.UtxoEntry, bool, error) {
 			return nil, false, nil
 		}
 		o := e.Tx.Outputs[op.Index]
+		cluster, err := v.ClusterOf(o.PubKeyHash)
+		if err != nil {
+			return nil, false, err
+		}
 		return &consensus.UtxoEntry{Value: o.Value, PubKeyHash: o.PubKeyHash, Height: v.height,
-			ClusterID: consensus.ClusterIDOf(o.PubKeyHash)}, true, nil
+			ClusterID: cluster}, true, nil
 	}
 	return v.p.chain.Utxo(op)
 }
@@ -145,7 +148,7 @@ func (p *Pool) acceptLocked(tx *types.Transaction, txid types.Hash, size int) er
 			return reject(fmt.Sprintf("%v: output %d of %d subunits is below %d", ErrDust, i, tx.Outputs[i].Value, DustLimit), ErrDust)
 		}
 	}
-	res, err := consensus.CheckTransactionInputs(tx, height, view{p, height}, p.values)
+	res, err := consensus.CheckTransactionInputs(tx, height, view{p.chain, p, height})
 	if err != nil {
 		if errors.Is(err, consensus.ErrMissingInputs) {
 			return reject("missing inputs", err)

@@ -151,16 +151,23 @@ func (a *api) getUtxosByAddress(_ context.Context, p jsonrpc.Params) (any, error
 			}
 		}
 		e := u.Entry
+		eff, err := a.effective(e, next)
+		if err != nil {
+			return nil, internal(err)
+		}
 		out = append(out, rpcapi.UTXO{TxID: u.Outpoint.TxID.String(), Index: u.Outpoint.Index, Value: e.Value,
 			BlockHeight: e.Height, IsCoinbase: e.Coinbase, ClusterID: e.ClusterID.String(), PubKeyHash: e.PubKeyHash.String(),
-			EffectiveValue: a.effective(e, next), Locked: e.Locked, Confirmations: tip - e.Height + 1})
+			EffectiveValue: eff, Locked: e.Locked, Confirmations: tip - e.Height + 1})
 	}
 	if withPool {
 		for _, po := range pool.OutputsTo(types.Hash(pkh)) {
 			if po.Spent {
 				continue
 			}
-			cid := clusterOf(po.Output.PubKeyHash)
+			cid, err := a.clusterOf(po.Output.PubKeyHash)
+			if err != nil {
+				return nil, internal(err)
+			}
 			out = append(out, rpcapi.UTXO{TxID: po.Outpoint.TxID.String(), Index: po.Outpoint.Index, Value: po.Output.Value,
 				BlockHeight: 0, ClusterID: cid.String(), PubKeyHash: po.Output.PubKeyHash.String(),
 				EffectiveValue: po.Output.Value, Confirmations: 0})

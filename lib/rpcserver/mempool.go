@@ -10,11 +10,13 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-func (a *api) effective(e *consensus.UtxoEntry, height uint64) uint64 {
-	return a.b.Chain().EffectiveValue(e, height)
+// effective is e's value when spent at height, as the chain prices it (its StateView).
+func (a *api) effective(e *consensus.UtxoEntry, height uint64) (uint64, error) {
+	return a.b.Chain().InputValue(e, height)
 }
 
-func clusterOf(pkh types.Hash) types.Hash { return consensus.ClusterIDOf(pkh) }
+// clusterOf is the cluster pkh belongs to, as the chain's StateView says.
+func (a *api) clusterOf(pkh types.Hash) (types.Hash, error) { return a.b.Chain().ClusterOf(pkh) }
 
 func (a *api) sendRawTransaction(_ context.Context, p jsonrpc.Params) (any, error) {
 	raw, err := p.Hex(0)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/reason"
@@ -22,8 +21,12 @@ func (a *api) validateAddress(_ context.Context, p jsonrpc.Params) (any, error) 
 	if err != nil {
 		return rpcapi.ValidateAddress{IsValid: false, Address: s, Error: err.Error()}, nil
 	}
+	cid, err := a.clusterOf(types.Hash(pkh))
+	if err != nil {
+		return nil, internal(err)
+	}
 	return rpcapi.ValidateAddress{IsValid: true, Address: strings.ToLower(s), PubKeyHash: types.Hash(pkh).String(),
-		ClusterID: consensus.ClusterIDOf(types.Hash(pkh)).String()}, nil
+		ClusterID: cid.String()}, nil
 }
 
 func (a *api) stop(context.Context, jsonrpc.Params) (any, error) {
