@@ -225,7 +225,7 @@ func (f *fakeNode) SendRawTransaction(_ context.Context, h string) (string, erro
 			return "", fmt.Errorf("dust output")
 		}
 	}
-	res, err := consensus.CheckTransactionInputs(tx, f.tip+1, f, consensus.NominalValue{})
+	res, err := consensus.CheckTransactionInputs(tx, f.tip+1, consensus.ValuedView{Utxos: f})
 	if err != nil {
 		return "", err
 	}
