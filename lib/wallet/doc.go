@@ -47,5 +47,6 @@
 // [ErrWalletExists] (store directory state), [ErrWrongNetwork] (a store or address of
 // another network), [ErrLocked] (another process has the store open). Mnemonic and address
 // errors are those of lib/keys and never contain a word of the mnemonic. An error from the
-// node is returned as it came (a *jsonrpc.Error when the node answered).
+// node is returned as it came: errors.Is matches it against the consensus and mempool kinds
+// (lib/rpcapi), and errors.As finds the *jsonrpc.Error when the node answered.
 package wallet
