@@ -7,6 +7,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/types"
+	"github.com/syndtr/goleveldb/leveldb"
 )
 
 func (c *Chain) loadBlock(n *Node, cache map[types.Hash]blockWithIDs) (blockWithIDs, error) {
@@ -30,7 +31,7 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	eff, err := consensus.CheckBlockConnect(consensus.BlockInput{
 		Block: b, TxIDs: ids, Height: n.Height, MedianTimePast: medianTimePast(n.Parent),
 		PoolBefore: c.stats.Pool, Magic: c.net.Magic,
-		View: chainView{c},
+		View:       chainView{c},
 		SigWorkers: c.opts.SigWorkers, SkipSignatures: n.Status == StatusValid, SigCache: c.opts.SigCache,
 	})
 	if err != nil {
@@ -156,14 +157,21 @@ func (c *Chain) disconnectTip() (ConnectedBlock, error) {
 			break
 		}
 	}
+	var recs []undoRecord
+	undoKey := hashKey(pfxUndo, n.Hash)
 	if cached >= 0 {
-		raw = wc.blocks[cached].undo
-	} else if raw, err = c.db.Get(hashKey(pfxUndo, n.Hash), nil); err != nil {
-		return ConnectedBlock{}, storageErr("read undo of "+n.Hash.String(), err)
+		recs, err = decodeUndo(wc.blocks[cached].undo)
+	} else if raw, err = c.db.Get(undoKey, nil); err == nil {
+		recs, err = decodeUndo(raw)
+	} else if errors.Is(err, leveldb.ErrNotFound) {
+		// Connected by a version before the keyed journal.
+		undoKey = hashKey(pfxUndoLegacy, n.Hash)
+		if raw, err = c.db.Get(undoKey, nil); err == nil {
+			recs, err = c.legacyUndo(b, b.TxIDs(), raw)
+		}
 	}
-	recs, err := decodeUndo(raw)
 	if err != nil {
-		return ConnectedBlock{}, storageErr("decode undo of "+n.Hash.String(), err)
+		return ConnectedBlock{}, storageErr("undo data of "+n.Hash.String(), err)
 	}
 	// Read every key first (the secondary indexes need the values being replaced), so that
 	// nothing changes when a read fails.
@@ -192,7 +200,7 @@ func (c *Chain) disconnectTip() (ConnectedBlock, error) {
 	if cached >= 0 {
 		wc.blocks[cached].undone = true
 	} else {
-		wc.undone = append(wc.undone, hashKey(pfxUndo, n.Hash))
+		wc.undone = append(wc.undone, undoKey)
 	}
 	c.stats = *prev
 	c.main = c.main[:len(c.main)-1]
