@@ -1,190 +1,16 @@
 package mempool
 
 import (
-	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/miner"
-	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// The fixture is a real chainstate.Chain on a LevelDB in a temporary directory, on regtest,
-// with fixtureHeight blocks. The coinbases of blocks 1..splitBlocks are split into splitOutputs
-// outputs each, so that 11 × 1,000 coinbase outputs are mature for the next block.
-const (
-	fixtureHeight = 110
-	splitBlocks   = 11
-	splitOutputs  = 1_000
-)
-
-var (
-	testNet  = params.Regtest
-	testKey  = ed25519.NewKeyFromSeed(make([]byte, 32))
-	testPKH  = types.Blake3(testKey.Public().(ed25519.PublicKey))
-	otherKey = ed25519.NewKeyFromSeed([]byte("another key, another pubkey hash"))
-	otherPKH = types.Blake3(otherKey.Public().(ed25519.PublicKey))
-	// farFuture is the chain's clock: block timestamps never hit the future-drift rule.
-	farFuture = func() time.Time { return time.Unix(1<<40, 0) }
-
-	fixtureOnce   sync.Once
-	fixtureBlocks []*types.Block
-)
-
-// testChain adapts chainstate.Chain to the pool's Chain, as lib/node's poolChain does.
-type testChain struct{ *chainstate.Chain }
-
-func (c testChain) NextBlockInfo() (uint64, uint64) {
-	t := c.NextBlock()
-	return t.Height, t.MedianTimePast
-}
-
-func (c testChain) Confirmed(txid types.Hash) bool {
-	_, err := c.TxLocation(txid)
-	return err == nil
-}
-
-// buildBlock builds and solves a block at height on parent paying reward to testPKH in
-// outputs equal parts, with txs after the coinbase.
-func buildBlock(tb testing.TB, parent *types.Block, height uint64, outputs int, extra string, txs ...*types.Transaction) *types.Block {
-	tb.Helper()
-	b := miner.NewBlock(miner.Spec{Parent: parent.Hash(), Height: height, Target: testNet.PowLimitBits,
-		Timestamp: parent.Header.Timestamp + 60, PayTo: testPKH, Reward: consensus.Subsidy(height),
-		Extra: []byte(extra), Txs: txs})
-	if outputs > 1 {
-		cb := b.Transactions[0]
-		part := cb.Outputs[0].Value / uint64(outputs)
-		cb.Outputs = cb.Outputs[:0]
-		for i := 0; i < outputs; i++ {
-			cb.Outputs = append(cb.Outputs, types.TxOutput{Value: part, PubKeyHash: testPKH})
-		}
-		b.Header.MerkleRoot = types.MerkleRoot(b.TxIDs())
-	}
-	if err := miner.Solve(b, 1<<20); err != nil {
-		tb.Fatal(err)
-	}
-	return b
-}
-
-// baseBlocks are the fixture's blocks 1..fixtureHeight, built once per test binary.
-func baseBlocks(tb testing.TB) []*types.Block {
-	fixtureOnce.Do(func() {
-		parent := testNet.GenesisBlock()
-		for h := uint64(1); h <= fixtureHeight; h++ {
-			outs := 1
-			if h <= splitBlocks {
-				outs = splitOutputs
-			}
-			b := buildBlock(tb, parent, h, outs, "")
-			fixtureBlocks = append(fixtureBlocks, b)
-			parent = b
-		}
-	})
-	if len(fixtureBlocks) != fixtureHeight {
-		tb.Fatal("fixture blocks were not built")
-	}
-	return fixtureBlocks
-}
-
-// coin is a spendable output paying testPKH.
-type coin struct {
-	op    types.Outpoint
-	value uint64
-}
-
-type fixture struct {
-	tb    testing.TB
-	chain *chainstate.Chain
-	pool  *Pool
-	coins []coin                // mature coinbase outputs not handed out yet
-	fees  map[types.Hash]uint64 // fee of every transaction the fixture built
-}
-
-func newFixture(tb testing.TB, opts Options) *fixture {
-	tb.Helper()
-	c, err := chainstate.Open(tb.TempDir(), testNet, chainstate.Options{Now: farFuture})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { c.Close() })
-	f := &fixture{tb: tb, chain: c, fees: map[types.Hash]uint64{}}
-	for _, b := range baseBlocks(tb) {
-		if _, err := c.ProcessBlock(b); err != nil {
-			tb.Fatalf("fixture block: %v", err)
-		}
-	}
-	for _, b := range fixtureBlocks[:splitBlocks] {
-		cb := b.Transactions[0]
-		id := cb.TxID()
-		for i, o := range cb.Outputs {
-			f.coins = append(f.coins, coin{types.Outpoint{TxID: id, Index: uint32(i)}, o.Value})
-		}
-	}
-	f.pool = New(testChain{c}, testNet.Magic, opts)
-	return f
-}
-
-// take hands out n unused mature coins.
-func (f *fixture) take(n int) []coin {
-	f.tb.Helper()
-	if len(f.coins) < n {
-		f.tb.Fatalf("fixture has %d coins left, want %d", len(f.coins), n)
-	}
-	out := f.coins[:n:n]
-	f.coins = f.coins[n:]
-	return out
-}
-
-// transfer spends ins to testPKH in outs equal outputs, leaving fee, signed with testKey.
-func (f *fixture) transfer(ins []coin, fee uint64, outs int) *types.Transaction {
-	return f.transferTo(ins, fee, outs, testPKH, 0)
-}
-
-func (f *fixture) transferTo(ins []coin, fee uint64, outs int, pkh types.Hash, lockTime uint64) *types.Transaction {
-	f.tb.Helper()
-	tx := &types.Transaction{Version: 1, Kind: types.KindTransfer, LockTime: lockTime}
-	var total uint64
-	for _, c := range ins {
-		tx.Inputs = append(tx.Inputs, types.TxInput{PrevTxID: c.op.TxID, PrevIndex: c.op.Index})
-		total += c.value
-	}
-	if fee > total {
-		f.tb.Fatalf("fee %d exceeds inputs %d", fee, total)
-	}
-	v := total - fee
-	for i := 0; i < outs; i++ {
-		part := v / uint64(outs)
-		if i == outs-1 {
-			part = v - part*uint64(outs-1)
-		}
-		tx.Outputs = append(tx.Outputs, types.TxOutput{Value: part, PubKeyHash: pkh})
-	}
-	types.SignInputs(tx, testKey, testNet.Magic)
-	f.fees[tx.TxID()] = fee
-	return tx
-}
-
-// atRate builds a transfer of ins into outs outputs paying rate subunits per byte exactly.
-func (f *fixture) atRate(ins []coin, rate uint64, outs int) *types.Transaction {
-	f.tb.Helper()
-	size := f.transfer(ins, 0, outs).SerializeSize()
-	tx := f.transfer(ins, rate*uint64(size), outs)
-	if tx.SerializeSize() != size {
-		f.tb.Fatalf("size changed with the fee: %d → %d", size, tx.SerializeSize())
-	}
-	return tx
-}
-
-// out is output i of tx as a coin.
-func out(tx *types.Transaction, i int) coin {
-	return coin{types.Outpoint{TxID: tx.TxID(), Index: uint32(i)}, tx.Outputs[i].Value}
-}
+// The checks here look at the pool from outside (what it holds, what it refuses) and from
+// inside (its indexes and links); fixture_test.go builds the chain and the transactions.
 
 func (f *fixture) mustAccept(txs ...*types.Transaction) {
 	f.tb.Helper()
@@ -314,48 +140,7 @@ func checkPool(tb testing.TB, p *Pool) {
 }
 
 // tipBlock is the main chain's tip block.
-func (f *fixture) tipBlock() *types.Block {
-	f.tb.Helper()
-	b, err := f.chain.Block(f.chain.Tip().Hash)
-	if err != nil {
-		f.tb.Fatal(err)
-	}
-	return b
-}
 
-// process hands a block to the chain and the result to the pool, as lib/node does.
-func (f *fixture) process(b *types.Block) *chainstate.Result {
-	f.tb.Helper()
-	res, err := f.chain.ProcessBlock(b)
-	if err != nil {
-		f.tb.Fatalf("block %s rejected: %v", b.Hash(), err)
-	}
-	for _, c := range res.Connected {
-		f.pool.BlockConnected(c.Block, c.TxIDs)
-	}
-	if len(res.Disconnected) > 0 {
-		blocks := make([]*types.Block, 0, len(res.Disconnected))
-		for i := len(res.Disconnected) - 1; i >= 0; i-- {
-			blocks = append(blocks, res.Disconnected[i].Block)
-		}
-		f.pool.Reorganized(blocks)
-	}
-	return res
-}
-
-// mine builds a block with txs on the tip and processes it.
-func (f *fixture) mine(txs ...*types.Transaction) *types.Block {
-	f.tb.Helper()
-	tip := f.chain.Tip()
-	b := buildBlock(f.tb, f.tipBlock(), tip.Height+1, 1, "", txs...)
-	f.process(b)
-	if f.chain.Tip().Hash != b.Hash() {
-		f.tb.Fatalf("mined block is not the tip")
-	}
-	return b
-}
-
-// higherRate reports whether a pays a higher fee rate than b (exact).
 func higherRate(a, b *Entry) bool { return lowerRate(b, a) }
 
 // checkSelect checks Select's contract on sel, the result for maxBytes: parents come
