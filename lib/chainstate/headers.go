@@ -34,8 +34,9 @@ type HeadersResult struct {
 	// Last is the node of the last header accepted or already known (nil when the first
 	// header failed).
 	Last *Node
-	// New counts the headers added to the index.
-	New int
+	// Done counts the headers accepted or already known, from the first; New those of them
+	// added to the index.
+	Done, New int
 	// Best is the best header afterwards (see BestHeader).
 	Best *Node
 }
@@ -64,6 +65,7 @@ func (c *Chain) ProcessBlockHeaders(hs []types.BlockHeader) (HeadersResult, erro
 			return res, err
 		}
 		res.Last = n
+		res.Done++
 		if added {
 			res.New++
 		}
@@ -146,11 +148,10 @@ func (c *Chain) HeaderLocator() []types.Hash {
 
 // BlocksToFetch lists the header-only ancestors of the best header, itself included, lowest
 // first: the blocks to download, in the order they can be stored. The first one's parent is
-// stored. It also returns the tip they were computed against.
-func (c *Chain) BlocksToFetch() ([]*Node, *Node) {
+// stored.
+func (c *Chain) BlocksToFetch() []*Node {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	tip := c.main[len(c.main)-1]
 	var path []*Node
 	for n := c.bestHeaderLocked(); n.headerOnly; n = n.Parent {
 		path = append(path, n)
@@ -158,7 +159,7 @@ func (c *Chain) BlocksToFetch() ([]*Node, *Node) {
 	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
 		path[i], path[j] = path[j], path[i]
 	}
-	return path, tip
+	return path
 }
 
 // HeaderCount is the number of header-only nodes and their bound (Options.MaxHeaders).
