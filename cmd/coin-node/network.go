@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/cointoolkit/coin/lib/chainstate"
+	"github.com/cointoolkit/coin/lib/mempool"
 	"github.com/cointoolkit/coin/lib/node"
 	"github.com/cointoolkit/coin/lib/p2p"
 )
@@ -10,6 +12,8 @@ import (
 var (
 	_ node.Network = (*p2p.Server)(nil)
 	_ p2p.Backend  = (*node.Node)(nil)
+	_ p2p.Chain    = (*chainstate.Chain)(nil)
+	_ p2p.Mempool  = (*mempool.Pool)(nil)
 )
 
 // attachNetwork plugs the P2P layer into the node: it listens on --p2p-port, keeps the
@@ -31,7 +35,7 @@ func attachNetwork(n *node.Node) error {
 		MaxInbound:  none(cfg.MaxInbound),
 		DataDir:     cfg.DataDir,
 		Logger:      n.Logger(),
-	}, n)
+	}, n.Chain(), n.Mempool(), n)
 	if err != nil {
 		return err
 	}

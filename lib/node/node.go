@@ -16,6 +16,7 @@ import (
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/mempool"
+	"github.com/cointoolkit/coin/lib/p2p/peer"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/rpcserver"
@@ -47,7 +48,7 @@ type Config struct {
 type Network interface {
 	Start(ctx context.Context) error
 	Stop()
-	Peers() []rpcapi.Peer
+	Peers() []peer.Stats
 	Syncing() bool
 	RelayBlock(hash types.Hash)
 	RelayTransaction(txid types.Hash)
@@ -57,7 +58,7 @@ type noNetwork struct{}
 
 func (noNetwork) Start(context.Context) error { return nil }
 func (noNetwork) Stop()                       {}
-func (noNetwork) Peers() []rpcapi.Peer        { return nil }
+func (noNetwork) Peers() []peer.Stats         { return nil }
 func (noNetwork) Syncing() bool               { return false }
 func (noNetwork) RelayBlock(types.Hash)       {}
 func (noNetwork) RelayTransaction(types.Hash) {}
@@ -118,8 +119,16 @@ func (n *Node) Config() Config { return n.cfg }
 // Logger is the node's logger.
 func (n *Node) Logger() *slog.Logger { return n.log }
 
-// Peers lists connected peers.
-func (n *Node) Peers() []rpcapi.Peer { return n.net.Peers() }
+// Peers lists connected peers (for RPC).
+func (n *Node) Peers() []rpcapi.Peer {
+	stats := n.net.Peers()
+	out := make([]rpcapi.Peer, 0, len(stats))
+	for _, st := range stats {
+		out = append(out, rpcapi.Peer{Addr: st.Addr, Inbound: st.Inbound, Height: st.Height, Version: st.Version,
+			BanScore: st.BanScore, ConnTime: st.ConnTime.Unix(), BytesSent: st.BytesSent, BytesRecv: st.BytesRecv})
+	}
+	return out
+}
 
 // Syncing reports whether the node is catching up with a peer.
 func (n *Node) Syncing() bool { return n.net.Syncing() }

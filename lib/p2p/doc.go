@@ -1,8 +1,10 @@
 // Package p2p is the node's peer-to-peer layer (DESIGN 12): it listens on the P2P port,
 // keeps outbound connections up, syncs the chain headers-first from its peers, relays new
 // blocks and mempool transactions, and drops and bans peers that misbehave. Server
-// implements the node's Network interface; everything that changes the chain or the mempool
-// goes through the Backend (the node's SubmitBlock and SubmitTransaction).
+// implements the node's Network interface. It declares what it needs of the node
+// (interface.go): Chain (the chain state's reads, its header index and bulk mode), Mempool,
+// and Backend, through which everything that changes the chain or the mempool goes (the
+// node's SubmitBlock and SubmitTransaction).
 //
 // # Overview
 //
@@ -14,11 +16,16 @@
 //     Connect peers only when given, else to known addresses, up to MaxOutbound, each with its
 //     backoff. The handshake refuses other networks (magic, genesis), our own nonce (self
 //     connections), a node already connected and old protocol versions, logging which.
-//   - Sync (sync.go): validated headers are kept in memory ahead of the chain; the blocks to the
-//     most-work header are requested in a sliding window across peers, at most
-//     MaxInFlightPerPeer per peer, and handed to SubmitBlock in height order by one processor
-//     goroutine; peers that stall the window or do not answer are dropped. Syncing is true
-//     exactly while a peer is known to be ahead and we are fetching from the network.
+//   - Connections (conn.go): handshakes, ban score, disconnection, message dispatch.
+//   - Sync: headers from peers go to the chain, which keeps them in its block index with the
+//     rules of a block's header (headers.go; lib/chainstate ProcessBlockHeaders); the chain's
+//     blocks to fetch toward its best header are requested in a sliding window across peers,
+//     at most MaxInFlightPerPeer per peer (download.go), and handed to SubmitBlock in height
+//     order by one processor goroutine (process.go); peers that stall the window or do not
+//     answer are dropped (timers.go). Syncing is true exactly while a peer is known to be
+//     ahead and we are fetching from the network; meanwhile the chain writes in bulk
+//     (syncstate.go). The P2P layer has no consensus rules of its own beyond a block's proof
+//     of work.
 //   - Relay (relay.go): new tips are announced by header, mempool transactions by batched inv;
 //     bounded known-inventory sets keep announcements from repeating; orphan transactions and
 //     blocks wait in bounded pools.

@@ -96,7 +96,7 @@ func startNode(t testing.TB, name string, o nodeOpts) *tnode {
 	if o.tweak != nil {
 		o.tweak(&cfg)
 	}
-	s, err := New(cfg, n)
+	s, err := New(cfg, n.Chain(), n.Mempool(), n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/mempool"
 	"github.com/cointoolkit/coin/lib/p2p/addrman"
@@ -47,11 +46,11 @@ func (s *Server) RelayBlock(hash types.Hash) {
 }
 
 func (s *Server) announce(hash types.Hash) {
-	n := s.chain.NodeByHash(hash)
-	if n == nil {
+	st := s.chain.HeaderState(hash)
+	if !st.HaveBlock {
 		return
 	}
-	msg := &wire.MsgHeaders{Headers: []types.BlockHeader{n.Header}}
+	msg := &wire.MsgHeaders{Headers: []types.BlockHeader{st.Node.Header}}
 	for _, ps := range s.peerList() {
 		if ps.p.KnownBlocks().Add(hash) {
 			ps.p.TrySend(msg)
@@ -104,21 +103,6 @@ func (s *Server) flushTxInv() {
 	}
 }
 
-// relayReturned announces the transactions of disconnected blocks that went back to the
-// mempool, so the winning side's miners can include them.
-func (s *Server) relayReturned(res *chainstate.Result) {
-	for _, d := range res.Disconnected {
-		for i, id := range d.TxIDs {
-			if i == 0 {
-				continue
-			}
-			if _, ok := s.pool.Get(id); ok {
-				s.RelayTransaction(id)
-			}
-		}
-	}
-}
-
 // haveTx reports whether a transaction needs no fetching: in the mempool, an orphan, just
 // rejected, or confirmed.
 func (s *Server) haveTx(txid types.Hash) bool {
@@ -147,16 +131,15 @@ func (s *Server) onInv(ps *peerState, m *wire.MsgInv) {
 		switch iv.Type {
 		case wire.InvBlock:
 			ps.p.KnownBlocks().Add(iv.Hash)
-			s.mu.Lock()
-			_, inTree := s.tree[iv.Hash]
-			s.updatePeerBestLocked(ps, iv.Hash)
-			s.mu.Unlock()
-			if !inTree {
-				if n, _, ok := s.chain.NodeStatus(iv.Hash); ok {
-					ps.p.SetHeight(n.Height)
-				} else {
-					unknownBlock = true
-				}
+			switch st := s.chain.HeaderState(iv.Hash); {
+			case st.Node == nil:
+				unknownBlock = true
+			case !st.HaveBlock:
+				s.mu.Lock()
+				s.updatePeerBestLocked(ps, st.Node)
+				s.mu.Unlock()
+			default:
+				ps.p.SetHeight(st.Node.Height)
 			}
 		case wire.InvTx:
 			ps.p.KnownTxs().Add(iv.Hash)
@@ -209,8 +192,8 @@ func (s *Server) onGetData(ps *peerState, m *wire.MsgGetData) {
 				missing = append(missing, iv)
 				continue
 			}
-			n, st, ok := s.chain.NodeStatus(iv.Hash)
-			if !ok || st >= chainstate.StatusInvalid {
+			st := s.chain.HeaderState(iv.Hash)
+			if !st.HaveBlock || st.Invalid {
 				missing = append(missing, iv)
 				continue
 			}
@@ -223,7 +206,7 @@ func (s *Server) onGetData(ps *peerState, m *wire.MsgGetData) {
 			if ps.p.SendRaw(wire.CmdBlock, raw) != nil {
 				return
 			}
-			ps.p.SetHeight(n.Height)
+			ps.p.SetHeight(st.Node.Height)
 		case wire.InvTx:
 			e, ok := s.pool.Get(iv.Hash)
 			if !ok {

@@ -1,0 +1,276 @@
+package p2p
+
+import (
+	"time"
+
+	"github.com/cointoolkit/coin/lib/chainstate"
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/p2p/wire"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// Download scheduling. The path is the chain's list of blocks to fetch (the header-only
+// ancestors of its best header, lowest first, chainstate.Chain.BlocksToFetch), loaded again
+// whenever it may have changed. Blocks of its first Window entries are requested from the
+// peers that have them, at most MaxInFlightPerPeer per peer; they arrive in any order into
+// received, and the processor (process.go) hands them to the node in path order. Everything
+// here is guarded by Server.mu; the chain is never called while holding it.
+
+type blockReq struct {
+	ps   *peerState
+	node *chainstate.Node
+	sent time.Time
+}
+
+type recvBlock struct {
+	block *types.Block
+	node  *chainstate.Node // its entry on the path
+	from  *peerState
+	size  int
+	// verified is closed once the block's signatures were checked ahead of time (nil when
+	// the block was not queued for that).
+	verified chan struct{}
+}
+
+// markPathDirtyLocked notes that the path must be loaded again (refreshPath).
+func (s *Server) markPathDirtyLocked() {
+	s.pathDirty = true
+	s.pathGen++
+}
+
+// schedule loads the path again when it is stale, then requests blocks.
+func (s *Server) schedule() {
+	s.refreshPath()
+	s.mu.Lock()
+	s.scheduleLocked()
+	s.mu.Unlock()
+}
+
+// refreshPath loads the path from the chain when it is stale. It is called without s.mu:
+// the chain may be busy connecting a block, and peers' messages must not wait for that.
+func (s *Server) refreshPath() {
+	for {
+		s.mu.Lock()
+		if !s.pathDirty {
+			s.mu.Unlock()
+			return
+		}
+		gen := s.pathGen
+		s.mu.Unlock()
+		path := s.chain.BlocksToFetch()
+		s.mu.Lock()
+		if s.pathGen == gen { // else it changed again meanwhile: load it once more
+			s.installPathLocked(path)
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *Server) installPathLocked(path []*chainstate.Node) {
+	s.pathDirty = false
+	s.path = path
+	s.best = nil
+	if len(path) > 0 {
+		s.best = path[len(path)-1]
+	}
+	for h, rb := range s.received {
+		if !s.onPathLocked(rb.node) {
+			delete(s.received, h)
+			s.receivedBytes -= rb.size
+		}
+	}
+	if len(s.bodyFailures) > 1024 {
+		clear(s.bodyFailures)
+	}
+}
+
+// onPathLocked reports whether n is on the download path.
+func (s *Server) onPathLocked(n *chainstate.Node) bool {
+	if n == nil || len(s.path) == 0 || n.Height < s.path[0].Height {
+		return false
+	}
+	i := n.Height - s.path[0].Height
+	return i < uint64(len(s.path)) && s.path[i] == n
+}
+
+// servableLocked is how many entries of the path, from the start, ps can be asked for: up to
+// its known height, and no further than where its best header leaves our path.
+func (s *Server) servableLocked(ps *peerState) int {
+	base := s.path[0].Height
+	ph := ps.p.Height()
+	if ph < base {
+		return 0
+	}
+	limit := min(int(ph-base+1), len(s.path))
+	n := ps.best
+	if n == nil || n.Height < base {
+		return limit // its best is below our path: its height says how far it can serve
+	}
+	for steps := 0; n.Height >= base && steps < 2*s.cfg.Window; steps++ {
+		if s.onPathLocked(n) {
+			if n == ps.best {
+				return limit
+			}
+			return min(limit, int(n.Height-base+1))
+		}
+		n = n.Parent
+	}
+	if n.Height < base {
+		return 0 // another branch, forking below our path
+	}
+	return limit
+}
+
+// scheduleLocked requests the blocks of the window that are neither in flight nor received,
+// each from the least busy peer that has it. It waits while the path is stale.
+func (s *Server) scheduleLocked() {
+	if s.pathDirty || len(s.path) == 0 || s.ctx == nil || s.ctx.Err() != nil {
+		return
+	}
+	type cand struct {
+		ps    *peerState
+		limit int
+	}
+	var cands []cand
+	for _, ps := range s.peers {
+		if ps.inflight >= s.cfg.MaxInFlightPerPeer {
+			continue
+		}
+		if l := s.servableLocked(ps); l > 0 {
+			cands = append(cands, cand{ps, l})
+		}
+	}
+	if len(cands) == 0 {
+		return
+	}
+	now := time.Now()
+	batches := make(map[*peerState][]wire.InvVect)
+	window := min(len(s.path), s.cfg.Window)
+	for i := 0; i < window; i++ {
+		n := s.path[i]
+		if s.inflight[n.Hash] != nil || s.received[n.Hash] != nil {
+			continue
+		}
+		if s.receivedBytes > s.cfg.MaxBufferedBytes && i >= 32 {
+			break
+		}
+		if ob := s.orphanBlocks.take(n.Hash); ob != nil {
+			s.received[n.Hash] = &recvBlock{block: ob.block, node: n, from: ob.from, size: ob.size, verified: s.preverify(ob.block)}
+			s.receivedBytes += ob.size
+			s.wakeProcessor()
+			continue
+		}
+		var pick *peerState
+		free := false
+		for _, c := range cands {
+			if c.ps.inflight >= s.cfg.MaxInFlightPerPeer {
+				continue
+			}
+			free = true
+			if c.limit <= i || c.ps.notFound.Has(n.Hash) {
+				continue
+			}
+			if pick == nil || c.ps.inflight < pick.inflight {
+				pick = c.ps
+			}
+		}
+		if !free {
+			break
+		}
+		if pick == nil {
+			continue
+		}
+		s.inflight[n.Hash] = &blockReq{ps: pick, node: n, sent: now}
+		pick.inflight++
+		batches[pick] = append(batches[pick], wire.InvVect{Type: wire.InvBlock, Hash: n.Hash})
+	}
+	for ps, inv := range batches {
+		if !ps.p.TrySend(&wire.MsgGetData{Inv: inv}) {
+			for _, iv := range inv {
+				delete(s.inflight, iv.Hash)
+			}
+			ps.inflight -= len(inv)
+		}
+	}
+}
+
+// updatePeerBestLocked notes that ps has the block of a header-only node.
+func (s *Server) updatePeerBestLocked(ps *peerState, n *chainstate.Node) {
+	if ps.best == nil || n.Work.Cmp(ps.best.Work) > 0 {
+		ps.best = n
+	}
+	ps.p.SetHeight(n.Height)
+}
+
+// onBlock handles a block: the answer to our getdata, or one sent unasked.
+func (s *Server) onBlock(ps *peerState, b *types.Block, size int) {
+	hash := b.Hash()
+	ps.p.KnownBlocks().Add(hash)
+	s.mu.Lock()
+	if req := s.inflight[hash]; req != nil && req.ps == ps {
+		delete(s.inflight, hash)
+		ps.inflight--
+		ps.blocks++
+		s.updatePeerBestLocked(ps, req.node)
+		if s.received[hash] == nil {
+			s.received[hash] = &recvBlock{block: b, node: req.node, from: ps, size: size, verified: s.preverify(b)}
+			s.receivedBytes += size
+		}
+		s.scheduleLocked()
+		s.mu.Unlock()
+		s.wakeProcessor()
+		return
+	}
+	s.mu.Unlock()
+	s.onUnsolicitedBlock(ps, b, hash, size)
+}
+
+// onUnsolicitedBlock handles a block we did not ask this peer for. A new block on our path or
+// on a stored parent is processed (its proof of work is its cost); known blocks and orphans
+// count against the peer's flood allowance.
+func (s *Server) onUnsolicitedBlock(ps *peerState, b *types.Block, hash types.Hash, size int) {
+	if err := consensus.CheckProofOfWork(&b.Header, hash, s.net.PowLimit); err != nil {
+		s.misbehave(ps, 100, "block "+hash.String()+": "+err.Error())
+		return
+	}
+	st := s.chain.HeaderState(hash)
+	s.mu.Lock()
+	if s.received[hash] != nil {
+		s.mu.Unlock()
+		s.unrequested(ps, "blocks")
+		return
+	}
+	if st.Node != nil && !st.HaveBlock && !st.Invalid && !s.pathDirty && s.onPathLocked(st.Node) {
+		s.received[hash] = &recvBlock{block: b, node: st.Node, from: ps, size: size, verified: s.preverify(b)}
+		s.receivedBytes += size
+		s.updatePeerBestLocked(ps, st.Node)
+		s.mu.Unlock()
+		s.wakeProcessor()
+		return
+	}
+	s.mu.Unlock()
+	if st.HaveBlock {
+		s.unrequested(ps, "blocks")
+		return
+	}
+	if s.chain.HeaderState(b.Header.PrevHash).HaveBlock {
+		s.submit(ps, b, hash)
+		return
+	}
+	if !s.unrequested(ps, "blocks") {
+		return
+	}
+	s.mu.Lock()
+	s.orphanBlocks.add(&orphanBlock{block: b, hash: hash, from: ps, size: size, added: time.Now()})
+	s.mu.Unlock()
+	s.requestHeaders(ps, types.ZeroHash)
+}
+
+func (s *Server) wakeProcessor() {
+	select {
+	case s.wakeProc <- struct{}{}:
+	default:
+	}
+}

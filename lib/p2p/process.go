@@ -1,0 +1,214 @@
+package p2p
+
+import (
+	"errors"
+	"runtime"
+
+	"github.com/cointoolkit/coin/lib/chainstate"
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// Block processing: downloaded blocks have their signatures verified ahead on the spare
+// cores (preverify), then one processor goroutine hands them to the node's SubmitBlock in
+// path order; submit deals with the outcome (orphans waiting for the block, transactions of
+// disconnected blocks, rejections and the ban score).
+
+// preverifyLoop checks the signatures of received blocks ahead of their turn and records them
+// in the chain's signature cache, so that while one block connects (storage work that uses one
+// core) the next blocks' signatures are verified on the others.
+func (s *Server) preverifyLoop() {
+	cache := s.chain.SigCache()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case job := <-s.preverifyQ:
+			cache.Preverify(job.block, s.net.Magic, 1)
+			close(job.done)
+		}
+	}
+}
+
+type preverifyJob struct {
+	block *types.Block
+	done  chan struct{}
+}
+
+// preverify queues a received block for preverifyLoop and returns a channel closed when it is
+// done, or nil when nothing was queued (no cache, or the queue is full: the block's connect
+// then verifies its own signatures).
+func (s *Server) preverify(b *types.Block) chan struct{} {
+	if s.chain.SigCache() == nil || len(b.Transactions) < 2 {
+		return nil
+	}
+	job := preverifyJob{b, make(chan struct{})}
+	select {
+	case s.preverifyQ <- job:
+		return job.done
+	default:
+		return nil
+	}
+}
+
+// processLoop feeds downloaded blocks to the node in path order.
+func (s *Server) processLoop() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.wakeProc:
+		}
+		for s.ctx.Err() == nil {
+			s.mu.Lock()
+			if s.pathDirty {
+				s.mu.Unlock()
+				s.refreshPath()
+				s.mu.Lock()
+			}
+			if len(s.path) == 0 || s.received[s.path[0].Hash] == nil {
+				s.mu.Unlock()
+				break
+			}
+			// The block stays in received until it is processed, so that the scheduler does
+			// not fetch it again while it waits for its signatures.
+			n := s.path[0]
+			rb := s.received[n.Hash]
+			s.processing++
+			last := len(s.path) <= runtime.GOMAXPROCS(0) // the rest is being verified now
+			s.mu.Unlock()
+
+			// Connect only once the block's own signatures are checked (on the other cores
+			// while the previous block connected), so no signature is verified twice.
+			if rb.verified != nil {
+				select {
+				case <-rb.verified:
+				default:
+					// Near the end of a catch-up, write the chain's cache while the last
+					// blocks are verified rather than after them.
+					if last {
+						s.flushChain()
+					}
+					select {
+					case <-rb.verified:
+					case <-s.ctx.Done():
+					}
+				}
+			}
+			stored, err := s.submit(rb.from, rb.block, n.Hash)
+
+			unknownParent := errors.Is(err, consensus.ErrUnknownParent)
+			s.mu.Lock()
+			s.processing--
+			if s.received[n.Hash] == rb { // not dropped by a path reload meanwhile
+				delete(s.received, n.Hash)
+				s.receivedBytes -= rb.size
+			}
+			if stored && len(s.path) > 0 && s.path[0] == n {
+				s.path = s.path[1:]
+			} else {
+				s.markPathDirtyLocked()
+			}
+			if unknownParent {
+				// The chain dropped an ancestor we thought stored: load the path again and
+				// ask for headers.
+				s.log.Info("sync: block parent unknown to the chain; fetching headers again", "hash", n.Hash)
+			}
+			s.scheduleLocked()
+			announce, ok := s.checkSyncLocked()
+			syncing := s.wasSyncing
+			s.mu.Unlock()
+			s.afterSyncCheck(announce, ok, syncing)
+			if unknownParent {
+				for _, ps := range s.peerList() {
+					s.requestHeaders(ps, types.ZeroHash)
+				}
+			}
+		}
+	}
+}
+
+// submit hands a block to the node and deals with the outcome. It reports whether the block
+// is stored now and the node's error.
+func (s *Server) submit(from *peerState, b *types.Block, hash types.Hash) (bool, error) {
+	res, err := s.b.SubmitBlock(b)
+	stored := false
+	switch {
+	case err == nil || errors.Is(err, consensus.ErrDuplicateBlock):
+		stored, err = true, nil
+	case errors.Is(err, consensus.ErrUnknownParent):
+	case errors.Is(err, consensus.ErrTimeTooNew):
+		s.log.Info("block ahead of our clock ignored", "hash", hash, "err", err)
+	case consensus.IsRuleError(err):
+		s.blockRejected(from, hash, err)
+	default:
+		s.log.Error("block not stored", "hash", hash, "err", err)
+	}
+	if res != nil && len(res.Disconnected) > 0 {
+		s.relayReturned(res)
+	}
+	t := s.chain.Tip()
+	s.mu.Lock()
+	s.setTipLocked(t)
+	var children []*orphanBlock
+	if stored {
+		children = s.orphanBlocks.takeChildren(hash)
+	}
+	s.mu.Unlock()
+	for _, c := range children {
+		s.submit(c.from, c.block, c.hash)
+	}
+	return stored, err
+}
+
+// blockRejected bans the peer that sent an invalid block and has the download path follow
+// the chain's verdict. A block the chain did not keep (its body does not match the header,
+// or a signature is bad, which the hash does not commit to) may be fetched again from another
+// peer, up to three times; then sync gives up on its header.
+func (s *Server) blockRejected(from *peerState, hash types.Hash, err error) {
+	addr := "?"
+	if from != nil {
+		addr = from.p.Addr()
+	}
+	s.log.Info("invalid block from peer", "peer", addr, "hash", hash, "err", err)
+	st := s.chain.HeaderState(hash)
+	invalid := st.Invalid || errors.Is(err, consensus.ErrKnownInvalid) || errors.Is(err, consensus.ErrInvalidAncestor)
+	giveUp, refetch := false, false
+	s.mu.Lock()
+	if !invalid && !st.HaveBlock {
+		s.bodyFailures[hash]++
+		giveUp = s.bodyFailures[hash] >= 3
+		// A forgotten block takes its header with it: the header must come again.
+		refetch = st.Node == nil && !giveUp
+	}
+	s.markPathDirtyLocked()
+	s.mu.Unlock()
+	if giveUp && st.Node != nil {
+		if err := s.chain.InvalidateHeader(hash); err != nil {
+			s.log.Error("giving up on a header", "hash", hash, "err", err)
+		}
+	}
+	s.misbehave(from, 100, "invalid block "+hash.String()+": "+err.Error())
+	if refetch {
+		for _, ps := range s.peerList() {
+			if ps != from {
+				s.requestHeaders(ps, types.ZeroHash)
+			}
+		}
+	}
+}
+
+// relayReturned announces the transactions of disconnected blocks that went back to the
+// mempool, so the winning side's miners can include them.
+func (s *Server) relayReturned(res *chainstate.Result) {
+	for _, d := range res.Disconnected {
+		for i, id := range d.TxIDs {
+			if i == 0 {
+				continue
+			}
+			if _, ok := s.pool.Get(id); ok {
+				s.RelayTransaction(id)
+			}
+		}
+	}
+}
