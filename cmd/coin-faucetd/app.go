@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/cointoolkit/coin/lib/cliutil"
 	"github.com/cointoolkit/coin/lib/faucet"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/wallet"
@@ -83,6 +85,8 @@ func newApp() *cli.App {
 				Usage: "most unconfirmed ancestors of a faucet transaction"},
 			&cli.StringFlag{Name: "access-log", Value: "-", EnvVars: []string{"COIN_FAUCET_ACCESS_LOG"},
 				Usage: "access log: - for standard error, a `FILE` to append to, or off"},
+			&cli.StringFlag{Name: "log-level", Aliases: []string{"debuglevel"}, Value: "info", EnvVars: []string{"COIN_LOG_LEVEL"},
+				Usage: "error, warn, info, debug or trace, for everything or per subsystem (faucet, http: the access log): debug or info,http=warn"},
 		},
 		Commands: []*cli.Command{
 			{
@@ -137,8 +141,13 @@ func run(c *cli.Context) error {
 		}
 		dataDir = filepath.Join(net.DefaultDataDir(home), "faucet")
 	}
-	logger := log.New(os.Stderr, "", log.LstdFlags)
-	accessLog, closeLog, err := openAccessLog(c.String("access-log"))
+	levels, err := logging.ParseLevels(c.String("log-level"), "faucet", "http")
+	if err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	logger := logging.NewLevels(os.Stderr, levels)
+	daemonLog := logger.With("sys", "faucet")
+	accessLog, closeLog, err := openAccessLog(c.String("access-log"), levels)
 	if err != nil {
 		return err
 	}
@@ -167,7 +176,7 @@ func run(c *cli.Context) error {
 	defer node.Close()
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := checkNode(ctx, node, net, rpcURL, logger); err != nil {
+	if err := checkNode(ctx, node, net, rpcURL, daemonLog); err != nil {
 		return err
 	}
 
@@ -178,7 +187,7 @@ func run(c *cli.Context) error {
 	}
 	srv, err := faucet.NewServer(faucet.Config{Net: net, Node: node, Engine: engine, Claims: claims, Amount: amt,
 		Cooldown: cooldown, FeeRate: feeRate, IPRate: ipRate(c.Float64("ip-rate")), IPBurst: c.Int("ip-burst"),
-		MaxBodyBytes: c.Int64("max-body"), AccessLog: accessLog, ErrorLog: logger})
+		MaxBodyBytes: c.Int64("max-body"), AccessLog: accessLog, Log: logger})
 	if err != nil {
 		return err
 	}
@@ -195,13 +204,13 @@ func run(c *cli.Context) error {
 	go func() { engine.Run(engineCtx); close(engineDone) }()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
-	logger.Printf("coin-faucetd: %s, faucet address %s, %s COIN per claim, cooldown %s, node %s, listening on http://%s",
-		net.Name, keys[0].Address, amount.Format(amt), cooldown, rpcURL, ln.Addr())
+	daemonLog.Info("coin-faucetd started", "network", net.Name, "address", keys[0].Address, "amount", amount.Format(amt),
+		"cooldown", cooldown, "node", rpcURL, "listen", "http://"+ln.Addr().String())
 
 	var runErr error
 	select {
 	case <-ctx.Done():
-		logger.Printf("coin-faucetd: shutting down")
+		daemonLog.Info("coin-faucetd shutting down")
 	case err := <-serveErr:
 		runErr = fmt.Errorf("http server: %w", err)
 	}
@@ -229,18 +238,19 @@ func net2Listen(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-func openAccessLog(dest string) (*log.Logger, func(), error) {
+// openAccessLog is the access logger on standard error ("-"), on a file, or none ("off").
+func openAccessLog(dest string, levels logging.Levels) (*slog.Logger, func(), error) {
 	switch dest {
 	case "off", "":
 		return nil, func() {}, nil
 	case "-":
-		return log.New(os.Stderr, "access ", log.LstdFlags|log.Lmicroseconds), func() {}, nil
+		return logging.NewLevels(os.Stderr, levels), func() {}, nil
 	}
 	f, err := os.OpenFile(dest, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--access-log: %w", err)
 	}
-	return log.New(f, "", log.LstdFlags|log.Lmicroseconds), func() { f.Close() }, nil
+	return logging.NewLevels(f, levels), func() { f.Close() }, nil
 }
 
 // faucetKeys loads the faucet's keys from --wallet-dir or --mnemonic-file.
@@ -286,12 +296,12 @@ func faucetKeys(c *cli.Context, n *params.Network) ([]wallet.Key, error) {
 
 // checkNode warns when the node is unreachable (the faucet keeps trying) and refuses a
 // node of another network.
-func checkNode(ctx context.Context, node *rpcapi.Client, n *params.Network, rpcURL string, logger *log.Logger) error {
+func checkNode(ctx context.Context, node *rpcapi.Client, n *params.Network, rpcURL string, logger *slog.Logger) error {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	info, err := node.GetBlockchainInfo(cctx)
 	if err != nil {
-		logger.Printf("coin-faucetd: warning: node at %s: %v (claims fail until it answers)", rpcURL, err)
+		logger.Warn("the node does not answer; claims fail until it does", "node", rpcURL, "err", err)
 		return nil
 	}
 	if info.Network != "" && info.Network != n.Name {

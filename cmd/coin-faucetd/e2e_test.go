@@ -228,7 +228,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	// The access log has one line per request and no mnemonic.
 	logText := f.Out.String()
-	if !strings.Contains(logText, "POST /api/faucet 200") || strings.Contains(logText, strings.Fields(userMnemonic)[0]+" "+strings.Fields(userMnemonic)[1]) {
+	if !strings.Contains(logText, "method=POST path=/api/faucet status=200") || strings.Contains(logText, strings.Fields(userMnemonic)[0]+" "+strings.Fields(userMnemonic)[1]) {
 		t.Fatalf("faucetd log:\n%s", logText)
 	}
 }

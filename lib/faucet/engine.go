@@ -5,15 +5,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log"
+	"log/slog"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
@@ -32,12 +32,19 @@ var (
 	ErrBusy = errors.New("the faucet's outputs are all in long unconfirmed chains; retry after the next block")
 )
 
-// RejectedError is a transaction the node refused; Message is the node's reason.
-type RejectedError struct{ Message string }
+// RejectedError is a transaction the node refused: Message is the node's message, Err the
+// node's error, whose kind errors.Is matches (reason.MissingInputs, ...).
+type RejectedError struct {
+	Message string
+	Err     error
+}
 
 func (e *RejectedError) Error() string {
 	return "the node rejected the faucet's transaction: " + e.Message
 }
+
+// Unwrap gives the node's error.
+func (e *RejectedError) Unwrap() error { return e.Err }
 
 // Claim is one payment the faucet owes.
 type Claim struct {
@@ -84,8 +91,9 @@ type EngineConfig struct {
 	PollInterval time.Duration
 	// Journal records claims before broadcast (required).
 	Journal Journal
-	// Log receives operational messages (never secrets); nil discards them.
-	Log *log.Logger
+	// Log receives operational messages (never secrets), under the subsystem "faucet"; nil
+	// discards them.
+	Log *slog.Logger
 }
 
 // Defaults of EngineConfig.
@@ -139,6 +147,7 @@ type ptx struct {
 type Engine struct {
 	node Node
 	cfg  EngineConfig
+	log  *slog.Logger
 	reqs chan *request
 	tick chan struct{}
 
@@ -187,9 +196,9 @@ func NewEngine(node Node, cfg EngineConfig) (*Engine, error) {
 		cfg.PollInterval = DefaultPollInterval
 	}
 	if cfg.Log == nil {
-		cfg.Log = log.New(discard{}, "", 0)
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{node: node, cfg: cfg, reqs: make(chan *request, 4*cfg.MaxBatch), tick: make(chan struct{}, 1),
+	e := &Engine{node: node, cfg: cfg, log: cfg.Log.With("sys", "faucet"), reqs: make(chan *request, 4*cfg.MaxBatch), tick: make(chan struct{}, 1),
 		coins: map[types.Outpoint]*ecoin{}, pending: map[types.Hash]*ptx{}, needSync: true,
 		ownPKH: map[types.Hash]bool{}, avoid: map[types.Outpoint]bool{}, stopped: make(chan struct{})}
 	for _, k := range cfg.Keys {
@@ -198,10 +207,6 @@ func NewEngine(node Node, cfg EngineConfig) (*Engine, error) {
 	}
 	return e, nil
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // Address is the faucet's main address (where change goes).
 func (e *Engine) Address() string { return e.addrs[0] }
@@ -267,7 +272,7 @@ func (e *Engine) Run(ctx context.Context) {
 	}()
 	go e.poll(ctx)
 	if err := e.sync(ctx); err != nil {
-		e.cfg.Log.Printf("faucet: reading the faucet's outputs: %v (will retry)", err)
+		e.log.Warn("reading the faucet's outputs; will retry", "err", err)
 	}
 	batch := make([]*request, 0, e.cfg.MaxBatch)
 	for {
@@ -339,7 +344,7 @@ func (e *Engine) onTick(ctx context.Context) {
 		} else {
 			for ht := e.height + 1; ht <= h; ht++ {
 				if err := e.confirmBlock(ctx, ht); err != nil {
-					e.cfg.Log.Printf("faucet: reading block %d: %v", ht, err)
+					e.log.Warn("reading a block", "height", ht, "err", err)
 					break
 				}
 			}
@@ -348,7 +353,7 @@ func (e *Engine) onTick(ctx context.Context) {
 	clear(e.avoid)
 	e.needSync = true
 	if err := e.sync(ctx); err != nil {
-		e.cfg.Log.Printf("faucet: reading the faucet's outputs: %v", err)
+		e.log.Warn("reading the faucet's outputs", "err", err)
 	}
 }
 
@@ -473,22 +478,22 @@ func (e *Engine) rebroadcast(ctx context.Context) {
 			continue
 		}
 		_, err := e.node.GetTransaction(ctx, id.String())
-		var rpcErr *jsonrpc.Error
 		if err == nil {
 			continue
 		}
-		if !errors.As(err, &rpcErr) || !strings.Contains(rpcErr.Message, "transaction not found") {
+		if !errors.Is(err, reason.TxNotFound) {
 			return
 		}
 		if _, err := e.node.SendRawTransaction(ctx, hex.EncodeToString(p.tx.Bytes())); err != nil {
+			var rpcErr *jsonrpc.Error
 			if !errors.As(err, &rpcErr) {
 				return
 			}
-			e.cfg.Log.Printf("faucet: payout %s lost by the node and refused again: %v", id, err)
+			e.log.Warn("payout lost by the node and refused again", "txid", id, "reason", reason.Of(err), "message", rpcErr.Message)
 			delete(e.pending, id)
 			continue
 		}
-		e.cfg.Log.Printf("faucet: payout %s lost by the node; sent again", id)
+		e.log.Info("payout lost by the node; sent again", "txid", id)
 	}
 }
 
@@ -604,17 +609,19 @@ func (e *Engine) round(ctx context.Context, batch []*request) {
 		}
 		var rej *RejectedError
 		if errors.As(err, &rej) && attempt+1 < maxAttempts {
-			switch rejectionKind(rej.Message) {
-			case rejectStale:
+			switch refusalOf(err) {
+			case refusedStale:
 				// The view was stale (inputs spent or gone, for example after a node restart
 				// emptied its mempool): read the node's view again.
-				e.cfg.Log.Printf("faucet: node rejected %s: %s; retrying with a fresh view", plan.TxID, rej.Message)
+				e.log.Info("node rejected a payout; retrying with a fresh view", "txid", plan.TxID,
+					"reason", reason.Of(err), "message", rej.Message)
 				e.needSync = true
 				continue
-			case rejectChain:
+			case refusedChain:
 				// The inputs' unconfirmed chain is too long for the node: keep clear of them
 				// until the next block.
-				e.cfg.Log.Printf("faucet: node rejected %s: %s; retrying with other outputs", plan.TxID, rej.Message)
+				e.log.Info("node rejected a payout; retrying with other outputs", "txid", plan.TxID,
+					"reason", reason.Of(err), "message", rej.Message)
 				for _, c := range plan.Coins {
 					e.avoid[c.Outpoint] = true
 				}
@@ -626,26 +633,32 @@ func (e *Engine) round(ctx context.Context, batch []*request) {
 	}
 }
 
-type rejection int
+// refusal is what a node's refusal of a payout says about the engine's view.
+type refusal int
 
 const (
-	rejectOther rejection = iota
-	rejectStale           // the inputs are missing or already spent
-	rejectChain           // the inputs' chain of unconfirmed transactions is too long
+	refusedOther refusal = iota
+	refusedStale         // an input is missing or spent, or not yet spendable
+	refusedChain         // the inputs' chain of unconfirmed transactions is too long
 )
 
-// rejectionKind classifies a node's reason for refusing a transaction.
-func rejectionKind(msg string) rejection {
-	m := strings.ToLower(msg)
-	switch {
-	case strings.Contains(m, "missing inputs"), strings.Contains(m, "conflict"),
-		strings.Contains(m, "already spent"), strings.Contains(m, "immature"):
-		return rejectStale
-	case strings.Contains(m, "chain"), strings.Contains(m, "ancestor"), strings.Contains(m, "descendant"),
-		strings.Contains(m, "unconfirmed"):
-		return rejectChain
+// staleKinds are the node's refusals that mean the engine's view of its outputs was stale:
+// an input is missing or spent, by a block or by a transaction in the mempool, or not yet
+// spendable.
+var staleKinds = []reason.Reason{reason.MissingInputs, reason.Conflict, reason.DoubleSpend, reason.ImmatureCoinbase}
+
+// refusalOf classifies the node's refusal by its kind (error.data.reason), never by its
+// message.
+func refusalOf(err error) refusal {
+	for _, k := range staleKinds {
+		if errors.Is(err, k) {
+			return refusedStale
+		}
 	}
-	return rejectOther
+	if errors.Is(err, reason.TooLongChain) {
+		return refusedChain
+	}
+	return refusedOther
 }
 
 // send journals the claims, broadcasts the transaction and returns its txid. When the
@@ -660,7 +673,7 @@ func (e *Engine) send(ctx context.Context, plan *wallet.Plan, claims []Claim) (t
 	}
 	forget := func(err error) (types.Hash, error) {
 		if ferr := e.cfg.Journal.Forget(claims); ferr != nil {
-			e.cfg.Log.Printf("faucet: forgetting unpaid claims: %v", ferr)
+			e.log.Error("forgetting unpaid claims", "err", ferr)
 		}
 		return types.Hash{}, err
 	}
@@ -676,11 +689,12 @@ func (e *Engine) send(ctx context.Context, plan *wallet.Plan, claims []Claim) (t
 	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
-		if strings.Contains(rpcErr.Message, "already in mempool") {
+		if errors.Is(err, reason.AlreadyInMempool) || errors.Is(err, reason.AlreadyInChain) {
+			// The node has this very transaction: the claims are paid by it.
 			return plan.TxID, nil
 		}
 		e.needSync = true
-		return forget(&RejectedError{Message: rpcErr.Message})
+		return forget(&RejectedError{Message: rpcErr.Message, Err: err})
 	}
 	// Transport failure: did the transaction arrive?
 	e.needSync = true

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/mempool"
+	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
@@ -176,7 +179,7 @@ func TestEngineLostAnswer(t *testing.T) {
 	}
 	// A refused transaction is forgotten: the address may claim again.
 	h.node.mu.Lock()
-	h.node.sendErr = func(*types.Transaction) (error, bool) { return reject("mempool full"), false }
+	h.node.sendErr = func(*types.Transaction) (error, bool) { return reject(mempool.ErrPoolFull, "mempool full"), false }
 	h.node.mu.Unlock()
 	b, _ := newAddress(t)
 	r = h.do(t, http.MethodPost, "/api/faucet", claimBody(b))
@@ -278,17 +281,58 @@ func TestEngineStopped(t *testing.T) {
 	}
 }
 
-func TestRejectionKind(t *testing.T) {
-	for msg, want := range map[string]rejection{
-		"missing inputs: output abc:0 is not in the UTXO set": rejectStale,
-		"conflicts with a mempool transaction (input 0 ...)":  rejectStale,
-		"too long a chain of unconfirmed transactions":        rejectChain,
-		"too many descendants":                                rejectChain,
-		"mempool full: fee rate too low to enter a full pool": rejectOther,
-		"insufficient fee: fee 1 is below":                    rejectOther,
+// The engine classifies the node's refusals by kind, never by text: a stale view (re-read
+// the node, try again), an unconfirmed chain too long for the node (try other outputs), or
+// anything else (fail the claims). "transaction already in block chain" is no chain-depth
+// limit (issue 11), and a message that merely says "chain" or "missing inputs" without a
+// reason is no kind at all.
+func TestRefusalKinds(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want refusal
+	}{
+		{rejectRule(fmt.Errorf("missing inputs: %w", consensus.RuleError{Err: consensus.ErrMissingInputs,
+			Description: "output abc:0 is not in the UTXO set"})), refusedStale},
+		{reject(mempool.ErrConflict, "conflicts with a mempool transaction (input 0 ...)"), refusedStale},
+		{reject(consensus.ErrDoubleSpend, "input 0 spends abc:0, already spent in this block"), refusedStale},
+		{reject(consensus.ErrImmatureCoinbase, "immature coinbase"), refusedStale},
+		{reject(reason.TooLongChain, "too long a chain of unconfirmed transactions"), refusedChain},
+		{reject(nil, "too many descendants"), refusedOther},
+		{reject(mempool.ErrAlreadyInChain, "transaction already in block chain"), refusedOther},
+		{reject(mempool.ErrPoolFull, "mempool full: fee rate too low to enter a full pool"), refusedOther},
+		{reject(mempool.ErrInsufficientFee, "insufficient fee: fee 1 is below"), refusedOther},
+		{reject(nil, "missing inputs: a message without a reason"), refusedOther},
 	} {
-		if got := rejectionKind(msg); got != want {
-			t.Errorf("%q: %d, want %d", msg, got, want)
+		if got := refusalOf(tc.err); got != tc.want {
+			t.Errorf("%v: %d, want %d", tc.err, got, tc.want)
 		}
+	}
+}
+
+// Regression (issue 11): the node answering that the faucet's transaction is already in the
+// block chain means the claims are paid by it. The engine once read "chain" in the message
+// as a chain-depth limit and paid the claims again with other outputs.
+func TestEngineAlreadyInChain(t *testing.T) {
+	h := newHarness(t, 3, withAmount(amount.Coin))
+	var refused types.Hash
+	h.node.mu.Lock()
+	h.node.sendErr = func(tx *types.Transaction) (error, bool) {
+		refused = tx.TxID()
+		return reject(mempool.ErrAlreadyInChain, "transaction already in block chain"), true
+	}
+	h.node.mu.Unlock()
+	a, _ := newAddress(t)
+	r := h.do(t, http.MethodPost, "/api/faucet", claimBody(a))
+	if r.Status != http.StatusOK || r.Body["txid"] != refused.String() {
+		t.Fatalf("claim: %d %s, want 200 paid by %s", r.Status, r.Raw, refused)
+	}
+	h.node.mu.Lock()
+	sent := h.node.sent
+	h.node.mu.Unlock()
+	if sent != 0 {
+		t.Fatalf("the node got %d more transactions: the claim was paid twice", sent)
+	}
+	if _, ok, _ := h.claims.Last(a); !ok {
+		t.Fatal("paid claim not recorded")
 	}
 }

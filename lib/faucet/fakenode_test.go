@@ -5,11 +5,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/mempool"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
@@ -135,18 +138,25 @@ func (f *fakeNode) GetUtxosByAddress(_ context.Context, address string, withPool
 	return out, nil
 }
 
-func reject(msg string) error { return &jsonrpc.Error{Code: -1, Message: msg} }
+// reject is the error rpcapi.Client returns for the node's domain error of kind with
+// message msg (kind nil: an error without a reason).
+func reject(kind reason.Kind, msg string) error {
+	return rpcapi.DecodeError(rpcapi.DomainError(kind, msg))
+}
+
+// rejectRule is reject for a consensus rule's error, with its message.
+func rejectRule(err error) error { return rpcapi.DecodeError(rpcapi.NewDomainError(err)) }
 
 func (f *fakeNode) SendRawTransaction(_ context.Context, h string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b, err := hex.DecodeString(h)
 	if err != nil {
-		return "", reject("bad hex")
+		return "", reject(reason.DecodeFailed, "bad hex")
 	}
 	tx, err := types.DecodeTransaction(b)
 	if err != nil {
-		return "", reject("transaction decode failed")
+		return "", reject(reason.DecodeFailed, "transaction decode failed")
 	}
 	if f.sendErr != nil {
 		err, once := f.sendErr(tx)
@@ -159,42 +169,47 @@ func (f *fakeNode) SendRawTransaction(_ context.Context, h string) (string, erro
 	}
 	txid := tx.TxID()
 	if _, ok := f.pool[txid]; ok {
-		return "", reject("transaction already in mempool")
+		return "", reject(mempool.ErrAlreadyInPool, "transaction already in mempool")
+	}
+	for _, b := range f.blocks {
+		if slices.Contains(b, txid.String()) {
+			return "", reject(mempool.ErrAlreadyInChain, "transaction already in block chain")
+		}
 	}
 	size := tx.SerializeSize()
 	if err := consensus.CheckTransactionSanity(tx, size); err != nil {
-		return "", reject(err.Error())
+		return "", rejectRule(err)
 	}
 	if err := consensus.VerifySignatures(tx, txid, f.net.Magic); err != nil {
-		return "", reject(err.Error())
+		return "", rejectRule(err)
 	}
 	d := 0
 	for _, in := range tx.Inputs {
 		op := in.Outpoint()
 		if other, ok := f.spends[op]; ok {
-			return "", reject("conflicts with a mempool transaction (spent by " + other.String() + ")")
+			return "", reject(mempool.ErrConflict, "conflicts with a mempool transaction (spent by "+other.String()+")")
 		}
 		if pd, ok := f.depth[op.TxID]; ok {
 			d = max(d, pd)
 		}
 	}
 	if d+1 > f.maxDepth {
-		return "", reject("too long a chain of unconfirmed transactions")
+		return "", reject(reason.TooLongChain, "too long a chain of unconfirmed transactions")
 	}
 	for _, o := range tx.Outputs {
 		if o.Value < wallet.DustLimit {
-			return "", reject("dust output")
+			return "", reject(mempool.ErrDust, "dust output")
 		}
 	}
-	res, err := consensus.CheckTransactionInputs(tx, f.tip()+1, f, consensus.NominalValue{})
+	res, err := consensus.CheckTransactionInputs(tx, f.tip()+1, consensus.ValuedView{Utxos: f})
 	if err != nil {
 		if errors.Is(err, consensus.ErrMissingInputs) {
-			return "", reject("missing inputs: " + err.Error())
+			return "", rejectRule(fmt.Errorf("missing inputs: %w", err))
 		}
-		return "", reject(err.Error())
+		return "", rejectRule(err)
 	}
 	if res.Fee < uint64(size) {
-		return "", reject("insufficient fee")
+		return "", reject(mempool.ErrInsufficientFee, "insufficient fee")
 	}
 	for _, in := range tx.Inputs {
 		f.spends[in.Outpoint()] = txid
@@ -220,7 +235,7 @@ func (f *fakeNode) GetBlockHash(_ context.Context, h uint64) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if h > f.tip() {
-		return "", reject("block height out of range")
+		return "", reject(reason.HeightOutOfRange, "block height out of range")
 	}
 	return fmt.Sprintf("%064x", h), nil
 }
@@ -230,7 +245,7 @@ func (f *fakeNode) GetBlock(_ context.Context, hash string) (*rpcapi.Block, erro
 	defer f.mu.Unlock()
 	var h uint64
 	if _, err := fmt.Sscanf(hash, "%x", &h); err != nil || h > f.tip() {
-		return nil, reject("block not found")
+		return nil, reject(reason.BlockNotFound, "block not found")
 	}
 	return &rpcapi.Block{Hash: hash, Height: h, Tx: f.blocks[h]}, nil
 }
@@ -240,12 +255,12 @@ func (f *fakeNode) GetTransaction(_ context.Context, txid string) (*rpcapi.Trans
 	defer f.mu.Unlock()
 	id, err := types.ParseHash(txid)
 	if err != nil {
-		return nil, reject("bad txid")
+		return nil, reject(nil, "bad txid")
 	}
 	if _, ok := f.pool[id]; ok {
 		return &rpcapi.Transaction{TxID: txid, InMempool: true}, nil
 	}
-	return nil, reject("transaction not found")
+	return nil, reject(reason.TxNotFound, "transaction not found")
 }
 
 func (f *fakeNode) GetBlockchainInfo(context.Context) (*rpcapi.BlockchainInfo, error) {

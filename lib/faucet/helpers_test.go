@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
@@ -88,9 +89,9 @@ func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *har
 		t.Fatal(err)
 	}
 	ecfg := EngineConfig{Net: testNet, Keys: []wallet.Key{h.key}, Journal: h.claims, PollInterval: 20 * time.Millisecond,
-		Log: log.New(h.log, "", 0)}
+		Log: logging.New(h.log, slog.LevelDebug)}
 	scfg := Config{Net: testNet, Node: h.node, Claims: h.claims, Cooldown: time.Hour,
-		AccessLog: log.New(h.log, "access ", 0), ErrorLog: log.New(h.log, "error ", 0)}
+		AccessLog: logging.New(h.log, slog.LevelDebug), Log: logging.New(h.log, slog.LevelDebug)}
 	for _, o := range opts {
 		o(&ecfg, &scfg)
 	}

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"sort"
@@ -49,10 +49,11 @@ type Config struct {
 	MaxBodyBytes int64
 	// NodeTimeout bounds each call to the node made for a request (default 30 s).
 	NodeTimeout time.Duration
-	// AccessLog gets one line per request (no bodies, no query strings); nil: none.
-	AccessLog *log.Logger
-	// ErrorLog gets internal errors; nil: none.
-	ErrorLog *log.Logger
+	// AccessLog gets one record per request (no bodies, no query strings), under the
+	// subsystem "http"; nil: none.
+	AccessLog *slog.Logger
+	// Log gets internal errors, under the subsystem "faucet"; nil: none.
+	Log *slog.Logger
 }
 
 // Defaults of Config.
@@ -78,6 +79,8 @@ type Route struct {
 // Server is the faucet's HTTP API.
 type Server struct {
 	cfg    Config
+	log    *slog.Logger
+	access *slog.Logger // nil: no access log
 	routes []Route
 	ip     *ipLimiter
 	locks  keyedMutex
@@ -115,7 +118,13 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.NodeTimeout <= 0 {
 		cfg.NodeTimeout = 30 * time.Second
 	}
-	s := &Server{cfg: cfg}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: cfg.Log.With("sys", "faucet")}
+	if cfg.AccessLog != nil {
+		s.access = cfg.AccessLog.With("sys", "http")
+	}
 	if cfg.IPRate > 0 {
 		s.ip = newIPLimiter(cfg.IPRate, cfg.IPBurst)
 	}
@@ -164,14 +173,14 @@ func (s *Server) Handler() http.Handler {
 		rw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {
-				s.logError("panic serving %s %s: %v", r.Method, r.URL.Path, p)
+				s.log.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", p)
 				if !rw.wrote {
 					s.writeError(rw, apiErr(http.StatusInternalServerError, "internal", "internal error"))
 				}
 			}
-			if s.cfg.AccessLog != nil {
-				s.cfg.AccessLog.Printf("%s %s %s %d %dB %s", clientIP(r), r.Method, r.URL.Path, rw.status, rw.bytes,
-					time.Since(start).Round(time.Microsecond))
+			if s.access != nil {
+				s.access.Info("request", "client", clientIP(r), "method", r.Method, "path", r.URL.Path,
+					"status", rw.status, "bytes", rw.bytes, "duration", time.Since(start).Round(time.Microsecond))
 			}
 		}()
 		methods, ok := byPath[r.URL.Path]
@@ -247,14 +256,8 @@ func (s *Server) toAPIError(err error) *Error {
 	case errors.Is(err, context.Canceled):
 		return apiErr(499, "canceled", "request canceled")
 	}
-	s.logError("internal error: %v", err)
+	s.log.Error("internal error", "err", err)
 	return apiErr(http.StatusInternalServerError, "internal", "internal error")
-}
-
-func (s *Server) logError(format string, args ...any) {
-	if s.cfg.ErrorLog != nil {
-		s.cfg.ErrorLog.Printf(format, args...)
-	}
 }
 
 func (s *Server) writeError(w http.ResponseWriter, e *Error) {

@@ -284,12 +284,12 @@ func TestAccessLog(t *testing.T) {
 	h.do(t, http.MethodGet, "/api/wallet/balance?address="+a, "")
 	var lines []string
 	for _, l := range strings.Split(h.log.String(), "\n") {
-		if strings.HasPrefix(l, "access ") {
+		if strings.Contains(l, " sys=http ") {
 			lines = append(lines, l)
 		}
 	}
-	if len(lines) != 2 || !strings.Contains(lines[0], "POST /api/wallet/derive 200") ||
-		!strings.Contains(lines[1], "GET /api/wallet/balance 200") {
+	if len(lines) != 2 || !strings.Contains(lines[0], "method=POST path=/api/wallet/derive status=200") ||
+		!strings.Contains(lines[1], "method=GET path=/api/wallet/balance status=200") {
 		t.Fatalf("access log: %q", lines)
 	}
 	if strings.Contains(h.log.String(), "legal") || strings.Contains(h.log.String(), a) {

@@ -122,4 +122,8 @@ const (
 	UnknownCommand Reason = "unknown_command"
 	// SolveFailed: generatetoaddress found no nonce for a block.
 	SolveFailed Reason = "solve_failed"
+	// TooLongChain: the transaction's chain of unconfirmed ancestors is longer than the
+	// node relays. This node's mempool sets no such limit and never sends it; clients that
+	// build long chains (the faucet) keep clear of the refused outputs when a node does.
+	TooLongChain Reason = "too_long_mempool_chain"
 )

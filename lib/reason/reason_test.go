@@ -83,6 +83,7 @@ var kindTable = []struct {
 	{reason.RegtestOnly, "regtest_only"},
 	{reason.UnknownCommand, "unknown_command"},
 	{reason.SolveFailed, "solve_failed"},
+	{reason.TooLongChain, "too_long_mempool_chain"},
 }
 
 var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
