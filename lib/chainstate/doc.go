@@ -14,6 +14,14 @@
 // fails only on a signature or public key, which its hash does not commit to, is dropped with
 // its descendants instead, so a tampered copy cannot make the node refuse the valid block.
 //
+// Headers-first sync hands headers to ProcessBlockHeaders, which checks them with the rules
+// of a block's header and keeps them in the block index as header-only nodes (headers.go).
+// Header-only nodes live in memory only (a restart asks peers for them again), at most
+// Options.MaxHeaders of them; they are never a candidate tip, a block is stored only on a
+// stored parent, and ProcessBlock on a block whose header is known fills its node in. The
+// chain reports the best header, a locator from it and the blocks to fetch toward it, so
+// lib/p2p only schedules downloads.
+//
 // Key layout (one-byte prefixes): 'b' block, 'i' header index record, 'h' main-chain height,
 // 'u' UTXO, 'a' address index (a copy of the UTXO entry, so one range scan lists an address), 'c' cluster balance, 't' transaction index, 'r' undo data,
 // 's' chain statistics.
@@ -27,4 +35,6 @@
 // example consensus.ErrUnknownParent for a block whose parent is unknown). Storage failures
 // come back as *StorageError, so callers can tell a disk problem from an invalid block.
 // Open fails with ErrLocked when another process holds the data directory.
+// ProcessBlockHeaders fails with ErrTooManyHeaders, not a rule error, when the header-only
+// nodes are at their bound.
 package chainstate

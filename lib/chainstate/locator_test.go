@@ -1,35 +1,19 @@
-package p2p
+package chainstate
 
 import (
-	"path/filepath"
 	"testing"
 
-	"github.com/cointoolkit/coin/lib/chainstate"
-	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// TestChainLocator checks the chain state's sync helpers (lib/chainstate/locator.go) that the
-// P2P layer is built on.
+// TestChainLocator checks the locators and the headers that answer them (headers-first sync).
 func TestChainLocator(t *testing.T) {
-	w := newWallet(11)
-	c, err := chainstate.Open(filepath.Join(t.TempDir(), "db"), params.Regtest, chainstate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, _ := openHeaderChain(t, Options{})
 	g := params.Regtest.GenesisBlock()
 	build := func(parent *types.Block, height uint64, tag string) *types.Block {
-		b := miner.NewBlock(miner.Spec{Parent: parent.Hash(), Height: height, Target: params.Regtest.PowLimitBits,
-			Timestamp: parent.Header.Timestamp + 60, PayTo: w.pkh, Reward: consensus.Subsidy(height), Extra: []byte(tag)})
-		if err := miner.Solve(b, 1<<32); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.ProcessBlock(b); err != nil {
-			t.Fatal(err)
-		}
+		b := hdrBlock(t, parent, height, tag)
+		mustBlock(t, c, b)
 		return b
 	}
 	main := []*types.Block{g}
@@ -78,10 +62,10 @@ func TestChainLocator(t *testing.T) {
 	if hs := c.HeadersAfter([]types.Hash{main[100].Hash()}, types.Hash{}, 7); len(hs) != 7 || hs[0].Hash() != main[101].Hash() {
 		t.Fatalf("headers up to max: %d", len(hs))
 	}
-	if _, st, ok := c.NodeStatus(side[10].Hash()); !ok || st != chainstate.StatusStored {
+	if _, st, ok := c.NodeStatus(side[10].Hash()); !ok || st != StatusStored {
 		t.Fatalf("side block status %v %v", st, ok)
 	}
-	if _, st, ok := c.NodeStatus(main[300].Hash()); !ok || st != chainstate.StatusValid {
+	if _, st, ok := c.NodeStatus(main[300].Hash()); !ok || st != StatusValid {
 		t.Fatalf("tip status %v %v", st, ok)
 	}
 }
