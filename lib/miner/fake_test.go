@@ -29,7 +29,7 @@ type fakeNode struct {
 	mempool   []*types.Transaction
 	down      bool          // answer every call with "connection refused"
 	submitLag time.Duration // how long submitblock takes
-	refuse    *jsonrpc.Error
+	refuse    error         // the node's answer to getblocktemplate, as rpcapi.Client returns it
 
 	templates   []templateReq      // every getblocktemplate answered
 	submissions []submission       // every submitblock received

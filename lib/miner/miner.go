@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/big"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/pow"
+	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -392,7 +392,7 @@ func (m *Miner) refresh(ctx context.Context, c *controller, why string) error {
 	if err = m.reachable(c, err, ""); err != nil {
 		if e := rpcError(err); e != nil {
 			if e.Code == jsonrpc.CodeInvalidParams || e.Code == jsonrpc.CodeMethodNotFound ||
-				strings.HasPrefix(e.Message, "invalid address") {
+				errors.Is(err, reason.InvalidAddress) {
 				return fatalError{fmt.Errorf("%w: getblocktemplate %s: %s", ErrNodeRefused, m.cfg.Address.String, e.Message)}
 			}
 			return fmt.Errorf("node gives no block template: %s", e.Message)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/reason"
+	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
@@ -296,14 +298,14 @@ func TestFatalErrors(t *testing.T) {
 	}
 	// coin-node's answer for an address of another network.
 	node = newFakeNode("regtest", easyBits)
-	node.refuse = jsonrpc.DomainError("invalid address: decode address: invalid address: wrong network")
+	node.refuse = rpcapi.DecodeError(rpcapi.DomainError(reason.InvalidAddress, "invalid address: decode address: invalid address: wrong network"))
 	m, _ = New(Config{Node: node, Address: testAddress(t, 3), Threads: 1})
 	if err := m.Run(ctx); !errors.Is(err, ErrNodeRefused) {
 		t.Fatalf("invalid address: %v", err)
 	}
 	// A domain error (the node syncs) is retried, not fatal.
 	node = newFakeNode("regtest", easyBits)
-	node.refuse = jsonrpc.DomainError("node is syncing")
+	node.refuse = rpcapi.DecodeError(rpcapi.DomainError(reason.Syncing, "node is syncing"))
 	_, stop := start(t, Config{Node: node, Address: testAddress(t, 3), Threads: 1, MaxBackoff: 50 * time.Millisecond})
 	time.Sleep(200 * time.Millisecond)
 	if err := stop(); err != nil {
