@@ -3,7 +3,6 @@ package rpcserver_test
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -15,10 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/chaingen"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
-	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/node"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -27,10 +25,12 @@ import (
 )
 
 var (
-	testKey  = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32))
-	testPKH  = types.Blake3(testKey.Public().(ed25519.PublicKey))
-	otherKey = ed25519.NewKeyFromSeed(bytes.Repeat([]byte{9}, 32))
-	otherPKH = types.Blake3(otherKey.Public().(ed25519.PublicKey))
+	testWallet  = chaingen.WalletFromSeed("test", bytes.Repeat([]byte{7}, 32))
+	otherWallet = chaingen.WalletFromSeed("other", bytes.Repeat([]byte{9}, 32))
+	testKey     = testWallet.Key
+	testPKH     = testWallet.PKH
+	otherKey    = otherWallet.Key
+	otherPKH    = otherWallet.PKH
 )
 
 // env is a real node (chain on LevelDB in a temporary directory, mempool) behind the JSON-RPC
@@ -42,8 +42,9 @@ type env struct {
 	rpc    *jsonrpc.Server
 	srv    *httptest.Server
 	client *rpcapi.Client
-	addr   string // testPKH's address on the network
-	coins  []coin // confirmed, mature outputs paying testPKH not handed out yet
+	gen    *chaingen.Generator // builds the blocks (paying testPKH) and the transfers
+	addr   string              // testPKH's address on the network
+	coins  []coin              // confirmed, mature outputs paying testPKH not handed out yet
 	fees   map[types.Hash]uint64
 }
 
@@ -73,7 +74,10 @@ func newEnv(t testing.TB, net *params.Network) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, net: net, node: n, rpc: s, srv: srv, client: c, addr: addr, fees: map[types.Hash]uint64{}}
+	g := chaingen.New(t, net)
+	g.SetMiner(testWallet)
+	g.AddWallet(otherWallet)
+	return &env{t: t, net: net, node: n, rpc: s, srv: srv, client: c, gen: g, addr: addr, fees: map[types.Hash]uint64{}}
 }
 
 // newFundedEnv is a regtest node with 101 blocks paying testPKH and a confirmed fan-out of
@@ -97,24 +101,14 @@ func newFundedEnv(t testing.TB) *env {
 	return e
 }
 
-// block builds a solved block on the tip paying testPKH subsidy + fees of txs.
+// block builds a solved block on the tip, timestamped now (or at the earliest time allowed),
+// paying testPKH subsidy + fees of txs.
 func (e *env) block(txs ...*types.Transaction) *types.Block {
 	e.t.Helper()
 	next := e.node.Chain().NextBlock()
-	var fees uint64
-	for _, tx := range txs {
-		fees += e.fees[tx.TxID()]
-	}
-	ts := uint64(time.Now().Unix())
-	if ts < next.MinTimestamp {
-		ts = next.MinTimestamp
-	}
-	b := miner.NewBlock(miner.Spec{Parent: next.Parent, Height: next.Height, Target: next.Target, Timestamp: ts,
-		PayTo: testPKH, Reward: consensus.Subsidy(next.Height) + fees, Txs: txs})
-	if err := miner.Solve(b, 1<<24); err != nil {
-		e.t.Fatal(err)
-	}
-	return b
+	ts := max(uint64(time.Now().Unix()), next.MinTimestamp)
+	return e.gen.NextOn("", chaingen.Template{Parent: next.Parent, Height: next.Height, Target: next.Target,
+		Timestamp: ts}, txs)
 }
 
 // mineBlock submits a block with txs through the node's Backend.
@@ -137,24 +131,19 @@ func (e *env) take(n int) []coin {
 	return c
 }
 
+// spend starts a transaction of ins signed with testKey (whoever the outputs pay).
+func (e *env) spend(ins []coin) *chaingen.TxBuilder {
+	outs := make([]chaingen.Output, len(ins))
+	for i, c := range ins {
+		outs[i] = chaingen.Output{Outpoint: c.op, Value: c.value}
+	}
+	return e.gen.Spend(outs...).SignedBy(testWallet)
+}
+
 // transfer spends ins to testPKH in outs outputs leaving fee, signed with testKey.
 func (e *env) transfer(ins []coin, fee uint64, outs int) *types.Transaction {
 	e.t.Helper()
-	tx := &types.Transaction{Version: 1, Kind: types.KindTransfer}
-	var total uint64
-	for _, c := range ins {
-		tx.Inputs = append(tx.Inputs, types.TxInput{PrevTxID: c.op.TxID, PrevIndex: c.op.Index})
-		total += c.value
-	}
-	v := total - fee
-	for i := 0; i < outs; i++ {
-		part := v / uint64(outs)
-		if i == outs-1 {
-			part = v - part*uint64(outs-1)
-		}
-		tx.Outputs = append(tx.Outputs, types.TxOutput{Value: part, PubKeyHash: testPKH})
-	}
-	types.SignInputs(tx, testKey, e.net.Magic)
+	tx := e.spend(ins).Fee(fee).Change(testPKH, outs).Tx()
 	e.fees[tx.TxID()] = fee
 	return tx
 }
@@ -162,8 +151,9 @@ func (e *env) transfer(ins []coin, fee uint64, outs int) *types.Transaction {
 // atRate is a transfer paying exactly rate subunits per byte.
 func (e *env) atRate(ins []coin, rate uint64, outs int) *types.Transaction {
 	e.t.Helper()
-	size := e.transfer(ins, 0, outs).SerializeSize()
-	return e.transfer(ins, rate*uint64(size), outs)
+	tx := e.spend(ins).FeeRate(rate).Change(testPKH, outs).Tx()
+	e.fees[tx.TxID()], _ = e.gen.Fee(tx)
+	return tx
 }
 
 func out(tx *types.Transaction, i int) coin {
