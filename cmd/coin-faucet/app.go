@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/cliutil"
+	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/urfave/cli/v2"
 )
 
@@ -109,14 +110,6 @@ func newClient(c *cli.Context) (*client, error) {
 		out: c.App.Writer, in: in, timeout: c.Duration("timeout")}, nil
 }
 
-// apiError is the faucet's error body.
-type apiError struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 // do calls the faucet and decodes a 200 body into out; other statuses become errors, a
 // 429 one with exit status 2.
 func (cl *client) do(ctx context.Context, method, path string, body any, out any) error {
@@ -149,7 +142,7 @@ func (cl *client) do(ctx context.Context, method, path string, body any, out any
 		return fmt.Errorf("faucet at %s: reading the answer: %w", cl.base, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		var ae apiError
+		var ae api.ErrorBody
 		msg := strings.TrimSpace(string(data))
 		code := resp.Status
 		if json.Unmarshal(data, &ae) == nil && ae.Error.Code != "" {
@@ -209,11 +202,8 @@ func claim(c *cli.Context) error {
 			return err
 		}
 	}
-	var res struct {
-		TxID   string `json:"txid"`
-		Amount string `json:"amount"`
-	}
-	if err := cl.do(c.Context, http.MethodPost, "/api/faucet", map[string]string{"address": addr}, &res); err != nil {
+	var res api.ClaimResult
+	if err := cl.do(c.Context, http.MethodPost, "/api/faucet", api.ClaimRequest{Address: addr}, &res); err != nil {
 		return err
 	}
 	if cl.json {
@@ -231,6 +221,7 @@ func status(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// A map rather than api.StatusResult, so that fields of a newer faucet print too.
 	var res map[string]any
 	if err := cl.do(c.Context, http.MethodGet, "/api/status", nil, &res); err != nil {
 		return err

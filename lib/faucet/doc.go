@@ -11,9 +11,16 @@
 // body over the limit: 413; unknown path: 404; wrong method: 405 with Allow), 429 with
 // Retry-After for rate limits, and 5xx for the faucet's or the node's failures. Bodies are
 // bounded; the endpoints that take a mnemonic are rate limited per client IP; mnemonics are
-// never logged, stored or echoed in errors; the access log has one line per request with
+// never logged, stored or echoed in errors; the access log has one record per request with
 // the method, path (no query string), status, size and duration, never a body. The OpenAPI
-// 3.1 document ([OpenAPI], openapi.json) is served at GET /openapi.json.
+// 3.1 document ([OpenAPI], openapi.json) is served at GET /openapi.json. The request and
+// response bodies are declared in the subpackage lib/faucet/api, which imports nothing but
+// encoding/json, so that clients (coin-faucet) decode the same types without depending on
+// the server's wallet, node client and LevelDB; this package keeps aliases of them
+// ([ClaimResult], ...).
+//
+// Logging is log/slog (lib/logging's conventions): the engine and the server log under the
+// subsystem "faucet", the access log under "http", so coin-faucetd's --log-level sets each.
 //
 // [ClaimStore] keeps the last claim of each address in LevelDB. A claim is reserved
 // (refused with a *RateLimitError while the address is within its cooldown or has a claim
@@ -33,12 +40,16 @@
 // block. The engine tracks the depth of its unconfirmed chains, avoids outputs at
 // MaxChainDepth, follows new blocks to forget confirmed transactions and re-reads the
 // faucet's outputs from the node after every block and whenever the node's answer shows
-// its view was stale (for example after a node restart emptied the mempool).
+// its view was stale (for example after a node restart emptied the mempool). It reads the
+// node's answers by their kind (error.data.reason, lib/reason), never by their text: missing
+// or spent inputs mean a stale view; a transaction the node already has, in its mempool or
+// in the chain, pays its claims.
 //
 // # Errors
 //
 // [ErrRateLimited] (matched by *RateLimitError), [ErrFaucetEmpty], [ErrBusy],
 // [ErrNodeUnavailable], [ErrStopped], *RejectedError (the node refused the faucet's
-// transaction) and [ErrDataDirInUse]. The Server maps them to HTTP statuses and codes
-// (see openapi.json).
+// transaction; it unwraps to the node's error, so errors.Is matches the refusal's kind, such
+// as reason.FeeTooLow) and [ErrDataDirInUse]. The Server maps them to HTTP statuses and
+// codes (see openapi.json).
 package faucet

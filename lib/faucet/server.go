@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/params"
@@ -143,7 +144,8 @@ func NewServer(cfg Config) (*Server, error) {
 // Routes lists the API's endpoints.
 func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
 
-// Error is the body of every error response: {"error": {"code": ..., "message": ...}}.
+// Error is an error response: its status, and the code and message of its body
+// (api.ErrorBody: {"error": {"code": ..., "message": ...}}).
 type Error struct {
 	Status     int           `json:"-"`
 	Code       string        `json:"code"`
@@ -264,9 +266,7 @@ func (s *Server) writeError(w http.ResponseWriter, e *Error) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(e.RetryAfter), 10))
 	}
-	writeJSON(w, e.Status, struct {
-		Error *Error `json:"error"`
-	}{e})
+	writeJSON(w, e.Status, api.ErrorBody{Error: api.ErrorObject{Code: e.Code, Message: e.Message}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -369,21 +369,21 @@ func (s *Server) walletNew(w http.ResponseWriter, _ *http.Request) error {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, map[string]string{"mnemonic": m, "address": a})
+	writeJSON(w, http.StatusOK, api.NewWalletResult{Address: a, Mnemonic: m})
 	return nil
 }
 
-// ClaimResult is the body of a paid claim.
-type ClaimResult struct {
-	TxID   string `json:"txid"`
-	Amount string `json:"amount"`
-}
+// The bodies of the API's answers (lib/faucet/api), under the names they had here.
+type (
+	ClaimResult    = api.ClaimResult
+	StatusResult   = api.StatusResult
+	BalanceResult  = api.BalanceResult
+	TransferResult = api.TransferResult
+)
 
 // 2. POST /api/faucet
 func (s *Server) faucet(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Address string `json:"address"`
-	}
+	var req api.ClaimRequest
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
@@ -408,19 +408,6 @@ func (s *Server) faucet(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// StatusResult is the body of GET /api/status: the spec's three fields, then extras.
-type StatusResult struct {
-	BlockHeight     uint64 `json:"block_height"`
-	MempoolSize     int    `json:"mempool_size"`
-	FaucetBalance   string `json:"faucet_balance"`
-	FaucetAddress   string `json:"faucet_address"`
-	FaucetImmature  string `json:"faucet_immature_balance"`
-	Network         string `json:"network"`
-	ClaimAmount     string `json:"claim_amount"`
-	CooldownSeconds int64  `json:"cooldown_seconds"`
-	ClaimsPaid      uint64 `json:"claims_paid"`
-}
-
 // 3. GET /api/status
 func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := s.nodeCtx(r)
@@ -435,13 +422,6 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 		FaucetImmature: amount.Format(st.Immature), Network: s.cfg.Net.Name, ClaimAmount: amount.Format(s.cfg.Amount),
 		CooldownSeconds: int64(s.cfg.Cooldown / time.Second), ClaimsPaid: st.Paid})
 	return nil
-}
-
-// BalanceResult is the body of GET /api/wallet/balance.
-type BalanceResult struct {
-	Address   string `json:"address"`
-	Balance   string `json:"balance"`
-	UTXOCount int    `json:"utxo_count"`
 }
 
 // 4. GET /api/wallet/balance?address=
@@ -469,22 +449,9 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// TransferResult is the body of POST /api/wallet/send.
-type TransferResult struct {
-	TxID   string `json:"txid"`
-	From   string `json:"from"`
-	To     string `json:"to"`
-	Amount string `json:"amount"`
-	Fee    string `json:"fee"`
-}
-
 // 5. POST /api/wallet/send
 func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Mnemonic string      `json:"mnemonic"`
-		To       string      `json:"to"`
-		Amount   json.Number `json:"amount"`
-	}
+	var req api.SendRequest
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
@@ -536,9 +503,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 
 // 6. POST /api/wallet/derive
 func (s *Server) derive(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Mnemonic string `json:"mnemonic"`
-	}
+	var req api.DeriveRequest
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
@@ -549,7 +514,7 @@ func (s *Server) derive(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"address": a})
+	writeJSON(w, http.StatusOK, api.AddressResult{Address: a})
 	return nil
 }
 
