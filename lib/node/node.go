@@ -76,7 +76,11 @@ type Node struct {
 	stopCh   chan struct{}
 }
 
-var _ rpcserver.Backend = (*Node)(nil)
+var (
+	_ rpcserver.Backend = (*Node)(nil)
+	_ rpcserver.Chain   = (*chainstate.Chain)(nil)
+	_ rpcserver.Mempool = (*mempool.Pool)(nil)
+)
 
 // New opens the node's database and builds its mempool.
 func New(cfg Config) (*Node, error) {
@@ -218,7 +222,7 @@ func (n *Node) Run(ctx context.Context) (err error) {
 				"addr", ln.Addr().String())
 		}
 		rpc := jsonrpc.NewServer(jsonrpc.Options{Logger: n.log, MaxConcurrent: 64})
-		rpcserver.Register(rpc, n)
+		rpcserver.Register(rpc, n.chain, n.pool, n)
 		srv = &http.Server{Handler: rpc, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 			WriteTimeout: 120 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
 		go func() {

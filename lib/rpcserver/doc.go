@@ -1,12 +1,13 @@
-// Package rpcserver implements the node's JSON-RPC methods (lib/rpcapi.Methods) over a
-// Backend that the node provides.
+// Package rpcserver implements the node's JSON-RPC methods (lib/rpcapi.Methods) over what
+// the node provides: the small interfaces of interface.go (Chain, Mempool, Backend), which
+// lib/node satisfies with its chain state, mempool and itself.
 //
 // # Overview
 //
 // Register installs one handler per method of the catalogue on a lib/jsonrpc Server; a test
 // checks that the two agree. Handlers are split by area: chain.go (blocks, transactions,
 // UTXOs, statistics), mempool.go, mining.go (templates, submission, generatetoaddress) and
-// util.go (addresses, help, stop). Handlers read through the Backend and never write to the
+// util.go (addresses, help, stop). Handlers read the Chain and the Mempool and never write to the
 // chain directly: blocks and transactions go through Backend.SubmitBlock and
 // Backend.SubmitTransaction, which also update the mempool and relay to peers.
 //

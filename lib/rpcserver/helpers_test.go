@@ -62,7 +62,7 @@ func newEnv(t testing.TB, net *params.Network) *env {
 		t.Fatal(err)
 	}
 	s := jsonrpc.NewServer(jsonrpc.Options{Logger: quietLogger(), MaxConcurrent: 64})
-	rpcserver.Register(s, n)
+	rpcserver.Register(s, n.Chain(), n.Mempool(), n)
 	srv := httptest.NewServer(s)
 	c := rpcapi.NewClient(srv.URL, jsonrpc.WithTimeout(time.Minute))
 	t.Cleanup(func() {

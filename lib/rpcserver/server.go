@@ -5,43 +5,25 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/mempool"
-	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// Backend is what the handlers need from the node.
-type Backend interface {
-	Chain() *chainstate.Chain
-	Mempool() *mempool.Pool
-	Network() *params.Network
-	// SubmitBlock processes a block from outside (miner or RPC), updates the mempool and
-	// relays it.
-	SubmitBlock(b *types.Block) (*chainstate.Result, error)
-	// SubmitTransaction adds a transaction to the mempool and relays it.
-	SubmitTransaction(tx *types.Transaction) (types.Hash, error)
-	Peers() []rpcapi.Peer
-	// Syncing reports whether the node is behind a peer and fetching blocks.
-	Syncing() bool
-	// RequestStop asks the node to shut down.
-	RequestStop()
-}
-
 type handler func(ctx context.Context, p jsonrpc.Params) (any, error)
 
 type api struct {
-	b Backend
+	b backend
 }
 
-// Register installs every method of rpcapi.Methods on s.
-func Register(s *jsonrpc.Server, b Backend) {
-	a := &api{b: b}
+// Register installs every method of rpcapi.Methods on s, answering from the node's chain
+// state and mempool and through the node's Backend.
+func Register(s *jsonrpc.Server, chain Chain, pool Mempool, b Backend) {
+	a := &api{b: backend{Backend: b, chain: chain, pool: pool}}
 	handlers := a.handlers(s)
 	for _, m := range rpcapi.Methods {
 		h, ok := handlers[m.Name]

@@ -1,0 +1,69 @@
+package rpcserver
+
+import (
+	"context"
+
+	"github.com/cointoolkit/coin/lib/chainstate"
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/mempool"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// The handlers declare what they need of the node (in the manner of dcrd's
+// internal/rpcserver/interface.go); lib/node passes its chain state, mempool and itself, with
+// a compile-time check of each.
+
+// Chain is what the handlers read of the chain state (*chainstate.Chain).
+type Chain interface {
+	Stats() chainstate.Stats
+	Tip() *chainstate.Node
+	NodeByHash(h types.Hash) *chainstate.Node
+	NodeAt(height uint64) *chainstate.Node
+	InMainChain(h types.Hash) bool
+	Block(h types.Hash) (*types.Block, error)
+	Transaction(txid types.Hash) (*types.Transaction, chainstate.TxLocation, error)
+	UtxosByAddress(pkh types.Hash) ([]chainstate.AddressUtxo, error)
+	ClusterBalance(id types.Hash) (uint64, error)
+	ClusterOf(pkh types.Hash) (types.Hash, error)
+	InputValue(e *consensus.UtxoEntry, height uint64) (uint64, error)
+	UtxoSetInfo(ctx context.Context) (chainstate.UtxoSetInfo, error)
+	// NextBlock describes the block a miner builds on the tip.
+	NextBlock() chainstate.Template
+}
+
+// Mempool is what the handlers read of the mempool (*mempool.Pool).
+type Mempool interface {
+	Info() mempool.Info
+	Get(txid types.Hash) (*mempool.Entry, bool)
+	SpentBy(op types.Outpoint) (types.Hash, bool)
+	OutputsTo(pkh types.Hash) []mempool.PendingOutput
+	// Select lists transactions for a block template, parents first.
+	Select(maxBytes int) []*mempool.Entry
+}
+
+// Backend is what the handlers ask of the node besides reading the chain and the mempool.
+type Backend interface {
+	Network() *params.Network
+	// SubmitBlock processes a block from outside (miner or RPC), updates the mempool and
+	// relays it.
+	SubmitBlock(b *types.Block) (*chainstate.Result, error)
+	// SubmitTransaction adds a transaction to the mempool and relays it.
+	SubmitTransaction(tx *types.Transaction) (types.Hash, error)
+	Peers() []rpcapi.Peer
+	// Syncing reports whether the node is behind a peer and fetching blocks.
+	Syncing() bool
+	// RequestStop asks the node to shut down.
+	RequestStop()
+}
+
+// backend is what a handler reaches through api.b: the node, its chain state and mempool.
+type backend struct {
+	Backend
+	chain Chain
+	pool  Mempool
+}
+
+func (b backend) Chain() Chain     { return b.chain }
+func (b backend) Mempool() Mempool { return b.pool }
