@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/chaingen"
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/types"
@@ -28,62 +28,30 @@ type spendChain struct {
 func buildSpendChain(tb testing.TB, w wallet, nBlocks, nTxs int) *spendChain {
 	tb.Helper()
 	const perCoinbase, fee = 1000, 500
-	type utxo struct {
-		txid  types.Hash
-		index uint32
-		value uint64
-	}
-	g := params.Regtest.GenesisBlock()
-	prev, ts := g.Hash(), g.Header.Timestamp
+	g := chaingen.New(tb, params.Regtest)
+	g.SetMiner(w.Wallet)
 	sc := &spendChain{}
-	var utxos []utxo
-	height := uint64(0)
-	add := func(txs []*types.Transaction, coinbase *types.Transaction, reward uint64) {
-		height++
-		ts += 60
-		var b *types.Block
-		if coinbase != nil {
-			b = &types.Block{Header: types.BlockHeader{Version: 1, PrevHash: prev, Timestamp: ts,
-				DifficultyTarget: params.Regtest.PowLimitBits}, Transactions: []*types.Transaction{coinbase}}
-			b.Header.MerkleRoot = types.MerkleRoot(b.TxIDs())
-		} else {
-			b = miner.NewBlock(miner.Spec{Parent: prev, Height: height, Target: params.Regtest.PowLimitBits,
-				Timestamp: ts, PayTo: w.pkh, Reward: reward, Txs: txs})
-		}
-		if err := miner.Solve(b, 1<<32); err != nil {
-			tb.Fatal(err)
-		}
-		sc.blocks = append(sc.blocks, b)
-		prev = b.Hash()
+	parent := "genesis"
+	add := func(txs []*types.Transaction, mungers ...chaingen.Munger) {
+		name := fmt.Sprintf("s%d", len(sc.blocks)+1)
+		sc.blocks = append(sc.blocks, g.Next(name, parent, txs, mungers...))
+		parent = name
 	}
-	for len(utxos) < nBlocks*nTxs {
-		sub := consensus.Subsidy(height + 1)
-		cb := &types.Transaction{Version: 1, Kind: types.KindCoinbase,
-			Payload: types.CoinbasePayload{Height: height + 1}.Bytes()}
-		for i := 0; i < perCoinbase; i++ {
-			cb.Outputs = append(cb.Outputs, types.TxOutput{Value: sub / perCoinbase, PubKeyHash: w.pkh})
-		}
-		add(nil, cb, 0)
-		id := cb.TxID()
-		for i := range cb.Outputs {
-			utxos = append(utxos, utxo{id, uint32(i), cb.Outputs[i].Value})
-		}
+	for n := 0; n < nBlocks*nTxs; n += perCoinbase {
+		add(nil, chaingen.SplitCoinbase(perCoinbase))
 	}
 	for i := 0; i < consensus.CoinbaseMaturity; i++ {
-		add(nil, nil, consensus.Subsidy(height+1))
+		add(nil)
 	}
+	utxos := g.Take(parent, w.Wallet, nBlocks*nTxs)
 	for i := 0; i < nBlocks; i++ {
 		txs := make([]*types.Transaction, nTxs)
 		for j := range txs {
-			u := utxos[i*nTxs+j]
-			tx := &types.Transaction{Version: 1, Kind: types.KindTransfer,
-				Inputs:  []types.TxInput{{PrevTxID: u.txid, PrevIndex: u.index}},
-				Outputs: []types.TxOutput{{Value: u.value - fee, PubKeyHash: w.pkh}}}
-			types.SignInputs(tx, w.key, params.Regtest.Magic)
+			tx := g.Spend(utxos[i*nTxs+j]).Fee(fee).Tx()
 			txs[j] = tx
 			sc.checks = consensus.SigChecks(tx, tx.TxID(), params.Regtest.Magic, sc.checks)
 		}
-		add(txs, nil, consensus.Subsidy(height+1)+uint64(nTxs)*fee)
+		add(txs)
 		sc.txs += nTxs
 	}
 	return sc

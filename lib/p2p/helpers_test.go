@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -15,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/chaingen"
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/node"
 	"github.com/cointoolkit/coin/lib/p2p/wire"
 	"github.com/cointoolkit/coin/lib/params"
@@ -142,30 +141,29 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// wallet is a test key.
+// wallet is a test key with the lib/chaingen generator that builds its blocks and transfers.
 type wallet struct {
-	key ed25519.PrivateKey
+	*chaingen.Wallet
 	pkh types.Hash
+	gen *chaingen.Generator
 }
 
 func newWallet(seed byte) wallet {
 	s := make([]byte, 32)
 	s[0] = seed
-	k := ed25519.NewKeyFromSeed(s)
-	return wallet{k, types.Blake3(k.Public().(ed25519.PublicKey))}
+	w := chaingen.WalletFromSeed(fmt.Sprintf("wallet%d", seed), s)
+	g := chaingen.New(nil, params.Regtest) // no test to report to: a failure panics
+	g.SetMiner(w)
+	return wallet{Wallet: w, pkh: w.PKH, gen: g}
 }
 
 // spend pays the output prev:idx, less fee, to w (signed by w).
 func (w wallet) spend(prev *types.Transaction, idx uint32, fee uint64) *types.Transaction {
-	tx := &types.Transaction{Version: 1, Kind: types.KindTransfer,
-		Inputs:  []types.TxInput{{PrevTxID: prev.TxID(), PrevIndex: idx}},
-		Outputs: []types.TxOutput{{Value: prev.Outputs[idx].Value - fee, PubKeyHash: w.pkh}}}
-	types.SignInputs(tx, w.key, params.Regtest.Magic)
-	return tx
+	return w.gen.Spend(chaingen.OutputOf(prev, int(idx))).Fee(fee).Change(w.pkh, 1).SignedBy(w.Wallet).Tx()
 }
 
 // nextBlock builds and solves a block on the node's tip with the mempool's transactions
-// (as getblocktemplate does) plus extra, paying w.
+// (as getblocktemplate does) plus extra, paying w all it may claim.
 func (tn *tnode) nextBlock(w wallet, extra ...*types.Transaction) *types.Block {
 	next := tn.n.Chain().NextBlock()
 	var txs []*types.Transaction
@@ -177,12 +175,8 @@ func (tn *tnode) nextBlock(w wallet, extra ...*types.Transaction) *types.Block {
 	txs = append(txs, extra...)
 	ts := max(uint64(time.Now().Unix()), next.MinTimestamp)
 	reward, _ := consensus.MaxCoinbaseValue(next.Height, fees, next.Pool)
-	b := miner.NewBlock(miner.Spec{Parent: next.Parent, Height: next.Height, Target: next.Target, Timestamp: ts,
-		PayTo: w.pkh, Reward: reward, Txs: txs, Extra: []byte(tn.name)})
-	if err := miner.Solve(b, 1<<32); err != nil {
-		tn.t.Fatal(err)
-	}
-	return b
+	return w.gen.NextOn("", chaingen.Template{Parent: next.Parent, Height: next.Height, Target: next.Target,
+		Timestamp: ts, Pool: next.Pool}, txs, chaingen.CoinbaseValue(reward), chaingen.Extra([]byte(tn.name)))
 }
 
 // mine mines count blocks on the node's tip.
