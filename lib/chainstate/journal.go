@@ -130,7 +130,7 @@ func (c *Chain) commit(j *blockJournal) ([]byte, error) {
 	}
 	wc.gen++
 	wc.dirty = true
-	u := undoWriter{w: bincode.NewWriter(make([]byte, 0, 64*len(j.ops)))}
+	u := undoWriterFor(len(j.ops))
 	for i := range j.ops {
 		op := &j.ops[i]
 		s := wc.slots[op.key]
@@ -157,6 +157,10 @@ type undoWriter struct {
 	last string
 	val  *bincode.Writer // scratch for one value
 	body *bincode.Writer
+}
+
+func undoWriterFor(n int) *undoWriter {
+	return &undoWriter{w: bincode.NewWriter(make([]byte, 0, 64*n))}
 }
 
 func (u *undoWriter) add(key string, prev any) {
