@@ -1,0 +1,192 @@
+package faucet
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/reason"
+	"github.com/cointoolkit/coin/lib/types"
+	"github.com/cointoolkit/coin/lib/wallet"
+)
+
+// The engine's view of the faucet's outputs: confirmed and unconfirmed coins with the depth
+// of their unconfirmed chains, the pending payouts, and how they follow the node.
+
+// confirmBlock forgets the pending payouts that the main-chain block at height mined.
+func (e *Engine) confirmBlock(ctx context.Context, height uint64) error {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	hash, err := e.node.GetBlockHash(cctx, height)
+	if err != nil {
+		return err
+	}
+	b, err := e.node.GetBlock(cctx, hash)
+	if err != nil {
+		return err
+	}
+	for _, id := range b.Tx {
+		if h, err := types.ParseHash(id); err == nil {
+			delete(e.pending, h)
+		}
+	}
+	return nil
+}
+
+// depthOf is the chain depth of a transaction of the engine (0 when it is not pending).
+func (e *Engine) depthOf(txid types.Hash) int {
+	p, ok := e.pending[txid]
+	if !ok {
+		return 0
+	}
+	return p.depth
+}
+
+// recomputeDepths recomputes every pending transaction's depth from its parents (pending
+// ones are in creation order by construction: a parent is always older).
+func (e *Engine) recomputeDepths() {
+	memo := make(map[types.Hash]int, len(e.pending))
+	var depth func(types.Hash) int
+	depth = func(id types.Hash) int {
+		p, ok := e.pending[id]
+		if !ok {
+			return 0
+		}
+		if d, ok := memo[id]; ok {
+			return d
+		}
+		memo[id] = 1 // cycle guard (cannot happen)
+		d := 0
+		for _, par := range p.parents {
+			d = max(d, depth(par))
+		}
+		memo[id] = d + 1
+		return d + 1
+	}
+	for id, p := range e.pending {
+		p.depth = depth(id)
+	}
+}
+
+// sync replaces the engine's view of the faucet's outputs with the node's pending view,
+// after sending again the engine's transactions the node no longer knows.
+func (e *Engine) sync(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	e.rebroadcast(cctx)
+	h, err := e.node.GetBlockCount(cctx)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNodeUnavailable, err)
+	}
+	us, err := wallet.ListUTXOs(cctx, e.node, e.addrs, true)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrNodeUnavailable, err)
+	}
+	coins, err := wallet.Coins(us)
+	if err != nil {
+		return err
+	}
+	e.recomputeDepths()
+	e.coins = make(map[types.Outpoint]*ecoin, len(coins))
+	var immature uint64
+	for i := range us {
+		if us[i].Immature {
+			immature += wallet.CoinValue(&us[i].UTXO)
+		}
+	}
+	for _, c := range coins {
+		d := 0
+		if c.Confirmations == 0 {
+			d = e.depthOf(c.Outpoint.TxID)
+			if d == 0 {
+				d = 1 // an unconfirmed output the engine did not make: depth unknown, at least 1
+			}
+		}
+		e.coins[c.Outpoint] = &ecoin{Coin: c, depth: d}
+	}
+	e.height = h
+	e.lastHeight.Store(h)
+	e.needSync = false
+	e.mu.Lock()
+	e.immature = immature
+	e.synced = true
+	e.mu.Unlock()
+	e.updateBalance()
+	return nil
+}
+
+// rebroadcast sends again, parents first, the unconfirmed payouts the node no longer has (a
+// node restart empties its mempool), so the claims they pay are paid after all, as a wallet
+// rebroadcasts its own transactions. A payout the node now refuses (its inputs went another
+// way) is dropped from the engine's view and logged; an unreachable node ends the attempt
+// until the next sync.
+func (e *Engine) rebroadcast(ctx context.Context) {
+	if len(e.pending) == 0 {
+		return
+	}
+	ids := make([]types.Hash, 0, len(e.pending))
+	for id := range e.pending {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return e.pending[ids[i]].depth < e.pending[ids[j]].depth })
+	for _, id := range ids {
+		p := e.pending[id]
+		if p == nil || p.tx == nil {
+			continue
+		}
+		_, err := e.node.GetTransaction(ctx, id.String())
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, reason.TxNotFound) {
+			return
+		}
+		if _, err := e.node.SendRawTransaction(ctx, hex.EncodeToString(p.tx.Bytes())); err != nil {
+			var rpcErr *jsonrpc.Error
+			if !errors.As(err, &rpcErr) {
+				return
+			}
+			e.log.Warn("payout lost by the node and refused again", "txid", id, "reason", reason.Of(err), "message", rpcErr.Message)
+			delete(e.pending, id)
+			continue
+		}
+		e.log.Info("payout lost by the node; sent again", "txid", id)
+	}
+}
+
+func (e *Engine) updateBalance() {
+	var s uint64
+	for _, c := range e.coins {
+		s += c.Value
+	}
+	e.mu.Lock()
+	e.spendable = s
+	e.mu.Unlock()
+}
+
+// apply updates the engine's view with an accepted transaction.
+func (e *Engine) apply(plan *wallet.Plan) {
+	p := &ptx{tx: plan.Tx}
+	for _, c := range plan.Coins {
+		if ec, ok := e.coins[c.Outpoint]; ok {
+			p.depth = max(p.depth, ec.depth)
+		}
+		if _, ok := e.pending[c.Outpoint.TxID]; ok {
+			p.parents = append(p.parents, c.Outpoint.TxID)
+		}
+		delete(e.coins, c.Outpoint)
+	}
+	p.depth++
+	e.pending[plan.TxID] = p
+	for i, o := range plan.Tx.Outputs {
+		if e.ownPKH[o.PubKeyHash] {
+			op := types.Outpoint{TxID: plan.TxID, Index: uint32(i)}
+			e.coins[op] = &ecoin{Coin: wallet.Coin{Outpoint: op, Value: o.Value, PKH: o.PubKeyHash}, depth: p.depth}
+		}
+	}
+	e.updateBalance()
+}
