@@ -6,8 +6,10 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/consensus"
@@ -239,5 +241,18 @@ func TestMatchByReason(t *testing.T) {
 	rej := &mempool.RejectError{Err: mempool.ErrAlreadyInChain}
 	if reason.Of(rej) != reason.AlreadyInChain || !errors.Is(rej, reason.AlreadyInChain) || errors.Is(rej, reason.AlreadyInMempool) {
 		t.Fatalf("a RejectError has reason %q", reason.Of(rej))
+	}
+}
+
+// TestDocsListEveryReason keeps docs/rpc-errors.md complete: every reason is in its tables.
+func TestDocsListEveryReason(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/rpc-errors.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range kindTable {
+		if !strings.Contains(string(doc), "| `"+string(tc.kind.Reason())+"` |") {
+			t.Errorf("docs/rpc-errors.md has no row for %q", tc.kind.Reason())
+		}
 	}
 }
