@@ -25,5 +25,8 @@
 // Every rule violation is a RuleError whose Err is an ErrorKind, so callers test it with
 // errors.Is(err, consensus.ErrHighHash) and tell it from a storage failure with
 // errors.As(err, &consensus.RuleError{}). The RuleError's text is the message users see (for
-// example through the node's RPC: "invalid proof of work: ...").
+// example through the node's RPC: "invalid proof of work: ..."). Each kind also has a stable
+// reason (ErrorKind.Reason, one table in errors.go): the node's RPC sends it as
+// error.data.reason, and a kind matches the lib/reason value of its reason with errors.Is,
+// as it matches the same error received by an RPC client (DESIGN 11).
 package consensus

@@ -16,6 +16,8 @@
 //
 // Rejections are *RejectError values whose message starts with the reason, such as
 // "missing inputs", "insufficient fee", "conflicts with a mempool transaction" (the RPC layer
-// sends it as is); the sentinels (ErrConflict, ...) and consensus rule violations (their
-// consensus.RuleError) stay inside, reachable with errors.Is/As.
+// sends it as is). Each wraps the rule's kind: a policy rule's ErrorKind (ErrConflict, ...,
+// declared with their reasons in errors.go) or a consensus rule violation (its
+// consensus.RuleError), reachable with errors.Is/As. Every kind has a stable reason that the
+// node's RPC sends as error.data.reason (lib/reason, DESIGN 11).
 package mempool
