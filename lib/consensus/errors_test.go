@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/reason"
 )
 
 // TestAllKindsListed keeps the test's kind table in step with errors.go: every declared kind is
@@ -133,5 +134,26 @@ func TestRuleErrorPlumbing(t *testing.T) {
 	}
 	if errors.Unwrap(consensus.RuleError{Err: consensus.ErrNoInputs}) != consensus.ErrNoInputs {
 		t.Fatal("Unwrap does not return the kind")
+	}
+}
+
+// TestEveryKindHasAReason: every kind has a reason of its own, which it matches with
+// errors.Is, as a RuleError of that kind does (the wire names are checked in lib/reason).
+func TestEveryKindHasAReason(t *testing.T) {
+	owner := map[reason.Reason]string{}
+	for name, k := range allKinds {
+		r := k.Reason()
+		if r == "" {
+			t.Errorf("%s has no reason", name)
+			continue
+		}
+		if other, dup := owner[r]; dup {
+			t.Errorf("%s and %s share the reason %q", other, name, r)
+		}
+		owner[r] = name
+		err := fmt.Errorf("wrapped: %w", consensus.RuleError{Err: k, Description: "d"})
+		if !errors.Is(err, r) || reason.Of(err) != r {
+			t.Errorf("%s: a RuleError does not match its reason %q", name, r)
+		}
 	}
 }
