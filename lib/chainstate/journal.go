@@ -24,6 +24,7 @@ import (
 // table is the untyped face of a tableOf, for the write cache and the undo data.
 type table interface {
 	prefix() byte
+	keySize() int
 	encodeAny(w *bincode.Writer, v any)
 	decodeAny(r *bincode.Reader) any
 	// indexKeyAny appends v's key in the table's secondary index to dst; ok is false when
@@ -35,6 +36,7 @@ type table interface {
 type tableOf[V any] struct {
 	name   string
 	pfx    byte
+	keyLen int // every key's length, prefix included
 	encode func(w *bincode.Writer, v V)
 	decode func(r *bincode.Reader) V
 	// index, when set, derives a secondary index entry from a value: the write cache keeps
@@ -42,6 +44,7 @@ type tableOf[V any] struct {
 	index func(dst []byte, key string, v V) []byte
 }
 
+func (t *tableOf[V]) keySize() int                       { return t.keyLen }
 func (t *tableOf[V]) prefix() byte                       { return t.pfx }
 func (t *tableOf[V]) encodeAny(w *bincode.Writer, v any) { t.encode(w, v.(V)) }
 func (t *tableOf[V]) decodeAny(r *bincode.Reader) any    { return t.decode(r) }
@@ -67,7 +70,7 @@ func newRegistry(ts ...table) *registry {
 }
 
 func (r *registry) of(key []byte) (table, error) {
-	if len(key) == 0 || r[key[0]] == nil {
+	if len(key) == 0 || r[key[0]] == nil || len(key) != r[key[0]].keySize() {
 		return nil, fmt.Errorf("no table for key %x", key)
 	}
 	return r[key[0]], nil
@@ -86,8 +89,6 @@ func decodeValue(key, raw []byte) (any, error) {
 	}
 	return v, nil
 }
-
-
 
 // journalOp is one staged change: key gets val (nil: deleted). fresh says the caller knows
 // the key is absent before the block (a new output, a new transaction), so the previous
@@ -118,7 +119,7 @@ func (c *Chain) commit(j *blockJournal) ([]byte, error) {
 	wc := &c.wc
 	for i := range j.ops {
 		op := &j.ops[i]
-		if _, err := tables.of([]byte(op.key[:1])); err != nil {
+		if _, err := tables.of([]byte(op.key)); err != nil {
 			return nil, err
 		}
 		if op.fresh {
@@ -223,12 +224,16 @@ func decodeUndo(b []byte) ([]undoRecord, error) {
 		if r.Err() != nil {
 			return nil, r.Err()
 		}
-		if shared > len(last) {
+		// Strict: the shared prefix is the longest one, so every record list has one form.
+		if shared > len(last) || len(sfx) == 0 || (shared < len(last) && sfx[0] == last[shared]) {
 			return nil, errors.New("undo data: bad key prefix")
 		}
 		key := last[:shared] + string(sfx)
+		if _, err := tables.of([]byte(key)); err != nil {
+			return nil, err
+		}
 		rec := undoRecord{key: key}
-		if r.U8() == 1 {
+		if r.Bool() {
 			raw := r.VarBytes(r.Remaining())
 			if r.Err() != nil {
 				return nil, r.Err()

@@ -11,7 +11,7 @@ import (
 var (
 	// utxoTable maps an outpoint to its entry; its index lists an address's outputs, so that
 	// listing an address is one range scan that needs no second read.
-	utxoTable = &tableOf[*consensus.UtxoEntry]{name: "utxo", pfx: pfxUtxo,
+	utxoTable = &tableOf[*consensus.UtxoEntry]{name: "utxo", pfx: pfxUtxo, keyLen: 37,
 		encode: encodeEntry, decode: decodeEntry,
 		index: func(dst []byte, key string, e *consensus.UtxoEntry) []byte {
 			dst = append(dst, pfxAddr)
@@ -20,12 +20,12 @@ var (
 		}}
 
 	// clusterTable maps a cluster id to its balance (absent when zero).
-	clusterTable = &tableOf[uint64]{name: "cluster", pfx: pfxCluster,
+	clusterTable = &tableOf[uint64]{name: "cluster", pfx: pfxCluster, keyLen: 33,
 		encode: func(w *bincode.Writer, v uint64) { w.U64(v) },
 		decode: func(r *bincode.Reader) uint64 { return r.U64() }}
 
 	// txTable maps a confirmed transaction to where it is on the main chain.
-	txTable = &tableOf[TxLocation]{name: "tx", pfx: pfxTx,
+	txTable = &tableOf[TxLocation]{name: "tx", pfx: pfxTx, keyLen: 33,
 		encode: func(w *bincode.Writer, l TxLocation) {
 			w.Raw(l.Block[:])
 			w.U64(l.Height)
@@ -40,7 +40,7 @@ var (
 		}}
 
 	// heightTable maps a main-chain height to its block hash.
-	heightTable = &tableOf[types.Hash]{name: "height", pfx: pfxHeight,
+	heightTable = &tableOf[types.Hash]{name: "height", pfx: pfxHeight, keyLen: 9,
 		encode: func(w *bincode.Writer, h types.Hash) { w.Raw(h[:]) },
 		decode: func(r *bincode.Reader) types.Hash {
 			var h types.Hash
@@ -49,7 +49,7 @@ var (
 		}}
 
 	// statsTable holds the one stats record of the tip.
-	statsTable = &tableOf[Stats]{name: "stats", pfx: keyStats[0],
+	statsTable = &tableOf[Stats]{name: "stats", pfx: keyStats[0], keyLen: len(keyStats),
 		encode: func(w *bincode.Writer, s Stats) { s.encode(w) },
 		decode: func(r *bincode.Reader) Stats {
 			var s Stats
