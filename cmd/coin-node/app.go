@@ -12,6 +12,7 @@ import (
 	"github.com/cointoolkit/coin/lib/cliutil"
 	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/node"
+	"github.com/cointoolkit/coin/lib/p2p"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/urfave/cli/v2"
 )
@@ -81,9 +82,16 @@ func run(c *cli.Context) error {
 	if p2pPort == 0 {
 		p2pPort = int(net.P2PPort)
 	}
+	none := func(v int) int { // the flags say 0 for none; p2p.Config says negative
+		if v == 0 {
+			return -1
+		}
+		return v
+	}
 	cfg := node.Config{
-		Network: net, DataDir: dataDir, RPCBind: c.String("rpc-bind"), P2PPort: p2pPort,
-		Connect: c.StringSlice("connect"), MaxPeers: c.Int("max-peers"), MaxInbound: c.Int("max-inbound"),
+		Network: net, DataDir: dataDir, RPCBind: c.String("rpc-bind"),
+		P2P: &p2p.Config{ListenAddr: fmt.Sprintf(":%d", p2pPort), Connect: c.StringSlice("connect"),
+			MaxOutbound: none(c.Int("max-peers")), MaxInbound: none(c.Int("max-inbound"))},
 		Logger: logger, MinFreeDiskPercent: c.Float64("min-free-disk"), MempoolMaxBytes: c.Int("mempool-max-mb") << 20,
 	}
 	n, err := node.New(cfg)
@@ -91,9 +99,6 @@ func run(c *cli.Context) error {
 		if errors.Is(err, chainstate.ErrLocked) {
 			return fmt.Errorf("%w", err)
 		}
-		return err
-	}
-	if err := attachNetwork(n); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

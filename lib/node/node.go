@@ -16,9 +16,8 @@ import (
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/mempool"
-	"github.com/cointoolkit/coin/lib/p2p/peer"
+	"github.com/cointoolkit/coin/lib/p2p"
 	"github.com/cointoolkit/coin/lib/params"
-	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/rpcserver"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -26,42 +25,19 @@ import (
 // ErrDiskLow is returned by Run when the node stopped for lack of disk space.
 var ErrDiskLow = errors.New("disk space low")
 
-// Config is the node's configuration (the coin-node flags).
+// Config is the node's configuration.
 type Config struct {
-	Network  *params.Network
-	DataDir  string
-	RPCBind  string // empty: no RPC server
-	P2PPort  int
-	Connect  []string
-	MaxPeers int
-	// MaxInbound bounds inbound peer connections.
-	MaxInbound int
-	Logger     *slog.Logger
+	Network *params.Network
+	DataDir string
+	RPCBind string // empty: no RPC server
+	// P2P configures the peer-to-peer layer (network.go); nil runs the node without one.
+	P2P    *p2p.Config
+	Logger *slog.Logger
 	// MinFreeDiskPercent stops the node when less of the data dir's disk is free.
 	MinFreeDiskPercent float64
 	DiskCheckInterval  time.Duration
 	MempoolMaxBytes    int
 }
-
-// Network is the peer-to-peer layer as the node sees it. The node runs without one
-// (NoNetwork) until a P2P implementation is plugged in with SetNetwork.
-type Network interface {
-	Start(ctx context.Context) error
-	Stop()
-	Peers() []peer.Stats
-	Syncing() bool
-	RelayBlock(hash types.Hash)
-	RelayTransaction(txid types.Hash)
-}
-
-type noNetwork struct{}
-
-func (noNetwork) Start(context.Context) error { return nil }
-func (noNetwork) Stop()                       {}
-func (noNetwork) Peers() []peer.Stats         { return nil }
-func (noNetwork) Syncing() bool               { return false }
-func (noNetwork) RelayBlock(types.Hash)       {}
-func (noNetwork) RelayTransaction(types.Hash) {}
 
 // Node is a running full node.
 type Node struct {
@@ -100,13 +76,18 @@ func New(cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, chain: chain, net: noNetwork{}, stopCh: make(chan struct{})}
 	n.pool = mempool.New(poolChain{chain}, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes, SigCache: sigs})
+	if cfg.P2P != nil {
+		srv, err := n.newNetwork(*cfg.P2P)
+		if err != nil {
+			chain.Close()
+			return nil, fmt.Errorf("p2p: %w", err)
+		}
+		n.net = srv
+	}
 	tip := chain.Tip()
 	n.log.Info("chain loaded", "network", cfg.Network.Name, "height", tip.Height, "tip", tip.Hash, "datadir", cfg.DataDir)
 	return n, nil
 }
-
-// SetNetwork plugs in the P2P layer (before Run).
-func (n *Node) SetNetwork(net Network) { n.net = net }
 
 // Chain is the node's chain state.
 func (n *Node) Chain() *chainstate.Chain { return n.chain }
@@ -116,26 +97,6 @@ func (n *Node) Mempool() *mempool.Pool { return n.pool }
 
 // Network is the node's network parameters.
 func (n *Node) Network() *params.Network { return n.cfg.Network }
-
-// Config is the node's configuration.
-func (n *Node) Config() Config { return n.cfg }
-
-// Logger is the node's logger.
-func (n *Node) Logger() *slog.Logger { return n.log }
-
-// Peers lists connected peers (for RPC).
-func (n *Node) Peers() []rpcapi.Peer {
-	stats := n.net.Peers()
-	out := make([]rpcapi.Peer, 0, len(stats))
-	for _, st := range stats {
-		out = append(out, rpcapi.Peer{Addr: st.Addr, Inbound: st.Inbound, Height: st.Height, Version: st.Version,
-			BanScore: st.BanScore, ConnTime: st.ConnTime.Unix(), BytesSent: st.BytesSent, BytesRecv: st.BytesRecv})
-	}
-	return out
-}
-
-// Syncing reports whether the node is catching up with a peer.
-func (n *Node) Syncing() bool { return n.net.Syncing() }
 
 // RequestStop asks Run to return.
 func (n *Node) RequestStop() { n.stopOnce.Do(func() { close(n.stopCh) }) }
@@ -188,13 +149,6 @@ func (n *Node) SubmitTransaction(tx *types.Transaction) (types.Hash, error) {
 	n.log.Debug("transaction accepted", "txid", txid)
 	n.net.RelayTransaction(txid)
 	return txid, nil
-}
-
-// ProcessLock runs f while block processing is held off (for the P2P layer's batch work).
-func (n *Node) ProcessLock(f func()) {
-	n.procMu.Lock()
-	defer n.procMu.Unlock()
-	f()
 }
 
 // Run serves until ctx ends, stop is requested or the disk runs low, then shuts down.

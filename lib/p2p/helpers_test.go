@@ -16,7 +16,6 @@ import (
 
 	"github.com/cointoolkit/coin/lib/chaingen"
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/node"
 	"github.com/cointoolkit/coin/lib/p2p/wire"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
@@ -46,7 +45,7 @@ func (l *logBuf) Contains(s string) bool { return strings.Contains(l.String(), s
 type tnode struct {
 	t      testing.TB
 	name   string
-	n      *node.Node
+	n      *testNode
 	s      *Server
 	dir    string
 	log    *logBuf
@@ -84,7 +83,7 @@ func startNode(t testing.TB, name string, o nodeOpts) *tnode {
 		out = io.Discard
 	}
 	logger := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level}))
-	n, err := node.New(node.Config{Network: params.Regtest, DataDir: o.dir, Logger: logger, MinFreeDiskPercent: 1e-9})
+	n, err := newTestNode(params.Regtest, o.dir, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,105 @@
+package p2p
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"sync"
+
+	"github.com/cointoolkit/coin/lib/chainstate"
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/mempool"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// testNode stands in for lib/node, which builds on this package and so cannot be imported by
+// its tests: the chain state and mempool of a data directory, block and transaction
+// submission that keeps the mempool in line with the chain and relays through the server,
+// and Run. It does what node.Node does for the P2P layer; cmd/coin-node's end-to-end tests
+// run the real node.
+type testNode struct {
+	chain  *chainstate.Chain
+	pool   *mempool.Pool
+	net    *Server
+	log    *slog.Logger
+	procMu sync.Mutex // serialises block processing with mempool updates
+}
+
+var _ Backend = (*testNode)(nil)
+
+func newTestNode(net *params.Network, dataDir string, logger *slog.Logger) (*testNode, error) {
+	sigs := consensus.NewSigCache(0)
+	chain, err := chainstate.Open(filepath.Join(dataDir, "db"), net, chainstate.Options{SigCache: sigs})
+	if err != nil {
+		return nil, err
+	}
+	n := &testNode{chain: chain, log: logger}
+	n.pool = mempool.New(testPoolChain{chain}, net.Magic, mempool.Options{SigCache: sigs})
+	return n, nil
+}
+
+func (n *testNode) Chain() *chainstate.Chain { return n.chain }
+func (n *testNode) Mempool() *mempool.Pool   { return n.pool }
+func (n *testNode) SetNetwork(s *Server)     { n.net = s }
+
+// Run serves until ctx ends, then stops the server and closes the chain.
+func (n *testNode) Run(ctx context.Context) error {
+	if err := n.net.Start(ctx); err != nil {
+		n.chain.Close()
+		return err
+	}
+	<-ctx.Done()
+	n.net.Stop()
+	n.procMu.Lock()
+	defer n.procMu.Unlock()
+	return n.chain.Close()
+}
+
+// SubmitBlock processes a block, brings the mempool in line and relays a new tip.
+func (n *testNode) SubmitBlock(b *types.Block) (*chainstate.Result, error) {
+	n.procMu.Lock()
+	res, err := n.chain.ProcessBlock(b)
+	if res != nil {
+		for _, c := range res.Connected {
+			n.pool.BlockConnected(c.Block, c.TxIDs)
+		}
+		if len(res.Disconnected) > 0 {
+			blocks := make([]*types.Block, 0, len(res.Disconnected))
+			for i := len(res.Disconnected) - 1; i >= 0; i-- {
+				blocks = append(blocks, res.Disconnected[i].Block)
+			}
+			n.pool.Reorganized(blocks)
+		}
+	}
+	n.procMu.Unlock()
+	if err != nil {
+		return res, err
+	}
+	if res.IsTip && n.net != nil {
+		n.net.RelayBlock(res.Hash)
+	}
+	return res, nil
+}
+
+// SubmitTransaction adds a transaction to the mempool and relays it.
+func (n *testNode) SubmitTransaction(tx *types.Transaction) (types.Hash, error) {
+	txid, err := n.pool.Accept(tx)
+	if err == nil && n.net != nil {
+		n.net.RelayTransaction(txid)
+	}
+	return txid, err
+}
+
+// testPoolChain is what the mempool needs of the chain state (as lib/node's poolChain).
+type testPoolChain struct{ *chainstate.Chain }
+
+func (p testPoolChain) NextBlockInfo() (uint64, uint64) {
+	t := p.NextBlock()
+	return t.Height, t.MedianTimePast
+}
+
+func (p testPoolChain) Confirmed(txid types.Hash) bool {
+	_, err := p.TxLocation(txid)
+	return err == nil
+}
