@@ -146,7 +146,7 @@ type Server struct {
 	self     map[string]bool
 	wakeConn chan struct{}
 
-	// Sync state (sync.go, download.go), guarded by mu.
+	// Sync state (syncstate.go, download.go, process.go), guarded by mu.
 	tip             tipInfo
 	best            *chainstate.Node   // the best header when path was loaded (nil: path empty)
 	path            []*chainstate.Node // blocks to download, lowest first (download.go)
