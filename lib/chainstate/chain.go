@@ -48,8 +48,9 @@ func storageErr(op string, err error) error {
 //
 // A header-only node holds a header accepted by ProcessBlockHeader whose block is not stored
 // yet. It lives in memory only, is never on the main chain nor a candidate tip, and its
-// children are header-only too (a block is stored only on a stored parent). NodeByHash and
-// NodeStatus do not report header-only nodes; HeaderState does.
+// children are header-only too (a block is stored only on a stored parent). Its Status is
+// StatusStored until it or an ancestor fails, and Size and TxCount are zero until its block
+// fills it in. NodeByHash and NodeStatus do not report header-only nodes; HeaderState does.
 type Node struct {
 	Hash       types.Hash
 	Header     types.BlockHeader
