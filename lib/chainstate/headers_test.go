@@ -323,3 +323,46 @@ func TestHeaderLimit(t *testing.T) {
 		t.Fatal("best header after pruning")
 	}
 }
+
+// TestForgetTakesHeaderOnlyDescendants: a block forgotten for a bad signature (its hash does
+// not commit to it) takes the header-only nodes above it along, and the best header moves
+// back to what remains.
+func TestForgetTakesHeaderOnlyDescendants(t *testing.T) {
+	c, _ := openHeaderChain(t, Options{})
+	g := params.Regtest.GenesisBlock()
+	a := hdrChain(t, g, 1, 2, "a")
+	b := hdrChain(t, g, 1, 4, "b")
+	for _, blk := range a {
+		mustBlock(t, c, blk)
+	}
+	for _, blk := range b {
+		if err := c.ProcessBlockHeader(&blk.Header); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustBlock(t, c, b[0])
+	c.mu.Lock()
+	err := c.forget(c.index[b[0].Hash()])
+	c.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, blk := range b {
+		if c.HeaderState(blk.Hash()).Node != nil {
+			t.Fatal("a forgotten block's descendant stayed in the index")
+		}
+	}
+	if n, _ := c.HeaderCount(); n != 0 || c.BestHeader().Hash != a[1].Hash() || len(c.BlocksToFetch()) != 0 {
+		t.Fatalf("after forgetting: %d header-only nodes, best header at %d", n, c.BestHeader().Height)
+	}
+	// The headers and the block can come again.
+	for _, blk := range b {
+		if err := c.ProcessBlockHeader(&blk.Header); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustBlock(t, c, b[0])
+	if len(c.BlocksToFetch()) != 3 {
+		t.Fatal("the headers did not come back")
+	}
+}
