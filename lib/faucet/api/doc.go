@@ -1,0 +1,16 @@
+// Package api holds the bodies of the faucet's HTTP API (spec/faucet-agent-http-api.md,
+// endpoints 1 to 6): what coin-faucetd (lib/faucet) writes and reads, and what a client
+// such as coin-faucet sends and decodes.
+//
+// # Overview
+//
+// The types are plain JSON structs with the spec's field names, in the order the server
+// writes them. The package imports only encoding/json, so a client of the faucet depends on
+// these types and not on the server's dependencies (the wallet, the node client, LevelDB);
+// lib/faucet aliases them under their old names (faucet.ClaimResult, ...).
+//
+// # Errors
+//
+// Every error response has the body ErrorBody: {"error": {"code", "message"}}. The package
+// itself returns no errors.
+package api
