@@ -15,16 +15,19 @@ type Output struct {
 }
 
 // OutputOf is output i of tx (its height unknown: 0).
-func OutputOf(tx *types.Transaction, i int) Output {
-	return Output{Outpoint: types.Outpoint{TxID: tx.TxID(), Index: uint32(i)}, Value: tx.Outputs[i].Value,
+func OutputOf(tx *types.Transaction, i int) Output { return outputOf(tx, tx.TxID(), i) }
+
+func outputOf(tx *types.Transaction, id types.Hash, i int) Output {
+	return Output{Outpoint: types.Outpoint{TxID: id, Index: uint32(i)}, Value: tx.Outputs[i].Value,
 		PKH: tx.Outputs[i].PubKeyHash, Coinbase: tx.IsCoinbase()}
 }
 
 // OutputsOf is every output of tx.
 func OutputsOf(tx *types.Transaction) []Output {
+	id := tx.TxID()
 	out := make([]Output, len(tx.Outputs))
 	for i := range out {
-		out[i] = OutputOf(tx, i)
+		out[i] = outputOf(tx, id, i)
 	}
 	return out
 }
@@ -128,8 +131,9 @@ func (g *Generator) Spendable(tip string, owner *Wallet) []Output {
 			for j := range tx.Inputs {
 				delete(unspent, tx.Inputs[j].Outpoint())
 			}
+			id := tx.TxID()
 			for k := range tx.Outputs {
-				o := OutputOf(tx, k)
+				o := outputOf(tx, id, k)
 				o.Height = height
 				order = append(order, o.Outpoint)
 				unspent[o.Outpoint] = o
