@@ -19,7 +19,9 @@
 // Take(tip, wallet, n) hands out the oldest of them once. Spend(outputs...) starts a
 // TxBuilder: Kind(kind, payload) for any transaction kind, Pay(pkh, value), Fee or FeeRate,
 // Change, LockTime, Name; Tx signs each input with the wallet its output pays, so one
-// transaction can spend the outputs of several owners (merging their clusters).
+// transaction can spend the outputs of several owners (merging their clusters). SignedBy and
+// Magic sign with a wrong key or for another network; Generator.Sign signs again after a
+// test changed a field.
 //
 // Scenarios: a Step says "accept block X, the tip is Y" (Accept), "reject X with consensus
 // kind K" (Reject), "X is an orphan" (Orphan) or "the tip is Y" (TipIs); Built attaches the
