@@ -335,4 +335,9 @@ func TestEngineAlreadyInChain(t *testing.T) {
 	if _, ok, _ := h.claims.Last(a); !ok {
 		t.Fatal("paid claim not recorded")
 	}
+	// The engine re-reads its view and goes on paying.
+	b, _ := newAddress(t)
+	if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(b)); r.Status != http.StatusOK {
+		t.Fatalf("next claim: %d %s", r.Status, r.Raw)
+	}
 }

@@ -101,9 +101,15 @@ func (e *Engine) round(ctx context.Context, batch []*request) {
 			return
 		}
 		paid := claims[:n]
-		txid, err := e.send(ctx, plan, paid)
+		txid, mined, err := e.send(ctx, plan, paid)
 		if err == nil {
 			e.apply(plan)
+			if mined {
+				// Already in the chain: nothing of it is pending, and the next sync reads its
+				// outputs as confirmed.
+				delete(e.pending, txid)
+				e.needSync = true
+			}
 			for _, r := range batch[:n] {
 				r.done <- result{txid: txid}
 			}
@@ -170,21 +176,21 @@ func refusalOf(err error) refusal {
 	return refusedOther
 }
 
-// send journals the claims, broadcasts the transaction and returns its txid. When the
-// node's answer is lost (a transport error), it asks the node whether the transaction
-// arrived before giving up.
-func (e *Engine) send(ctx context.Context, plan *wallet.Plan, claims []Claim) (types.Hash, error) {
+// send journals the claims, broadcasts the transaction and returns its txid, and whether
+// the node says it is mined already. When the node's answer is lost (a transport error), it
+// asks the node whether the transaction arrived before giving up.
+func (e *Engine) send(ctx context.Context, plan *wallet.Plan, claims []Claim) (types.Hash, bool, error) {
 	if err := wallet.Sign(plan, e.cfg.Keys, e.cfg.Net.Magic); err != nil {
-		return types.Hash{}, err
+		return types.Hash{}, false, err
 	}
 	if err := e.cfg.Journal.Record(claims, plan.TxID); err != nil {
-		return types.Hash{}, err
+		return types.Hash{}, false, err
 	}
-	forget := func(err error) (types.Hash, error) {
+	forget := func(err error) (types.Hash, bool, error) {
 		if ferr := e.cfg.Journal.Forget(claims); ferr != nil {
 			e.log.Error("forgetting unpaid claims", "err", ferr)
 		}
-		return types.Hash{}, err
+		return types.Hash{}, false, err
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
@@ -194,13 +200,17 @@ func (e *Engine) send(ctx context.Context, plan *wallet.Plan, claims []Claim) (t
 			e.needSync = true
 			return forget(fmt.Errorf("node returned txid %s for %s", id, plan.TxID))
 		}
-		return plan.TxID, nil
+		return plan.TxID, false, nil
 	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
-		if errors.Is(err, reason.AlreadyInMempool) || errors.Is(err, reason.AlreadyInChain) {
-			// The node has this very transaction: the claims are paid by it.
-			return plan.TxID, nil
+		// The node has this very transaction, in its mempool or in the chain: the claims
+		// are paid by it.
+		if errors.Is(err, reason.AlreadyInMempool) {
+			return plan.TxID, false, nil
+		}
+		if errors.Is(err, reason.AlreadyInChain) {
+			return plan.TxID, true, nil
 		}
 		e.needSync = true
 		return forget(&RejectedError{Message: rpcErr.Message, Err: err})
@@ -208,7 +218,7 @@ func (e *Engine) send(ctx context.Context, plan *wallet.Plan, claims []Claim) (t
 	// Transport failure: did the transaction arrive?
 	e.needSync = true
 	if t, terr := e.node.GetTransaction(cctx, plan.TxID.String()); terr == nil && t.TxID == plan.TxID.String() {
-		return plan.TxID, nil
+		return plan.TxID, false, nil
 	}
 	return forget(fmt.Errorf("%w: %v", ErrNodeUnavailable, err))
 }
