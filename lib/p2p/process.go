@@ -116,8 +116,11 @@ func (s *Server) processLoop() {
 			}
 			s.scheduleLocked()
 			announce, ok := s.checkSyncLocked()
-			syncing := s.wasSyncing
+			syncing, dirty := s.wasSyncing, s.pathDirty
 			s.mu.Unlock()
+			if dirty { // the block failed or the chain moved elsewhere: ask for what is next now
+				s.schedule()
+			}
 			s.afterSyncCheck(announce, ok, syncing)
 			if unknownParent {
 				for _, ps := range s.peerList() {
@@ -175,18 +178,26 @@ func (s *Server) blockRejected(from *peerState, hash types.Hash, err error) {
 	invalid := st.Invalid || errors.Is(err, consensus.ErrKnownInvalid) || errors.Is(err, consensus.ErrInvalidAncestor)
 	giveUp, refetch := false, false
 	s.mu.Lock()
-	if !invalid && !st.HaveBlock {
+	// The processor submits the path's first block; others reach here unasked.
+	onPath := len(s.path) > 0 && s.path[0].Hash == hash
+	if !invalid && !st.HaveBlock && (onPath || st.Node != nil) {
 		s.bodyFailures[hash]++
 		giveUp = s.bodyFailures[hash] >= 3
 		// A forgotten block takes its header with it: the header must come again.
 		refetch = st.Node == nil && !giveUp
 	}
-	s.markPathDirtyLocked()
 	s.mu.Unlock()
 	if giveUp && st.Node != nil {
 		if err := s.chain.InvalidateHeader(hash); err != nil {
 			s.log.Error("giving up on a header", "hash", hash, "err", err)
 		}
+	}
+	if invalid || giveUp || refetch {
+		// The chain's best header may have moved: load the path again (after the chain
+		// changed, so that the path cannot be loaded from before).
+		s.mu.Lock()
+		s.markPathDirtyLocked()
+		s.mu.Unlock()
 	}
 	s.misbehave(from, 100, "invalid block "+hash.String()+": "+err.Error())
 	if refetch {

@@ -1,0 +1,90 @@
+package p2p
+
+import (
+	"bufio"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/p2p/wire"
+)
+
+// tamperingPeer listens on ip and answers the handshake and getheaders with src's chain, and
+// getdata with src's blocks whose coinbase pays one unit less: bodies that do not match their
+// headers.
+func tamperingPeer(t *testing.T, src *tnode, ip string) string {
+	ln, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Skipf("cannot listen on %s (loopback aliases are a Linux feature): %v", ip, err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := &rawPeer{t: t, c: c, br: bufio.NewReader(c)}
+				if _, err := r.recv(5 * time.Second); err != nil {
+					return
+				}
+				r.send(rawVersion(src.height(), 43))
+				r.send(&wire.MsgVerack{})
+				for {
+					m, err := r.recv(30 * time.Second)
+					if err != nil {
+						return
+					}
+					switch m := m.(type) {
+					case *wire.MsgGetHeaders:
+						r.send(&wire.MsgHeaders{Headers: src.n.Chain().HeadersAfter(m.Locator, m.Stop, wire.MaxHeaders)})
+					case *wire.MsgGetData:
+						for _, iv := range m.Inv {
+							b, err := src.n.Chain().Block(iv.Hash)
+							if err != nil {
+								continue
+							}
+							b.Transactions[0].Outputs[0].Value--
+							if r.send(&wire.MsgBlock{Block: b}) != nil {
+								return
+							}
+						}
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestTamperedBodiesFetchedElsewhere: a peer that sends blocks whose bodies do not match
+// their headers is banned; the headers stay in the chain, and the blocks come from an honest
+// peer that connects later, without asking for the headers again.
+func TestTamperedBodiesFetchedElsewhere(t *testing.T) {
+	w := newWallet(12)
+	dirA := t.TempDir()
+	a := startNode(t, "A", quiet(nodeOpts{dir: dirA}))
+	a.mine(w, 50)
+	tip := a.tip()
+	liar := tamperingPeer(t, a, "127.0.0.2")
+	l := startNode(t, "L", nodeOpts{connect: []string{liar}})
+	waitFor(t, 10*time.Second, "the liar banned", func() bool {
+		_, banned := l.s.Addrman().Banned(netip.MustParseAddr("127.0.0.2"))
+		return banned
+	})
+	if !l.log.Contains("invalid block from peer") {
+		t.Fatal("no block from the liar was refused")
+	}
+	if st := l.n.Chain().HeaderState(tip); st.Node == nil || st.HaveBlock || st.Invalid {
+		t.Fatalf("the liar's headers after the ban: %+v", st)
+	}
+	a.stop()
+	a = startNode(t, "A-again", quiet(nodeOpts{dir: dirA, connect: []string{l.addr()}}))
+	waitFor(t, 30*time.Second, "L synced from the honest peer", func() bool { return l.tip() == tip })
+	if n, _ := l.n.Chain().HeaderCount(); n != 0 {
+		t.Fatalf("%d header-only nodes left after the sync", n)
+	}
+}
