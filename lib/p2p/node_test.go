@@ -56,13 +56,18 @@ func (n *testNode) Run(ctx context.Context) error {
 	return n.chain.Close()
 }
 
-// SubmitBlock processes a block, brings the mempool in line and relays a new tip.
+// SubmitBlock processes a block, brings the mempool in line and relays a new tip, logging
+// as node.Node does (so that the sync benchmark measures the same work).
 func (n *testNode) SubmitBlock(b *types.Block) (*chainstate.Result, error) {
 	n.procMu.Lock()
 	res, err := n.chain.ProcessBlock(b)
 	if res != nil {
+		for _, d := range res.Disconnected {
+			n.log.Info("block disconnected", "height", d.Height, "hash", d.Hash)
+		}
 		for _, c := range res.Connected {
 			n.pool.BlockConnected(c.Block, c.TxIDs)
+			n.log.Info("block connected", "height", c.Height, "hash", c.Hash, "txs", len(c.TxIDs))
 		}
 		if len(res.Disconnected) > 0 {
 			blocks := make([]*types.Block, 0, len(res.Disconnected))
@@ -70,10 +75,13 @@ func (n *testNode) SubmitBlock(b *types.Block) (*chainstate.Result, error) {
 				blocks = append(blocks, res.Disconnected[i].Block)
 			}
 			n.pool.Reorganized(blocks)
+			n.log.Info("chain reorganised", "disconnected", len(res.Disconnected), "connected", len(res.Connected),
+				"mempool", n.pool.Info().Size)
 		}
 	}
 	n.procMu.Unlock()
 	if err != nil {
+		n.log.Debug("block rejected", "hash", b.Hash(), "err", err)
 		return res, err
 	}
 	if res.IsTip && n.net != nil {
@@ -85,10 +93,15 @@ func (n *testNode) SubmitBlock(b *types.Block) (*chainstate.Result, error) {
 // SubmitTransaction adds a transaction to the mempool and relays it.
 func (n *testNode) SubmitTransaction(tx *types.Transaction) (types.Hash, error) {
 	txid, err := n.pool.Accept(tx)
-	if err == nil && n.net != nil {
+	if err != nil {
+		n.log.Debug("transaction rejected", "txid", txid, "err", err)
+		return txid, err
+	}
+	n.log.Debug("transaction accepted", "txid", txid)
+	if n.net != nil {
 		n.net.RelayTransaction(txid)
 	}
-	return txid, err
+	return txid, nil
 }
 
 // testPoolChain is what the mempool needs of the chain state (as lib/node's poolChain).
