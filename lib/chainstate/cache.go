@@ -245,7 +245,7 @@ func (c *Chain) flushDue() error {
 
 // SetBulk turns bulk mode on or off. In bulk mode the blocks ProcessBlock connects are written
 // together, when the write cache reaches Options.WriteCacheMiB or Options.WriteCacheAge, when
-// a block is disconnected, when a read needs the database (UtxosByAddress, UtxoSetInfo), at
+// a read needs the database (UtxosByAddress, UtxoSetInfo), at
 // Flush, at Close, and when bulk mode ends, which writes at once. A node turns it on while it
 // catches up with its peers. Reads through the Chain's methods see every connected block in
 // either mode.
