@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/chaingen"
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -24,33 +24,21 @@ var benchBlocks struct {
 
 func benchSetup(b *testing.B) {
 	benchBlocks.once.Do(func() {
-		g := newGenerator(b)
-		g.chain("a", "genesis", 100)
-		split := g.spend("a1", 0, consensus.MaxTxOutputs)
-		g.next("a101", "a100", []*types.Transaction{split})
+		g := chaingen.New(b, nil)
+		g.Chain("a", "genesis", 100)
+		miner := g.Miner()
+		split := g.Spend(g.Coinbase("a1")).Fee(0).Change(miner.PKH, consensus.MaxTxOutputs).Tx()
+		g.Next("a101", "a100", []*types.Transaction{split})
 		for h := 1; h <= 101; h++ {
-			benchBlocks.chain = append(benchBlocks.chain, g.blocks[fmt.Sprintf("a%d", h)])
+			benchBlocks.chain = append(benchBlocks.chain, g.Block(fmt.Sprintf("a%d", h)))
 		}
-		splitID := split.TxID()
-		txs := make([]*types.Transaction, 0, 1000)
-		var fees uint64
-		for i := range split.Outputs {
+		txs := make([]*types.Transaction, 0, len(split.Outputs))
+		for i, out := range chaingen.OutputsOf(split) {
 			var seed [8]byte
 			binary.LittleEndian.PutUint64(seed[:], uint64(i))
-			tx := &types.Transaction{Version: 1, Kind: types.KindTransfer,
-				Inputs:  []types.TxInput{{PrevTxID: splitID, PrevIndex: uint32(i)}},
-				Outputs: []types.TxOutput{{Value: split.Outputs[i].Value - 200, PubKeyHash: types.Blake3(seed[:])}}}
-			types.SignInputs(tx, g.key, g.net.Magic)
-			txs = append(txs, tx)
-			fees += 200
+			txs = append(txs, g.Spend(out).Pay(types.Blake3(seed[:]), out.Value-200).Fee(200).Tx())
 		}
-		parent := g.blocks["a101"]
-		blk := miner.NewBlock(miner.Spec{Parent: parent.Hash(), Height: 102, Target: g.net.PowLimitBits,
-			Timestamp: parent.Header.Timestamp + 60, PayTo: g.pkh, Reward: consensus.Subsidy(102) + fees, Txs: txs})
-		if err := miner.Solve(blk, 1<<20); err != nil {
-			b.Fatal(err)
-		}
-		benchBlocks.block = blk
+		benchBlocks.block = g.Next("a102", "a101", txs)
 	})
 }
 

@@ -2,7 +2,6 @@ package chainstate
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"fmt"
 	"sort"
 	"testing"
@@ -181,43 +180,4 @@ func sameSet(a, b map[types.Outpoint]consensus.UtxoEntry) error {
 		}
 	}
 	return nil
-}
-
-// generator is chaingen's generator under the short names bench_test.go uses (blocks by
-// name in a map, the miner's key).
-type generator struct {
-	*chaingen.Generator
-	key    ed25519.PrivateKey
-	pkh    types.Hash
-	net    *params.Network
-	blocks map[string]*types.Block
-}
-
-func newGenerator(tb testing.TB) *generator {
-	g := chaingen.New(tb, nil)
-	return &generator{Generator: g, key: g.Miner().Key, pkh: g.Miner().PKH, net: g.Network(),
-		blocks: map[string]*types.Block{"genesis": g.Block("genesis")}}
-}
-
-// next builds the block name on parent with txs (see chaingen.Generator.Next).
-func (g *generator) next(name, parent string, txs []*types.Transaction, mungers ...chaingen.Munger) *types.Block {
-	b := g.Next(name, parent, txs, mungers...)
-	g.blocks[name] = b
-	return b
-}
-
-// chain builds n empty blocks prefix1..prefixN on parent and returns the last name.
-func (g *generator) chain(prefix, parent string, n int) string {
-	for i := 1; i <= n; i++ {
-		name := fmt.Sprintf("%s%d", prefix, i)
-		g.next(name, parent, nil)
-		parent = name
-	}
-	return parent
-}
-
-// spend is a transfer of the coinbase of block from, less fee, to the miner in outputs
-// equal parts.
-func (g *generator) spend(from string, fee uint64, outputs int) *types.Transaction {
-	return g.Spend(g.Coinbase(from)).Fee(fee).Change(g.pkh, outputs).Tx()
 }
