@@ -22,6 +22,7 @@ import (
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/wallet"
 	"github.com/urfave/cli/v2"
@@ -122,7 +123,7 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("--amount: %w", err)
 	}
-	if amt < wallet.DustLimit {
+	if amt < policy.DustLimit {
 		return fmt.Errorf("--amount: %w", wallet.ErrDust)
 	}
 	cooldown := c.Duration("cooldown")
@@ -130,7 +131,7 @@ func run(c *cli.Context) error {
 		return errors.New("--cooldown must be positive")
 	}
 	feeRate := c.Uint64("fee-rate")
-	if feeRate < wallet.MinFeeRate || feeRate > wallet.MaxFeeRate {
+	if feeRate < policy.MinRelayFeePerByte || feeRate > wallet.MaxFeeRate {
 		return fmt.Errorf("--fee-rate: %w", wallet.ErrBadFeeRate)
 	}
 	dataDir := c.String("data-dir")

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cointoolkit/coin/lib/rpcapi"
 	"strconv"
 	"strings"
+
+	"github.com/cointoolkit/coin/lib/policy"
+	"github.com/cointoolkit/coin/lib/rpcapi"
 
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/cliutil"
@@ -368,11 +370,11 @@ sendrawtransaction, and prints the txid (with --json an object with the fee and 
 			if err != nil {
 				return fmt.Errorf("--amount: %w", err)
 			}
-			if v < wallet.DustLimit {
+			if v < policy.DustLimit {
 				return fmt.Errorf("--amount: %w", wallet.ErrDust)
 			}
 			rate := c.Uint64("fee-rate")
-			if rate < wallet.MinFeeRate || rate > wallet.MaxFeeRate {
+			if rate < policy.MinRelayFeePerByte || rate > wallet.MaxFeeRate {
 				return fmt.Errorf("--fee-rate: %w", wallet.ErrBadFeeRate)
 			}
 			s, err := e.openStore()

@@ -12,6 +12,7 @@ import (
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/mempool"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
@@ -197,7 +198,7 @@ func (f *fakeNode) SendRawTransaction(_ context.Context, h string) (string, erro
 		return "", reject(reason.TooLongChain, "too long a chain of unconfirmed transactions")
 	}
 	for _, o := range tx.Outputs {
-		if o.Value < wallet.DustLimit {
+		if o.Value < policy.DustLimit {
 			return "", reject(mempool.ErrDust, "dust output")
 		}
 	}

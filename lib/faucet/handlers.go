@@ -11,6 +11,7 @@ import (
 	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
+	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
@@ -140,8 +141,8 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if v < wallet.DustLimit {
-		return apiErr(http.StatusBadRequest, "invalid_amount", "amount is below the dust limit of %s COIN", amount.Format(wallet.DustLimit))
+	if v < policy.DustLimit {
+		return apiErr(http.StatusBadRequest, "invalid_amount", "amount is below the dust limit of %s COIN", amount.Format(policy.DustLimit))
 	}
 	ring, err := wallet.KeyringFromMnemonic(req.Mnemonic, "", s.cfg.Net, 0)
 	if err != nil {

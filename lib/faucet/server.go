@@ -14,6 +14,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
 
@@ -90,8 +91,8 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Amount == 0 {
 		cfg.Amount = DefaultAmount
 	}
-	if cfg.Amount < wallet.DustLimit {
-		return nil, fmt.Errorf("faucet server: claim amount below the dust limit of %d subunits", wallet.DustLimit)
+	if cfg.Amount < policy.DustLimit {
+		return nil, fmt.Errorf("faucet server: claim amount below the dust limit of %d subunits", policy.DustLimit)
 	}
 	if cfg.Cooldown == 0 {
 		cfg.Cooldown = DefaultCooldown

@@ -25,12 +25,9 @@ type Chain interface {
 	Confirmed(txid types.Hash) bool
 }
 
-// Policy values; the relay fee and dust limit are lib/policy's, which the wallet reads too.
-const (
-	MinRelayFeePerByte = policy.MinRelayFeePerByte
-	DustLimit          = policy.DustLimit
-	DefaultMaxBytes    = 64 << 20
-)
+// DefaultMaxBytes bounds the pool's serialized size (the relay fee and the dust limit are
+// lib/policy's, which the wallet reads too).
+const DefaultMaxBytes = 64 << 20
 
 // Entry is a transaction in the pool.
 type Entry struct {
@@ -144,8 +141,8 @@ func (p *Pool) acceptLocked(tx *types.Transaction, txid types.Hash, size int) er
 		}
 	}
 	for i := range tx.Outputs {
-		if tx.Outputs[i].Value < DustLimit {
-			return reject(fmt.Sprintf("%v: output %d of %d subunits is below %d", ErrDust, i, tx.Outputs[i].Value, DustLimit), ErrDust)
+		if tx.Outputs[i].Value < policy.DustLimit {
+			return reject(fmt.Sprintf("%v: output %d of %d subunits is below %d", ErrDust, i, tx.Outputs[i].Value, policy.DustLimit), ErrDust)
 		}
 	}
 	res, err := consensus.CheckTransactionInputs(tx, height, view{p.chain, p, height})
@@ -155,9 +152,9 @@ func (p *Pool) acceptLocked(tx *types.Transaction, txid types.Hash, size int) er
 		}
 		return reject("invalid transaction", err)
 	}
-	if min := uint64(size) * MinRelayFeePerByte; res.Fee < min {
+	if min := uint64(size) * policy.MinRelayFeePerByte; res.Fee < min {
 		return reject(fmt.Sprintf("%v: fee %d is below the minimum relay fee %d (%d bytes at %d per byte)",
-			ErrInsufficientFee, res.Fee, min, size, MinRelayFeePerByte), ErrInsufficientFee)
+			ErrInsufficientFee, res.Fee, min, size, policy.MinRelayFeePerByte), ErrInsufficientFee)
 	}
 	p.seq++
 	e := &Entry{Tx: tx, TxID: txid, Size: size, Fee: res.Fee, Time: p.now(), Height: height - 1, seq: p.seq,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/chaingen"
 	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
@@ -100,13 +101,13 @@ func TestAcceptRejections(t *testing.T) {
 	t.Run("Dust", func(t *testing.T) {
 		in := f.take(1)
 		tx := f.transfer(in, 10_000, 2)
-		tx.Outputs[0].Value += tx.Outputs[1].Value - (DustLimit - 1)
-		tx.Outputs[1].Value = DustLimit - 1
+		tx.Outputs[0].Value += tx.Outputs[1].Value - (policy.DustLimit - 1)
+		tx.Outputs[1].Value = policy.DustLimit - 1
 		types.SignInputs(tx, testKey, testNet.Magic)
 		f.fees[tx.TxID()] = 10_000
 		f.mustReject(tx, ErrDust)
 		tx.Outputs[0].Value--
-		tx.Outputs[1].Value = DustLimit
+		tx.Outputs[1].Value = policy.DustLimit
 		types.SignInputs(tx, testKey, testNet.Magic)
 		f.fees[tx.TxID()] = 10_000
 		f.mustAccept(tx)

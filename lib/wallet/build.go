@@ -11,12 +11,9 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// Fee and output policy (DESIGN 5).
+// The wallet's fee policy (DESIGN 5); the relay fee and the dust limit it must respect are
+// lib/policy's.
 const (
-	// DustLimit is the smallest standard output; smaller outputs are not relayed.
-	DustLimit = policy.DustLimit
-	// MinFeeRate is the node's minimum relay fee in subunits per serialized byte.
-	MinFeeRate = policy.MinRelayFeePerByte
 	// DefaultFeeRate is the wallet's fee rate in subunits per serialized byte.
 	DefaultFeeRate = 2
 	// MaxFeeRate bounds a fee rate given by a user (a typo guard: 10,000 subunits per byte
@@ -27,9 +24,9 @@ const (
 // Building errors.
 var (
 	ErrInsufficientFunds = errors.New("insufficient funds")
-	ErrDust              = fmt.Errorf("amount below the dust limit of %d subunits", DustLimit)
+	ErrDust              = fmt.Errorf("amount below the dust limit of %d subunits", policy.DustLimit)
 	ErrTooLarge          = errors.New("transaction too large")
-	ErrBadFeeRate        = fmt.Errorf("fee rate must be %d to %d subunits per byte", MinFeeRate, MaxFeeRate)
+	ErrBadFeeRate        = fmt.Errorf("fee rate must be %d to %d subunits per byte", policy.MinRelayFeePerByte, MaxFeeRate)
 	ErrNoPayments        = errors.New("nothing to pay")
 	// ErrBadKind: the request's kind cannot be built (a coinbase, an unknown kind) or its
 	// payload does not fit the kind (a transfer carries none).
@@ -138,7 +135,7 @@ func (r *Request) outputs() []Payment {
 func (r *Request) Total() (uint64, error) {
 	var t uint64
 	for _, p := range r.outputs() {
-		if p.Value < DustLimit {
+		if p.Value < policy.DustLimit {
 			return 0, fmt.Errorf("%w: %d subunits", ErrDust, p.Value)
 		}
 		t += p.Value
@@ -166,7 +163,7 @@ func (r *Request) check() (rate, total uint64, err error) {
 	if rate == 0 {
 		rate = DefaultFeeRate
 	}
-	if rate < MinFeeRate || rate > MaxFeeRate {
+	if rate < policy.MinRelayFeePerByte || rate > MaxFeeRate {
 		return 0, 0, ErrBadFeeRate
 	}
 	if total, err = r.Total(); err != nil {
@@ -274,7 +271,7 @@ func Select(coins []Coin, req Request) (*Plan, error) {
 	}
 	need := total + rate*uint64(all.SerializeSize())
 	if len(tx.Outputs) == 0 {
-		need += DustLimit + rate*(32+3) // a change output of at least the dust limit
+		need += policy.DustLimit + rate*(32+3) // a change output of at least the dust limit
 	}
 	if len(req.Inputs)+len(offered) > maxIn && have >= need {
 		return nil, fmt.Errorf("%w: the payments need more than %d inputs", ErrTooLarge, maxIn)
@@ -290,7 +287,7 @@ func fitChange(rest, rate uint64, sizeNoChange int) (change, fee uint64, ok bool
 	haveFallback := false
 	for _, w := range []int{1, 3, 5, 9} {
 		f := rate * uint64(sizeNoChange+outBase+w)
-		if rest < f+DustLimit {
+		if rest < f+policy.DustLimit {
 			continue
 		}
 		c := rest - f

@@ -11,6 +11,7 @@ import (
 	"github.com/cointoolkit/coin/lib/bincode"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -48,7 +49,7 @@ func TestSelectExactFee(t *testing.T) {
 			if plan.ChangeIndex >= 0 && plan.Fee != rate*uint64(size) {
 				t.Fatalf("rate %d amount %d: fee %d, want exactly %d×%d", rate, amt, plan.Fee, rate, size)
 			}
-			if plan.ChangeIndex < 0 && (plan.Fee < rate*uint64(size) || plan.Fee >= rate*uint64(size+41)+DustLimit) {
+			if plan.ChangeIndex < 0 && (plan.Fee < rate*uint64(size) || plan.Fee >= rate*uint64(size+41)+policy.DustLimit) {
 				t.Fatalf("no change: fee %d for %d bytes at %d", plan.Fee, size, rate)
 			}
 			if plan.TxID != plan.Tx.TxID() {
@@ -95,7 +96,7 @@ func TestSelectVarintBoundaries(t *testing.T) {
 					t.Fatal(err)
 				}
 				exact := rate * uint64(plan.Size)
-				if plan.Fee < exact || plan.Fee > exact+8*rate+DustLimit {
+				if plan.Fee < exact || plan.Fee > exact+8*rate+policy.DustLimit {
 					t.Fatalf("in %d rate %d: fee %d, exact %d", in, rate, plan.Fee, exact)
 				}
 				if plan.ChangeIndex >= 0 && bincode.VarintSize(plan.Change) == 0 {
@@ -221,7 +222,7 @@ func (f *fakeNode) SendRawTransaction(_ context.Context, h string) (string, erro
 		}
 	}
 	for _, o := range tx.Outputs {
-		if o.Value < DustLimit {
+		if o.Value < policy.DustLimit {
 			return "", fmt.Errorf("dust output")
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
@@ -146,7 +147,7 @@ func TestSelectKindErrors(t *testing.T) {
 	if _, err := Select(funds, Request{Payments: pay, Payload: []byte{1}}); !errors.Is(err, ErrBadKind) {
 		t.Fatalf("transfer with a payload: %v", err)
 	}
-	if _, err := Select(funds, Request{Kind: types.KindAgentRegister, Locked: &Payment{types.Hash{9}, DustLimit - 1}}); !errors.Is(err, ErrDust) {
+	if _, err := Select(funds, Request{Kind: types.KindAgentRegister, Locked: &Payment{types.Hash{9}, policy.DustLimit - 1}}); !errors.Is(err, ErrDust) {
 		t.Fatalf("dust locked output: %v", err)
 	}
 	// A vouch has no output but its change: coins that leave no change of at least the dust
@@ -156,7 +157,7 @@ func TestSelectKindErrors(t *testing.T) {
 		t.Fatalf("vouch without change: %v", err)
 	}
 	plan, err := Select([]Coin{coin(1, 500), coin(2, 2_000)}, vouch)
-	if err != nil || len(plan.Tx.Outputs) != 1 || plan.ChangeIndex != 0 || plan.Change < DustLimit {
+	if err != nil || len(plan.Tx.Outputs) != 1 || plan.ChangeIndex != 0 || plan.Change < policy.DustLimit {
 		t.Fatalf("vouch: %v %+v", err, plan)
 	}
 	// A required input is spent once even when the coins offer it too.
