@@ -43,7 +43,7 @@ SIGINT, SIGTERM or the "stop" RPC shut the node down cleanly.`,
 			&cli.StringSliceFlag{Name: "connect", EnvVars: []string{"COIN_CONNECT"}, Usage: "connect to this peer (host:port) at start-up; repeatable"},
 			&cli.IntFlag{Name: "max-peers", Value: 16, EnvVars: []string{"COIN_MAX_PEERS"}, Usage: "maximum outbound P2P connections"},
 			&cli.IntFlag{Name: "max-inbound", Value: 64, EnvVars: []string{"COIN_MAX_INBOUND"}, Usage: "maximum inbound P2P connections"},
-			&cli.StringFlag{Name: "log-level", Aliases: []string{"debuglevel"}, Value: "info", EnvVars: []string{"COIN_LOG_LEVEL"}, Usage: "error, warn, info, debug or trace, for everything or per subsystem (node, p2p): debug or info,p2p=trace"},
+			&cli.StringFlag{Name: "log-level", Aliases: []string{"debuglevel"}, Value: "info", EnvVars: []string{"COIN_LOG_LEVEL"}, Usage: "error, warn, info, debug or trace, for everything or per subsystem (node, p2p, rpc): debug or info,p2p=trace"},
 			&cli.BoolFlag{Name: "log-file", EnvVars: []string{"COIN_LOG_FILE"}, Usage: "also write the log to <data-dir>/node.log"},
 			&cli.Float64Flag{Name: "min-free-disk", Value: 20, EnvVars: []string{"COIN_MIN_FREE_DISK"}, Usage: "stop cleanly when less than this percentage of the data dir's disk is free"},
 			&cli.IntFlag{Name: "mempool-max-mb", Value: 64, EnvVars: []string{"COIN_MEMPOOL_MAX_MB"}, Usage: "mempool size bound in MiB; the lowest fee rates are evicted beyond it"},
@@ -69,7 +69,7 @@ func run(c *cli.Context) error {
 		}
 		dataDir = net.DefaultDataDir(home)
 	}
-	levels, err := logging.ParseLevels(c.String("log-level"), logging.DefaultSubsystem, "p2p")
+	levels, err := logging.ParseLevels(c.String("log-level"), logging.DefaultSubsystem, "p2p", "rpc")
 	if err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/mempool"
 	"github.com/cointoolkit/coin/lib/p2p"
 	"github.com/cointoolkit/coin/lib/params"
@@ -175,7 +176,7 @@ func (n *Node) Run(ctx context.Context) (err error) {
 			n.log.Warn("RPC IS BOUND TO A NON-LOOPBACK ADDRESS: anyone who can reach it controls this node; bind 127.0.0.1 unless you know why not",
 				"addr", ln.Addr().String())
 		}
-		rpc := jsonrpc.NewServer(jsonrpc.Options{Logger: n.log, MaxConcurrent: 64})
+		rpc := jsonrpc.NewServer(jsonrpc.Options{Logger: n.log.With(logging.SubsystemKey, "rpc"), MaxConcurrent: 64})
 		rpcserver.Register(rpc, n.chain, n.pool, n)
 		srv = &http.Server{Handler: rpc, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 			WriteTimeout: 120 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
