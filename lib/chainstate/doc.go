@@ -7,9 +7,18 @@
 //
 // Open loads the header index into memory and resumes at the stored tip. ProcessBlock checks a
 // block with lib/consensus, stores it, and moves the tip to the chain with the most cumulative
-// work, disconnecting and connecting blocks as needed. Each connect and each disconnect is one
-// atomic leveldb.Batch that carries every index, the undo data and the new tip together, so a
-// crash (kill -9 at any point) leaves the database at a consistent tip. A block that fails on a
+// work, disconnecting and connecting blocks as needed.
+//
+// Every kind of state beside the blocks is a table of the keyed state journal (journal.go,
+// tables.go): a key prefix and a codec. Connecting a block stages keyed puts and deletes and
+// commits them to the write cache (cache.go); the block's undo data is every touched key's
+// previous value, so disconnecting replays it for every table alike and no kind of state has
+// an inverse of its own. The cache is written as one atomic leveldb.Batch that carries every
+// table, the undo data and the new tip together: at the end of each ProcessBlock, or in bulk
+// mode (SetBulk, while a node catches up) across many blocks. A crash (kill -9 at any point)
+// leaves the database at the consistent tip of the last write, and Open connects the stored
+// blocks past it again. The chain answers consensus.StateView (view.go) for connecting blocks
+// and, through the mempool, for accepting transactions. A block that fails on a
 // new branch is marked invalid with all its descendants and the best valid chain stays; one that
 // fails only on a signature or public key, which its hash does not commit to, is dropped with
 // its descendants instead, so a tampered copy cannot make the node refuse the valid block.
@@ -23,8 +32,9 @@
 // lib/p2p only schedules downloads.
 //
 // Key layout (one-byte prefixes): 'b' block, 'i' header index record, 'h' main-chain height,
-// 'u' UTXO, 'a' address index (a copy of the UTXO entry, so one range scan lists an address), 'c' cluster balance, 't' transaction index, 'r' undo data,
-// 's' chain statistics.
+// 'u' UTXO, 'a' address index (a copy of the UTXO entry, so one range scan lists an address),
+// 'c' cluster balance, 't' transaction index, 'j' undo data ('r' in the format before the
+// journal, legacy.go), 's' chain statistics.
 //
 // Supply invariant, which tests check after every connect and disconnect:
 // UtxoTotal + Pool + Burned = Issued (Σ subsidies of the connected blocks above genesis).
