@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/keys"
-	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -351,7 +350,7 @@ func submitFromTemplate(t *testing.T, n *testNode, addr string) {
 	if types.MerkleRoot(b.TxIDs()) != root {
 		t.Fatal("template merkle_root does not match its transactions")
 	}
-	if err := miner.Solve(b, 1<<24); err != nil {
+	if err := types.SolveBlock(b, 1<<24); err != nil {
 		t.Fatal(err)
 	}
 	if got := n.ok("submitblock", hex.EncodeToString(b.Bytes())); got != "ok" {

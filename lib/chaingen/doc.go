@@ -50,6 +50,6 @@
 // The generator reports its own failures (an unknown name, an output no wallet owns, a
 // nonce range without a solution) through the testing.TB it was made with. Run ends the
 // test at the first step whose outcome differs; Play returns that difference as an error.
-// The blocks are solved by the generator itself rather than lib/miner, which imports the
-// RPC client: the generator must not import any package whose tests use it.
+// Blocks are assembled and solved with lib/types (NewBlock, SolveBlock), as the node does for
+// generatetoaddress; the generator imports no package whose tests use it.
 package chaingen

@@ -279,7 +279,7 @@ func (g *Generator) build(name, parent string, t Template, txs []*types.Transact
 	for _, m := range mungers {
 		m(b)
 	}
-	if err := solve(b, solveTries); err != nil {
+	if err := types.SolveBlock(b, solveTries); err != nil {
 		g.tb.Fatalf("chaingen: block %s: %v", name, err)
 	}
 	g.register(name, b, t.Height, parent)

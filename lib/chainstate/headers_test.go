@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/pow"
 	"github.com/cointoolkit/coin/lib/types"
@@ -33,12 +32,12 @@ func openHeaderChain(t *testing.T, opts Options) (*Chain, string) {
 // header before it is solved.
 func hdrBlock(t *testing.T, parent *types.Block, height uint64, tag string, mutate ...func(*types.BlockHeader)) *types.Block {
 	t.Helper()
-	b := miner.NewBlock(miner.Spec{Parent: parent.Hash(), Height: height, Target: params.Regtest.PowLimitBits,
+	b := types.NewBlock(types.BlockSpec{Parent: parent.Hash(), Height: height, Target: params.Regtest.PowLimitBits,
 		Timestamp: parent.Header.Timestamp + 60, Reward: consensus.Subsidy(height), Extra: []byte(tag)})
 	for _, m := range mutate {
 		m(&b.Header)
 	}
-	if err := miner.Solve(b, 1<<20); err != nil {
+	if err := types.SolveBlock(b, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -163,7 +162,7 @@ func TestProcessBlockHeaderRejected(t *testing.T) {
 	bad := hdrBlock(t, a1, 2, "bad")
 	bad.Transactions[0].Outputs[0].Value++ // pays more than the subsidy
 	bad.Header.MerkleRoot = types.MerkleRoot(bad.TxIDs())
-	if err := miner.Solve(bad, 1<<20); err != nil {
+	if err := types.SolveBlock(bad, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	above := hdrChain(t, bad, 3, 2, "above")

@@ -203,7 +203,7 @@ func testScenario(t *testing.T, bulk bool) {
 	add(steps(
 		// Block structure.
 		reject("two-coinbases", consensus.ErrMultipleCoinbases, "a108").Built(func(g *G) {
-			g.Next("two-coinbases", "a108", txs(chaingen.CoinbaseTx(109, g.Miner().PKH, 1, []byte("second"))))
+			g.Next("two-coinbases", "a108", txs(types.NewCoinbase(109, g.Miner().PKH, 1, []byte("second"))))
 		}),
 		reject("first-not-coinbase", consensus.ErrFirstTxNotCoinbase, "a108").Built(func(g *G) {
 			g.Next("first-not-coinbase", "a108", txs(s.spendTx("f1", "a7", 0, 1000, 1)), chaingen.SwapTxs(0, 1))

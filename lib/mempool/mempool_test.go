@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cointoolkit/coin/lib/chaingen"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/types"
@@ -113,7 +112,7 @@ func TestAcceptRejections(t *testing.T) {
 		f.mustAccept(tx)
 	})
 	t.Run("Coinbase", func(t *testing.T) {
-		cb := chaingen.CoinbaseTx(f.chain.Tip().Height+1, testPKH, consensus.Subsidy(1), nil)
+		cb := types.NewCoinbase(f.chain.Tip().Height+1, testPKH, consensus.Subsidy(1), nil)
 		f.mustReject(cb, ErrCoinbase)
 		// A mined coinbase too.
 		f.mustReject(f.tipBlock().Transactions[0], ErrCoinbase)

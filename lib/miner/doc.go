@@ -32,10 +32,8 @@
 // is retried with exponential backoff up to MaxBackoff, with a warning per attempt; the
 // miner never exits because of it.
 //
-// Block assembly lives here too, for the node and for test chains: NewBlock builds the
-// unsolved block of a Spec (Coinbase paying the miner, then the given transactions, under
-// their merkle root) and Solve searches nonces one hash at a time, enough for regtest targets
-// (generatetoaddress, tests).
+// Assembling a block from a template for the node and for test chains is lib/types'
+// (NewBlock, SolveBlock), so that packages below the miner can build blocks too.
 //
 // Benchmark runs the same hashing goroutines on a fixed header without a node, and
 // OpenSSLReference measures the one-stream SHA-256 speed of `openssl speed` for comparison.
@@ -47,6 +45,5 @@
 // wrapping ErrBadTemplate when a template is inconsistent. Run returns an error only for
 // problems retrying cannot fix: ErrWrongNetwork when the node runs a network the address
 // does not belong to, and ErrNodeRefused when the node rejects the mining address or does
-// not know getblocktemplate. Solve returns ErrExhausted when no nonce in its range meets
-// the target.
+// not know getblocktemplate.
 package miner

@@ -81,7 +81,7 @@ func (f *fakeNode) GetBlockTemplate(ctx context.Context, address string) (*rpcap
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid address")
 	}
 	height := uint64(len(f.chain))
-	cb := Coinbase(height, types.Hash(pkh), 50_0000_0000, nil)
+	cb := types.NewCoinbase(height, types.Hash(pkh), 50_0000_0000, nil)
 	txs := append([]*types.Transaction{cb}, f.mempool...)
 	t := &rpcapi.BlockTemplate{Version: 1, PrevHash: f.chain[height-1].String(), Height: height,
 		Timestamp: uint64(time.Now().Unix()), DifficultyTarget: f.bits, MinTime: 1}

@@ -3,6 +3,7 @@ package miner
 import (
 	"encoding/hex"
 	"errors"
+	"math/big"
 	"strings"
 	"testing"
 
@@ -46,7 +47,7 @@ func TestKnownHeaderMeetsTarget(t *testing.T) {
 
 			// The miner's path: a Work, a job, the kernel.
 			w := &Work{Header: h}
-			tb := pow.TargetBytes(TargetOf(h.DifficultyTarget))
+			tb := pow.TargetBytes(mustTarget(h.DifficultyTarget))
 			w.Target = tb
 			j := newJob(1, w, nil, h.Timestamp, fullSpaceChunks)
 			sc := sha256d.NewScanner(&j.header, &j.target)
@@ -68,7 +69,7 @@ func TestKnownHeaderMeetsTarget(t *testing.T) {
 
 // template builds a getblocktemplate answer for a coinbase paying pkh and txs.
 func template(pkh keys.PubKeyHash, height uint64, txs ...*types.Transaction) *rpcapi.BlockTemplate {
-	all := append([]*types.Transaction{Coinbase(height, types.Hash(pkh), 50_0000_0000+uint64(len(txs)), []byte("x"))}, txs...)
+	all := append([]*types.Transaction{types.NewCoinbase(height, types.Hash(pkh), 50_0000_0000+uint64(len(txs)), []byte("x"))}, txs...)
 	ids := make([]types.Hash, len(all))
 	t := &rpcapi.BlockTemplate{Version: 1, PrevHash: params.Regtest.GenesisHash.String(), Timestamp: 1767225700,
 		DifficultyTarget: 0x207fffff, Height: height, MinTime: 1767225603,
@@ -187,4 +188,10 @@ func TestParseAddress(t *testing.T) {
 			t.Errorf("ParseAddress(%q, %v) = %v, want %v", tc.s, tc.net, err, tc.want)
 		}
 	}
+}
+
+// mustTarget decodes a valid compact target.
+func mustTarget(bits uint32) *big.Int {
+	t, _, _ := pow.CompactToBig(bits)
+	return t
 }

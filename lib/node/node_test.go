@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/p2p"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/proctest"
+	"github.com/cointoolkit/coin/lib/types"
 )
 
 func startTestNode(t *testing.T, p2pCfg *p2p.Config) *Node {
@@ -60,9 +60,9 @@ func TestP2PWiring(t *testing.T) {
 	}
 
 	next := a.Chain().NextBlock()
-	blk := miner.NewBlock(miner.Spec{Parent: next.Parent, Height: next.Height, Target: next.Target,
+	blk := types.NewBlock(types.BlockSpec{Parent: next.Parent, Height: next.Height, Target: next.Target,
 		Timestamp: max(uint64(time.Now().Unix()), next.MinTimestamp), Reward: consensus.Subsidy(next.Height)})
-	if err := miner.Solve(blk, 1<<32); err != nil {
+	if err := types.SolveBlock(blk, 1<<32); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.SubmitBlock(blk); err != nil {

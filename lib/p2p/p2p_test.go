@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/p2p/wire"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
@@ -227,7 +226,7 @@ func TestHostilePeers(t *testing.T) {
 			b := n.nextBlock(w)
 			b.Transactions[0].Outputs[0].Value += 1 // pays more than subsidy + fees
 			b.Header.MerkleRoot = types.MerkleRoot(b.TxIDs())
-			if err := miner.Solve(b, 1<<32); err != nil {
+			if err := types.SolveBlock(b, 1<<32); err != nil {
 				t.Fatal(err)
 			}
 			r.send(&wire.MsgBlock{Block: b})
@@ -343,9 +342,9 @@ func TestOrphans(t *testing.T) {
 
 	// A block whose parent is missing waits for it.
 	b1 := n.nextBlock(w)
-	b2 := miner.NewBlock(miner.Spec{Parent: b1.Hash(), Height: 103, Target: params.Regtest.PowLimitBits,
+	b2 := types.NewBlock(types.BlockSpec{Parent: b1.Hash(), Height: 103, Target: params.Regtest.PowLimitBits,
 		Timestamp: b1.Header.Timestamp + 1, PayTo: w.pkh, Reward: consensus.Subsidy(103)})
-	if err := miner.Solve(b2, 1<<32); err != nil {
+	if err := types.SolveBlock(b2, 1<<32); err != nil {
 		t.Fatal(err)
 	}
 	r.send(&wire.MsgBlock{Block: b2})

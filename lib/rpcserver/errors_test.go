@@ -13,7 +13,6 @@ import (
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/mempool"
-	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/types"
@@ -66,7 +65,7 @@ func TestDomainErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	staleBlock := blockFromTemplate(t, tmpl)
-	if err := miner.Solve(staleBlock, 1<<24); err != nil {
+	if err := types.SolveBlock(staleBlock, 1<<24); err != nil {
 		t.Fatal(err)
 	}
 	e.mineBlock()
@@ -86,7 +85,7 @@ func TestDomainErrors(t *testing.T) {
 		t.Fatalf("a block with bad proof of work changed the state: %+v → %+v", before, s)
 	}
 	// The same block solved is fine.
-	if err := miner.Solve(b, 1<<24); err != nil {
+	if err := types.SolveBlock(b, 1<<24); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.client.SubmitBlock(context.Background(), blockHex(b)); err != nil {
@@ -96,7 +95,7 @@ func TestDomainErrors(t *testing.T) {
 	greedy := e.block()
 	greedy.Transactions[0].Outputs[0].Value++
 	greedy.Header.MerkleRoot = types.MerkleRoot(greedy.TxIDs())
-	miner.Solve(greedy, 1<<24)
+	types.SolveBlock(greedy, 1<<24)
 	before = e.state()
 	e.wantError(jsonrpc.CodeMisc, "coinbase pays", false, "submitblock", blockHex(greedy))
 	if s := e.state(); s != before {
@@ -353,7 +352,7 @@ func TestDomainErrorReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale := blockFromTemplate(t, tmpl)
-	if err := miner.Solve(stale, 1<<24); err != nil {
+	if err := types.SolveBlock(stale, 1<<24); err != nil {
 		t.Fatal(err)
 	}
 	old := e.mineBlock()
@@ -368,7 +367,7 @@ func TestDomainErrorReasons(t *testing.T) {
 		g := e.block()
 		g.Transactions[0].Outputs[0].Value += more
 		g.Header.MerkleRoot = types.MerkleRoot(g.TxIDs())
-		if err := miner.Solve(g, 1<<24); err != nil {
+		if err := types.SolveBlock(g, 1<<24); err != nil {
 			t.Fatal(err)
 		}
 		return blockHex(g)

@@ -8,7 +8,6 @@ import (
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
-	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/pow"
 	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -37,7 +36,7 @@ func (a *api) buildTemplate(pkh types.Hash) (*types.Block, []uint64, chainstate.
 		ts = next.MinTimestamp
 	}
 	reward, _ := consensus.MaxCoinbaseValue(next.Height, total, next.Pool)
-	b := miner.NewBlock(miner.Spec{Parent: next.Parent, Height: next.Height, Target: next.Target,
+	b := types.NewBlock(types.BlockSpec{Parent: next.Parent, Height: next.Height, Target: next.Target,
 		Timestamp: ts, PayTo: pkh, Reward: reward, Txs: txs})
 	return b, fees, next
 }
@@ -108,7 +107,7 @@ func (a *api) generateToAddress(ctx context.Context, p jsonrpc.Params) (any, err
 			break
 		}
 		b, _, _ := a.buildTemplate(types.Hash(pkh))
-		if err := miner.Solve(b, 1<<32); err != nil {
+		if err := types.SolveBlock(b, 1<<32); err != nil {
 			return nil, rpcapi.DomainError(reason.SolveFailed, err.Error())
 		}
 		if _, err := a.b.SubmitBlock(b); err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
-	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/pow"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -383,7 +382,7 @@ func TestMineFromTemplate(t *testing.T) {
 		t.Fatalf("target %s mintime %d", tmpl.Target, tmpl.MinTime)
 	}
 
-	if err := miner.Solve(b, 1<<24); err != nil {
+	if err := types.SolveBlock(b, 1<<24); err != nil {
 		t.Fatal(err)
 	}
 	var ok string
@@ -522,9 +521,9 @@ func TestTemplateConsistentWhileBlocksArrive(t *testing.T) {
 			default:
 			}
 			next := e.node.Chain().NextBlock()
-			b := miner.NewBlock(miner.Spec{Parent: next.Parent, Height: next.Height, Target: next.Target,
+			b := types.NewBlock(types.BlockSpec{Parent: next.Parent, Height: next.Height, Target: next.Target,
 				Timestamp: next.MinTimestamp + 1, PayTo: otherPKH, Reward: consensus.Subsidy(next.Height)})
-			if err := miner.Solve(b, 1<<24); err != nil {
+			if err := types.SolveBlock(b, 1<<24); err != nil {
 				t.Error(err)
 				return
 			}

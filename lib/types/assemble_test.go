@@ -1,4 +1,4 @@
-package miner
+package types_test
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ func TestNewBlockAndSolve(t *testing.T) {
 	net := params.Regtest
 	g := net.GenesisBlock()
 	pkh := types.Blake3([]byte("miner"))
-	b := NewBlock(Spec{Parent: g.Hash(), Height: 1, Target: net.PowLimitBits, Timestamp: g.Header.Timestamp + 1,
+	b := types.NewBlock(types.BlockSpec{Parent: g.Hash(), Height: 1, Target: net.PowLimitBits, Timestamp: g.Header.Timestamp + 1,
 		PayTo: pkh, Reward: consensus.Subsidy(1), Extra: []byte("x")})
 	if len(b.Transactions) != 1 || !b.Transactions[0].IsCoinbase() || b.Transactions[0].Outputs[0].PubKeyHash != pkh {
 		t.Fatal("coinbase shape")
@@ -22,7 +22,7 @@ func TestNewBlockAndSolve(t *testing.T) {
 	if err := consensus.CheckCoinbaseHeight(b.Transactions[0], 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := Solve(b, 1<<20); err != nil {
+	if err := types.SolveBlock(b, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := consensus.CheckBlockSanity(b, b.Hash(), b.SerializeSize(), net.PowLimit); err != nil {
@@ -30,8 +30,8 @@ func TestNewBlockAndSolve(t *testing.T) {
 	}
 	// An impossible target exhausts the range.
 	b.Header.DifficultyTarget = 0x03000001
-	if err := Solve(b, 1000); !errors.Is(err, ErrExhausted) {
-		t.Fatalf("got %v, want ErrExhausted", err)
+	if err := types.SolveBlock(b, 1000); !errors.Is(err, types.ErrNonceExhausted) {
+		t.Fatalf("got %v, want types.ErrNonceExhausted", err)
 	}
 	if err := pow.CheckProofOfWork(b.Hash(), b.Header.DifficultyTarget, nil); err == nil {
 		t.Fatal("unsolved block meets its target")
