@@ -50,3 +50,18 @@ func (c *Chain) UtxoSetInfo(ctx context.Context) (UtxoSetInfo, error) {
 	h.Sum(info.Hash[:0])
 	return info, nil
 }
+
+// NextBlockInfo is the height and median time past of the block that would extend the tip:
+// what finality and maturity of a transaction for the next block are judged by.
+func (c *Chain) NextBlockInfo() (height, mtp uint64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	tip := c.main[len(c.main)-1]
+	return tip.Height + 1, medianTimePast(tip)
+}
+
+// Confirmed reports whether txid is in a block of the main chain.
+func (c *Chain) Confirmed(txid types.Hash) bool {
+	_, err := c.TxLocation(txid)
+	return err == nil
+}

@@ -53,7 +53,7 @@ func (s *benchSet) accept(b *testing.B) {
 	b.ReportAllocs()
 	cpu := proctest.ProcessCPU()
 	for b.Loop() {
-		p := New(testChain{s.f.chain}, testNet.Magic, Options{})
+		p := New(s.f.chain, testNet.Magic, Options{})
 		for _, tx := range s.txs {
 			if _, err := p.Accept(tx); err != nil {
 				b.Fatal(err)

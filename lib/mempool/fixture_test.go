@@ -37,19 +37,6 @@ var (
 	fixtureBlocks []*types.Block
 )
 
-// testChain adapts chainstate.Chain to the pool's Chain, as lib/node's poolChain does.
-type testChain struct{ *chainstate.Chain }
-
-func (c testChain) NextBlockInfo() (uint64, uint64) {
-	t := c.NextBlock()
-	return t.Height, t.MedianTimePast
-}
-
-func (c testChain) Confirmed(txid types.Hash) bool {
-	_, err := c.TxLocation(txid)
-	return err == nil
-}
-
 // baseName is the generator's name of the fixture's block at height h.
 func baseName(h int) string { return fmt.Sprintf("h%d", h) }
 
@@ -111,7 +98,7 @@ func newFixture(tb testing.TB, opts Options) *fixture {
 	if len(f.coins) != splitBlocks*splitOutputs {
 		tb.Fatalf("fixture has %d mature coins, want %d", len(f.coins), splitBlocks*splitOutputs)
 	}
-	f.pool = New(testChain{c}, testNet.Magic, opts)
+	f.pool = New(c, testNet.Magic, opts)
 	return f
 }
 
@@ -176,16 +163,7 @@ func (f *fixture) process(b *types.Block) *chainstate.Result {
 	if err != nil {
 		f.tb.Fatalf("block %s rejected: %v", b.Hash(), err)
 	}
-	for _, c := range res.Connected {
-		f.pool.BlockConnected(c.Block, c.TxIDs)
-	}
-	if len(res.Disconnected) > 0 {
-		blocks := make([]*types.Block, 0, len(res.Disconnected))
-		for i := len(res.Disconnected) - 1; i >= 0; i-- {
-			blocks = append(blocks, res.Disconnected[i].Block)
-		}
-		f.pool.Reorganized(blocks)
-	}
+	f.pool.ChainChanged(res)
 	return res
 }
 

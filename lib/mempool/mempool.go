@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/types"
@@ -302,6 +303,22 @@ func (p *Pool) TxIDs() []types.Hash {
 		ids = append(ids, id)
 	}
 	return ids
+}
+
+// ChainChanged brings the pool in line with what ProcessBlock did to the main chain: the
+// transactions of connected blocks leave it (with their conflicts), and after a
+// reorganisation those of the disconnected blocks come back where still valid.
+func (p *Pool) ChainChanged(res *chainstate.Result) {
+	for _, c := range res.Connected {
+		p.BlockConnected(c.Block, c.TxIDs)
+	}
+	if len(res.Disconnected) > 0 {
+		blocks := make([]*types.Block, 0, len(res.Disconnected))
+		for i := len(res.Disconnected) - 1; i >= 0; i-- {
+			blocks = append(blocks, res.Disconnected[i].Block)
+		}
+		p.Reorganized(blocks)
+	}
 }
 
 // BlockConnected removes the block's transactions and everything conflicting with them.

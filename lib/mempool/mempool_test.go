@@ -159,7 +159,7 @@ func TestAcceptRejections(t *testing.T) {
 	})
 	t.Run("NonFinal", func(t *testing.T) {
 		next := f.chain.Tip().Height + 1
-		_, mtp := testChain{f.chain}.NextBlockInfo()
+		_, mtp := f.chain.NextBlockInfo()
 		for _, lt := range []uint64{next, next + 1, mtp, mtp + 1} {
 			err := f.mustReject(f.transferTo(f.take(1), 10_000, 1, testPKH, lt), consensus.ErrNonFinal)
 			if !strings.HasPrefix(err.Error(), "non-final transaction") {

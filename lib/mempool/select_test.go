@@ -138,7 +138,7 @@ func TestEviction(t *testing.T) {
 			t.Fatalf("sizes differ: %d and %d", size, tx.SerializeSize())
 		}
 	}
-	f.pool = New(testChain{f.chain}, testNet.Magic, Options{MaxBytes: 5 * size})
+	f.pool = New(f.chain, testNet.Magic, Options{MaxBytes: 5 * size})
 	f.mustAccept(low, lowChild, m3, m4, m5)
 	f.expect(low, lowChild, m3, m4, m5)
 

@@ -57,6 +57,7 @@ var (
 	_ rpcserver.Backend = (*Node)(nil)
 	_ rpcserver.Chain   = (*chainstate.Chain)(nil)
 	_ rpcserver.Mempool = (*mempool.Pool)(nil)
+	_ mempool.Chain     = (*chainstate.Chain)(nil)
 )
 
 // New opens the node's database and builds its mempool.
@@ -76,7 +77,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, chain: chain, net: noNetwork{}, stopCh: make(chan struct{})}
-	n.pool = mempool.New(poolChain{chain}, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes, SigCache: sigs})
+	n.pool = mempool.New(chain, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes, SigCache: sigs})
 	if cfg.P2P != nil {
 		srv, err := n.newNetwork(*cfg.P2P)
 		if err != nil {
@@ -122,19 +123,14 @@ func (n *Node) SubmitBlock(b *types.Block) (*chainstate.Result, error) {
 
 // afterBlock brings the mempool in line with the chain after ProcessBlock (procMu held).
 func (n *Node) afterBlock(res *chainstate.Result) {
+	n.pool.ChainChanged(res)
 	for _, d := range res.Disconnected {
 		n.log.Info("block disconnected", "height", d.Height, "hash", d.Hash)
 	}
 	for _, c := range res.Connected {
-		n.pool.BlockConnected(c.Block, c.TxIDs)
 		n.log.Info("block connected", "height", c.Height, "hash", c.Hash, "txs", len(c.TxIDs))
 	}
 	if len(res.Disconnected) > 0 {
-		blocks := make([]*types.Block, 0, len(res.Disconnected))
-		for i := len(res.Disconnected) - 1; i >= 0; i-- {
-			blocks = append(blocks, res.Disconnected[i].Block)
-		}
-		n.pool.Reorganized(blocks)
 		n.log.Info("chain reorganised", "disconnected", len(res.Disconnected), "connected", len(res.Connected),
 			"mempool", n.pool.Info().Size)
 	}
@@ -265,17 +261,4 @@ func (n *Node) monitorDisk(ctx context.Context, out chan<- error) {
 			}
 		}
 	}
-}
-
-// poolChain adapts the chain state to what the mempool needs.
-type poolChain struct{ *chainstate.Chain }
-
-func (p poolChain) NextBlockInfo() (uint64, uint64) {
-	t := p.NextBlock()
-	return t.Height, t.MedianTimePast
-}
-
-func (p poolChain) Confirmed(txid types.Hash) bool {
-	_, err := p.TxLocation(txid)
-	return err == nil
 }

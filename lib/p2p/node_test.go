@@ -35,7 +35,7 @@ func newTestNode(net *params.Network, dataDir string, logger *slog.Logger) (*tes
 		return nil, err
 	}
 	n := &testNode{chain: chain, log: logger}
-	n.pool = mempool.New(testPoolChain{chain}, net.Magic, mempool.Options{SigCache: sigs})
+	n.pool = mempool.New(chain, net.Magic, mempool.Options{SigCache: sigs})
 	return n, nil
 }
 
@@ -56,28 +56,13 @@ func (n *testNode) Run(ctx context.Context) error {
 	return n.chain.Close()
 }
 
-// SubmitBlock processes a block, brings the mempool in line and relays a new tip, logging
-// as node.Node does (so that the sync benchmark measures the same work).
+// SubmitBlock processes a block, brings the mempool in line and relays a new tip, as
+// node.Node does.
 func (n *testNode) SubmitBlock(b *types.Block) (*chainstate.Result, error) {
 	n.procMu.Lock()
 	res, err := n.chain.ProcessBlock(b)
 	if res != nil {
-		for _, d := range res.Disconnected {
-			n.log.Info("block disconnected", "height", d.Height, "hash", d.Hash)
-		}
-		for _, c := range res.Connected {
-			n.pool.BlockConnected(c.Block, c.TxIDs)
-			n.log.Info("block connected", "height", c.Height, "hash", c.Hash, "txs", len(c.TxIDs))
-		}
-		if len(res.Disconnected) > 0 {
-			blocks := make([]*types.Block, 0, len(res.Disconnected))
-			for i := len(res.Disconnected) - 1; i >= 0; i-- {
-				blocks = append(blocks, res.Disconnected[i].Block)
-			}
-			n.pool.Reorganized(blocks)
-			n.log.Info("chain reorganised", "disconnected", len(res.Disconnected), "connected", len(res.Connected),
-				"mempool", n.pool.Info().Size)
-		}
+		n.pool.ChainChanged(res)
 	}
 	n.procMu.Unlock()
 	if err != nil {
@@ -102,17 +87,4 @@ func (n *testNode) SubmitTransaction(tx *types.Transaction) (types.Hash, error) 
 		n.net.RelayTransaction(txid)
 	}
 	return txid, nil
-}
-
-// testPoolChain is what the mempool needs of the chain state (as lib/node's poolChain).
-type testPoolChain struct{ *chainstate.Chain }
-
-func (p testPoolChain) NextBlockInfo() (uint64, uint64) {
-	t := p.NextBlock()
-	return t.Height, t.MedianTimePast
-}
-
-func (p testPoolChain) Confirmed(txid types.Hash) bool {
-	_, err := p.TxLocation(txid)
-	return err == nil
 }
