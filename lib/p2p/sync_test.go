@@ -1,8 +1,6 @@
 package p2p
 
 import (
-	"bufio"
-	"net"
 	"net/netip"
 	"testing"
 	"time"
@@ -14,50 +12,23 @@ import (
 // getdata with src's blocks whose coinbase pays one unit less: bodies that do not match their
 // headers.
 func tamperingPeer(t *testing.T, src *tnode, ip string) string {
-	ln, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Skipf("cannot listen on %s (loopback aliases are a Linux feature): %v", ip, err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				r := &rawPeer{t: t, c: c, br: bufio.NewReader(c)}
-				if _, err := r.recv(5 * time.Second); err != nil {
-					return
-				}
-				r.send(rawVersion(src.height(), 43))
-				r.send(&wire.MsgVerack{})
-				for {
-					m, err := r.recv(30 * time.Second)
-					if err != nil {
-						return
-					}
-					switch m := m.(type) {
-					case *wire.MsgGetHeaders:
-						r.send(&wire.MsgHeaders{Headers: src.n.Chain().HeadersAfter(m.Locator, m.Stop, wire.MaxHeaders)})
-					case *wire.MsgGetData:
-						for _, iv := range m.Inv {
-							b, err := src.n.Chain().Block(iv.Hash)
-							if err != nil {
-								continue
-							}
-							b.Transactions[0].Outputs[0].Value--
-							if r.send(&wire.MsgBlock{Block: b}) != nil {
-								return
-							}
-						}
-					}
-				}
-			}()
+	return scriptedPeer(t, src, ip+":0", 43, func(r *rawPeer, m wire.Message) error {
+		gd, ok := m.(*wire.MsgGetData)
+		if !ok {
+			return nil
 		}
-	}()
-	return ln.Addr().String()
+		for _, iv := range gd.Inv {
+			b, err := src.n.Chain().Block(iv.Hash)
+			if err != nil {
+				continue
+			}
+			b.Transactions[0].Outputs[0].Value--
+			if err := r.send(&wire.MsgBlock{Block: b}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // TestTamperedBodiesFetchedElsewhere: a peer that sends blocks whose bodies do not match
