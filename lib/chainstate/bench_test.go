@@ -166,7 +166,7 @@ func BenchmarkFlush(b *testing.B) {
 			j.insert(key[:], e)
 			// A spent output read from disk while the block was checked (chainView).
 			utxoKeyTo(key[:], types.Outpoint{TxID: id, Index: 1})
-			s := c.wc.newSlot(string(key[:]))
+			s := c.wc.newSlot(key[:])
 			s.val, s.disk = e, e
 			j.del(key[:])
 			j.insert(hashKey(pfxTx, id), TxLocation{Block: tip.Hash, Height: 1, Position: uint32(i)})

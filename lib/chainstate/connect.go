@@ -61,21 +61,27 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 		utxoKeyTo(key[:], op)
 		j.del(key[:])
 	}
-	for i := range eff.Created {
-		cr := &eff.Created[i]
-		deltas[cr.Entry.ClusterID] += int64(cr.Entry.Value)
-		next.UtxoCount++
-		next.UtxoTotal += cr.Entry.Value
-		utxoKeyTo(key[:], cr.Outpoint)
-		// A txid is unique on a chain (the coinbase commits to its height, every other
-		// transaction spends outputs that can be spent once), so its outputs are new keys.
-		j.insert(key[:], &cr.Entry)
+	// Each transaction's new outputs, then its index entry: staged next to each other, the
+	// keys share the txid in the undo data.
+	ci := 0
+	for i, id := range ids {
+		for ; ci < len(eff.Created) && eff.Created[ci].Outpoint.TxID == id; ci++ {
+			cr := &eff.Created[ci]
+			deltas[cr.Entry.ClusterID] += int64(cr.Entry.Value)
+			next.UtxoCount++
+			next.UtxoTotal += cr.Entry.Value
+			utxoKeyTo(key[:], cr.Outpoint)
+			// A txid is unique on a chain (the coinbase commits to its height, every other
+			// transaction spends outputs that can be spent once), so its outputs are new keys.
+			j.insert(key[:], &cr.Entry)
+		}
+		j.insert(hashKey(pfxTx, id), TxLocation{Block: n.Hash, Height: n.Height, Position: uint32(i)})
+	}
+	if ci != len(eff.Created) {
+		return ConnectedBlock{}, fmt.Errorf("block %s: created outputs out of block order", n.Hash)
 	}
 	if err := c.stageClusters(&j, deltas); err != nil {
 		return ConnectedBlock{}, err
-	}
-	for i, id := range ids {
-		j.insert(hashKey(pfxTx, id), TxLocation{Block: n.Hash, Height: n.Height, Position: uint32(i)})
 	}
 	j.insert(heightKey(n.Height), n.Hash)
 	j.put([]byte(keyStats), next)
@@ -103,7 +109,7 @@ func (c *Chain) stageClusters(j *blockJournal, deltas map[types.Hash]int64) erro
 			continue
 		}
 		k := hashKey(pfxCluster, id)
-		s, err := c.slotLocked(string(k))
+		s, err := c.slotLocked(k)
 		if err != nil {
 			return err
 		}
@@ -178,7 +184,7 @@ func (c *Chain) disconnectTip() (ConnectedBlock, error) {
 	slots := make([]*slot, len(recs))
 	var prev *Stats
 	for i, r := range recs {
-		if slots[i], err = c.slotLocked(r.key); err != nil {
+		if slots[i], err = c.slotLocked([]byte(r.key)); err != nil {
 			return ConnectedBlock{}, err
 		}
 		if r.key == keyStats {

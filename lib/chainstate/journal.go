@@ -90,27 +90,33 @@ func decodeValue(key, raw []byte) (any, error) {
 	return v, nil
 }
 
-// journalOp is one staged change: key gets val (nil: deleted). fresh says the caller knows
-// the key is absent before the block (a new output, a new transaction), so the previous
-// value need not be read.
+// journalOp is one staged change: the key (keys[from:to] of its journal) gets val (nil:
+// deleted). fresh says the caller knows the key is absent before the block (a new output, a
+// new transaction), so the previous value need not be read.
 type journalOp struct {
-	key   string
-	val   any
-	fresh bool
+	from, to int32
+	val      any
+	fresh    bool
 }
 
-// blockJournal stages the changes of one block. Nothing touches the chain until commit.
+// blockJournal stages the changes of one block. Nothing touches the chain until commit. The
+// keys share one buffer, so staging allocates nothing per key.
 type blockJournal struct {
-	ops []journalOp
+	ops  []journalOp
+	keys []byte
 }
 
-func (j *blockJournal) put(key []byte, v any) {
-	j.ops = append(j.ops, journalOp{key: string(key), val: v})
+func (j *blockJournal) add(key []byte, v any, fresh bool) {
+	from := int32(len(j.keys))
+	j.keys = append(j.keys, key...)
+	j.ops = append(j.ops, journalOp{from: from, to: int32(len(j.keys)), val: v, fresh: fresh})
 }
-func (j *blockJournal) insert(key []byte, v any) {
-	j.ops = append(j.ops, journalOp{key: string(key), val: v, fresh: true})
-}
-func (j *blockJournal) del(key []byte) { j.ops = append(j.ops, journalOp{key: string(key)}) }
+
+func (j *blockJournal) put(key []byte, v any)    { j.add(key, v, false) }
+func (j *blockJournal) insert(key []byte, v any) { j.add(key, v, true) }
+func (j *blockJournal) del(key []byte)           { j.add(key, nil, false) }
+
+func (j *blockJournal) key(op *journalOp) []byte { return j.keys[op.from:op.to] }
 
 // commit applies the journal to the write cache and returns the block's undo data: every
 // touched key with the value it had before the block. It first makes sure that every key it
@@ -119,13 +125,13 @@ func (c *Chain) commit(j *blockJournal) ([]byte, error) {
 	wc := &c.wc
 	for i := range j.ops {
 		op := &j.ops[i]
-		if _, err := tables.of([]byte(op.key)); err != nil {
+		if _, err := tables.of(j.key(op)); err != nil {
 			return nil, err
 		}
 		if op.fresh {
 			continue
 		}
-		if _, err := c.slotLocked(op.key); err != nil {
+		if _, err := c.slotLocked(j.key(op)); err != nil {
 			return nil, err
 		}
 	}
@@ -134,15 +140,16 @@ func (c *Chain) commit(j *blockJournal) ([]byte, error) {
 	u := undoWriterFor(len(j.ops))
 	for i := range j.ops {
 		op := &j.ops[i]
-		s := wc.slots[op.key]
+		k := j.key(op)
+		s := wc.slots[string(k)]
 		if s == nil {
 			// Fresh: nothing on disk and nothing cached.
-			s = wc.newSlot(op.key)
+			s = wc.newSlot(k)
 			s.gen = wc.gen
-			u.add(op.key, nil)
+			u.add(k, nil)
 		} else if s.gen != wc.gen {
 			s.gen = wc.gen
-			u.add(op.key, s.val)
+			u.add(k, s.val)
 		}
 		s.val = op.val
 		s.dirty = true
@@ -150,12 +157,15 @@ func (c *Chain) commit(j *blockJournal) ([]byte, error) {
 	return u.finish(), nil
 }
 
-// undo data: the touched keys, each prefix-compressed against the one before it, with the
-// value before the block (present flag, then the stored bytes).
+// undo data: the touched keys with the value each had before the block. A record is one
+// byte (the key's table prefix, with the high bit set when a previous value follows), the
+// length of what the key's body (the key less its prefix) shares with the body of the key
+// before it, the rest of the body, then the previous value's stored bytes. Comparing bodies
+// across tables lets a transaction's index key share its txid with its outputs' keys.
 type undoWriter struct {
 	w    *bincode.Writer
 	n    int
-	last string
+	last []byte
 	val  *bincode.Writer // scratch for one value
 	body *bincode.Writer
 }
@@ -164,28 +174,34 @@ func undoWriterFor(n int) *undoWriter {
 	return &undoWriter{w: bincode.NewWriter(make([]byte, 0, 64*n))}
 }
 
-func (u *undoWriter) add(key string, prev any) {
+func (u *undoWriter) add(key []byte, prev any) {
 	if u.body == nil {
 		u.body = bincode.NewWriter(nil)
 		u.val = bincode.NewWriter(nil)
 	}
+	body := key[1:]
 	shared := 0
-	for shared < len(key) && shared < len(u.last) && key[shared] == u.last[shared] {
+	for shared < len(body) && shared < len(u.last) && body[shared] == u.last[shared] {
 		shared++
 	}
-	u.body.Varint(uint64(shared))
-	u.body.VarBytes([]byte(key[shared:]))
 	if prev == nil {
-		u.body.U8(0)
+		u.body.U8(key[0])
 	} else {
-		u.body.U8(1)
+		u.body.U8(key[0] | undoPresent)
+	}
+	u.body.Varint(uint64(shared))
+	u.body.VarBytes(body[shared:])
+	if prev != nil {
 		u.val.Reset()
 		tables[key[0]].encodeAny(u.val, prev)
 		u.body.VarBytes(u.val.Bytes())
 	}
-	u.last = key
+	u.last = append(u.last[:0], body...)
 	u.n++
 }
+
+// undoPresent marks an undo record whose key had a value before the block.
+const undoPresent = 0x80
 
 const (
 	undoVersion = 1
@@ -218,22 +234,28 @@ func decodeUndo(b []byte) ([]undoRecord, error) {
 	n := r.Len(3)
 	out := make([]undoRecord, 0, n)
 	last := ""
+	lastKey := ""
 	for range n {
+		head := r.U8()
 		shared := int(r.Varint(maxKeyLen))
 		sfx := r.VarBytes(maxKeyLen)
 		if r.Err() != nil {
 			return nil, r.Err()
 		}
-		// Strict: the shared prefix is the longest one, so every record list has one form.
-		if shared > len(last) || len(sfx) == 0 || (shared < len(last) && sfx[0] == last[shared]) {
+		// Strict: the shared part is the longest one, so every record list has one form.
+		if shared > len(last) || (shared < len(last) && len(sfx) > 0 && sfx[0] == last[shared]) {
 			return nil, errors.New("undo data: bad key prefix")
 		}
-		key := last[:shared] + string(sfx)
+		body := last[:shared] + string(sfx)
+		key := string([]byte{head &^ undoPresent}) + body
 		if _, err := tables.of([]byte(key)); err != nil {
 			return nil, err
 		}
+		if key == lastKey {
+			return nil, errors.New("undo data: a key twice")
+		}
 		rec := undoRecord{key: key}
-		if r.Bool() {
+		if head&undoPresent != 0 {
 			raw := r.VarBytes(r.Remaining())
 			if r.Err() != nil {
 				return nil, r.Err()
@@ -245,7 +267,7 @@ func decodeUndo(b []byte) ([]undoRecord, error) {
 			rec.prev = v
 		}
 		out = append(out, rec)
-		last = key
+		last, lastKey = body, key
 	}
 	return out, r.Finish()
 }
@@ -260,24 +282,24 @@ type slot struct {
 }
 
 // newSlot adds an empty slot for key (absent on disk).
-func (wc *writeCache) newSlot(key string) *slot {
+func (wc *writeCache) newSlot(key []byte) *slot {
 	if len(wc.slab) == cap(wc.slab) {
 		wc.slab = make([]slot, 0, 1024)
 	}
 	wc.slab = append(wc.slab, slot{})
 	s := &wc.slab[len(wc.slab)-1]
-	wc.slots[key] = s
+	wc.slots[string(key)] = s
 	wc.bytes += slotCacheCost + len(key)
 	return s
 }
 
 // slotLocked is key's slot, read from the database into the cache when it is not there. The
 // caller holds c.mu for writing.
-func (c *Chain) slotLocked(key string) (*slot, error) {
-	if s := c.wc.slots[key]; s != nil {
+func (c *Chain) slotLocked(key []byte) (*slot, error) {
+	if s := c.wc.slots[string(key)]; s != nil {
 		return s, nil
 	}
-	v, err := c.readDB([]byte(key))
+	v, err := c.readDB(key)
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func TestJournalUndoesAnyChange(t *testing.T) {
 		}
 		c.mu.Lock()
 		for _, r := range recs {
-			s, err := c.slotLocked(r.key)
+			s, err := c.slotLocked([]byte(r.key))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +129,7 @@ func FuzzDecodeUndo(f *testing.F) {
 		}
 		w := undoWriterFor(len(recs))
 		for _, r := range recs {
-			w.add(r.key, r.prev)
+			w.add([]byte(r.key), r.prev)
 		}
 		if again := w.finish(); string(again) != string(b) {
 			t.Fatalf("decoded records encode to %x, not %x", again, b)
