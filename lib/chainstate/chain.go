@@ -16,7 +16,6 @@ import (
 	"github.com/cointoolkit/coin/lib/pow"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/syndtr/goleveldb/leveldb"
-	"github.com/syndtr/goleveldb/leveldb/filter"
 	"github.com/syndtr/goleveldb/leveldb/opt"
 	"github.com/syndtr/goleveldb/leveldb/util"
 )
@@ -139,11 +138,6 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 		BlockCacheCapacity: opts.CacheMiB << 20,
 		WriteBuffer:        16 << 20,
 		NoSync:             !opts.Sync,
-		// Most reads of a block's connect look up keys by hash (the outputs it spends, the
-		// clusters of the addresses it pays, which are often new): a bloom filter per table
-		// lets a read skip the tables that cannot hold its key, instead of searching each
-		// overlapping one. Tables written before it simply have none.
-		Filter: filter.NewBloomFilter(10),
 	})
 	if err != nil {
 		if isLockErr(dir, err) {
