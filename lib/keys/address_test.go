@@ -145,7 +145,7 @@ func TestDecodeAddressMixedCase(t *testing.T) {
 	// which have no case).
 	last := strings.LastIndexFunc(a, func(r rune) bool { return r >= 'a' && r <= 'z' })
 	cases := []string{
-		"C" + a[1:], // HRP
+		"C" + a[1:],                          // HRP
 		strings.ToUpper(a[:last]) + a[last:], // all but the last letter
 	}
 	// One upper-case letter in the data part.
