@@ -417,6 +417,9 @@ func TestPeersJSONReconnect(t *testing.T) {
 	}
 	b = startNode(t, "B-restarted", nodeOpts{dir: dirB})
 	waitFor(t, 10*time.Second, "B reconnected from peers.json", func() bool { return b.peerCount() == 1 })
+	// A must have the connection too before it mines, or its announcements may go to no one
+	// (and its height in the handshake was 0, so B would have no reason to ask).
+	waitFor(t, 10*time.Second, "A sees B again", func() bool { return a.peerCount() == 1 })
 	a.mine(w, 3)
 	waitFor(t, 10*time.Second, "B synced", func() bool { return b.tip() == a.tip() })
 }
