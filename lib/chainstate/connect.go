@@ -154,6 +154,7 @@ func (c *Chain) disconnectTip() (ConnectedBlock, error) {
 	if err != nil {
 		return ConnectedBlock{}, err
 	}
+	ids := b.TxIDs()
 	wc := &c.wc
 	var raw []byte
 	cached := -1 // n's place in the write cache when its undo data is not written yet
@@ -173,7 +174,7 @@ func (c *Chain) disconnectTip() (ConnectedBlock, error) {
 		// Connected by a version before the keyed journal.
 		undoKey = hashKey(pfxUndoLegacy, n.Hash)
 		if raw, err = c.db.Get(undoKey, nil); err == nil {
-			recs, err = c.legacyUndo(b, b.TxIDs(), raw)
+			recs, err = c.legacyUndo(b, ids, raw)
 		}
 	}
 	if err != nil {
@@ -210,5 +211,5 @@ func (c *Chain) disconnectTip() (ConnectedBlock, error) {
 	}
 	c.stats = *prev
 	c.main = c.main[:len(c.main)-1]
-	return ConnectedBlock{Block: b, Hash: n.Hash, Height: n.Height, TxIDs: b.TxIDs()}, nil
+	return ConnectedBlock{Block: b, Hash: n.Hash, Height: n.Height, TxIDs: ids}, nil
 }

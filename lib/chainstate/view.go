@@ -20,14 +20,6 @@ func (c *Chain) clusterOfLocked(pkh types.Hash) (types.Hash, error) {
 	return consensus.ClusterIDOf(pkh), nil
 }
 
-// inputValue is the one pricing of a spent output: its effective value at height.
-func (c *Chain) inputValue(e *consensus.UtxoEntry, height uint64) (uint64, error) {
-	return c.opts.Values.EffectiveValue(e, height), nil
-}
-
-// conduct is the agent and contract state; empty until Proof of Conduct adds its tables.
-func (c *Chain) conduct() consensus.ConductView { return consensus.NoConduct{} }
-
 // ClusterOf is the cluster the address pkh belongs to at the tip.
 func (c *Chain) ClusterOf(pkh types.Hash) (types.Hash, error) {
 	c.mu.RLock()
@@ -35,18 +27,21 @@ func (c *Chain) ClusterOf(pkh types.Hash) (types.Hash, error) {
 	return c.clusterOfLocked(pkh)
 }
 
-// InputValue is what the output e is worth when spent in a block at height.
+// InputValue is what the output e is worth when spent in a block at height: the one pricing
+// of a spent output, for blocks and the mempool alike. It reads no chain state, so it takes
+// no lock.
 func (c *Chain) InputValue(e *consensus.UtxoEntry, height uint64) (uint64, error) {
-	return c.inputValue(e, height)
+	return c.opts.Values.EffectiveValue(e, height), nil
 }
 
-// Conduct is the agent and contract state at the tip.
-func (c *Chain) Conduct() consensus.ConductView { return c.conduct() }
+// Conduct is the agent and contract state at the tip: empty until Proof of Conduct adds its
+// tables.
+func (c *Chain) Conduct() consensus.ConductView { return consensus.NoConduct{} }
 
 func (v chainView) ClusterOf(pkh types.Hash) (types.Hash, error) { return v.c.clusterOfLocked(pkh) }
 
 func (v chainView) InputValue(e *consensus.UtxoEntry, height uint64) (uint64, error) {
-	return v.c.inputValue(e, height)
+	return v.c.InputValue(e, height)
 }
 
-func (v chainView) Conduct() consensus.ConductView { return v.c.conduct() }
+func (v chainView) Conduct() consensus.ConductView { return v.c.Conduct() }
