@@ -41,14 +41,37 @@ type BlockEffect struct {
 	Burned    uint64 // the part of subsidy + fees + release the coinbase did not claim
 	Subsidy   uint64
 	PoolAfter uint64
+	// Conduct is every agent and contract record the block's agent transactions change
+	// (nil when it has none).
+	Conduct *ConductChanges
 }
 
-// blockView layers a block's own outputs and spends over the chain's view.
+// blockView layers a block's own outputs, spends and agent effects over the chain's view.
 type blockView struct {
-	StateView // clusters, values and conduct come from the chain's view
+	StateView // clusters and values come from the chain's view (as of the parent block)
 	base      StateView
 	created   map[types.Outpoint]*UtxoEntry
 	spent     map[types.Outpoint]struct{}
+	conduct   *ConductOverlay // nil until the block's first agent transaction
+}
+
+func (v *blockView) Conduct() ConductView {
+	if v.conduct != nil {
+		return v.conduct
+	}
+	return v.base.Conduct()
+}
+
+// SameOwner reports whether a and b are in one cluster of view (DESIGN 9.2).
+func SameOwner(view StateView) func(a, b types.Hash) (bool, error) {
+	return func(a, b types.Hash) (bool, error) {
+		ca, err := view.ClusterOf(a)
+		if err != nil {
+			return false, err
+		}
+		cb, err := view.ClusterOf(b)
+		return ca == cb, err
+	}
 }
 
 func (v *blockView) Utxo(op types.Outpoint) (*UtxoEntry, bool, error) {
@@ -94,9 +117,23 @@ func CheckBlockConnect(in BlockInput) (*BlockEffect, error) {
 					return nil, txError(in.TxIDs[i], ruleError(ErrDoubleSpend, "input %d spends %s, already spent in this block", j, op))
 				}
 			}
+			var ch *ConductChanges
+			if IsAgentKind(tx.Kind) {
+				ctx := ConductContext{Height: in.Height, Time: b.Header.Timestamp, SameOwner: SameOwner(in.View)}
+				var err error
+				if ch, err = CheckConduct(tx, in.TxIDs[i], ctx, v.Conduct()); err != nil {
+					return nil, txError(in.TxIDs[i], err)
+				}
+			}
 			res, err := CheckTransactionInputs(tx, in.Height, v)
 			if err != nil {
 				return nil, txError(in.TxIDs[i], err)
+			}
+			if ch != nil {
+				if v.conduct == nil {
+					v.conduct = NewConductOverlay(in.View.Conduct())
+				}
+				v.conduct.Merge(ch)
 			}
 			for j := range tx.Inputs {
 				op := tx.Inputs[j].Outpoint()
@@ -122,7 +159,7 @@ func CheckBlockConnect(in BlockInput) (*BlockEffect, error) {
 			}
 			v.created[types.Outpoint{TxID: in.TxIDs[i], Index: uint32(j)}] = &UtxoEntry{
 				Value: out.Value, PubKeyHash: out.PubKeyHash, Height: in.Height,
-				Coinbase: tx.IsCoinbase(), ClusterID: cluster,
+				Coinbase: tx.IsCoinbase(), Locked: LockedOutput(tx, j), ClusterID: cluster,
 			}
 		}
 	}
@@ -135,6 +172,9 @@ func CheckBlockConnect(in BlockInput) (*BlockEffect, error) {
 		return nil, err
 	}
 	eff.PoolAfter = in.PoolBefore - eff.Release + eff.DecayPaid
+	if v.conduct != nil {
+		eff.Conduct = v.conduct.ConductChanges
+	}
 	for i, tx := range b.Transactions {
 		for j := range tx.Outputs {
 			op := types.Outpoint{TxID: in.TxIDs[i], Index: uint32(j)}

@@ -35,7 +35,6 @@ const (
 	ErrCoinbaseInputs     = ErrorKind("ErrCoinbaseInputs")
 	ErrCoinbasePayload    = ErrorKind("ErrCoinbasePayload")
 	ErrTransferPayload    = ErrorKind("ErrTransferPayload")
-	ErrAgentNotEnabled    = ErrorKind("ErrAgentNotEnabled")
 	ErrUnexpectedCoinbase = ErrorKind("ErrUnexpectedCoinbase")
 
 	// Transactions against the chain.
@@ -69,6 +68,33 @@ const (
 	ErrInvalidAncestor   = ErrorKind("ErrInvalidAncestor")
 	ErrDuplicateBlock    = ErrorKind("ErrDuplicateBlock")
 	ErrKnownInvalid      = ErrorKind("ErrKnownInvalid")
+
+	// Proof of Conduct, context-free (CheckAgentKind).
+	ErrAgentPayload  = ErrorKind("ErrAgentPayload")
+	ErrForeignInput  = ErrorKind("ErrForeignInput")
+	ErrInvalidScore  = ErrorKind("ErrInvalidScore")
+	ErrInvalidExpiry = ErrorKind("ErrInvalidExpiry")
+	ErrSelfTarget    = ErrorKind("ErrSelfTarget")
+	ErrBadStake      = ErrorKind("ErrBadStake")
+	ErrBadEscrow     = ErrorKind("ErrBadEscrow")
+
+	// Proof of Conduct, against the conduct state (CheckConduct).
+	ErrNotAnAgent           = ErrorKind("ErrNotAnAgent")
+	ErrAlreadyRegistered    = ErrorKind("ErrAlreadyRegistered")
+	ErrScoreTooLow          = ErrorKind("ErrScoreTooLow")
+	ErrAgentNotFound        = ErrorKind("ErrAgentNotFound")
+	ErrAlreadyVouched       = ErrorKind("ErrAlreadyVouched")
+	ErrContractNotFound     = ErrorKind("ErrContractNotFound")
+	ErrContractNotOpen      = ErrorKind("ErrContractNotOpen")
+	ErrContractExpired      = ErrorKind("ErrContractExpired")
+	ErrContractNotExpired   = ErrorKind("ErrContractNotExpired")
+	ErrContractNotFulfilled = ErrorKind("ErrContractNotFulfilled")
+	ErrNotCounterparty      = ErrorKind("ErrNotCounterparty")
+	ErrNotInitiator         = ErrorKind("ErrNotInitiator")
+	ErrEscrowNotSpent       = ErrorKind("ErrEscrowNotSpent")
+	ErrRefundOutputs        = ErrorKind("ErrRefundOutputs")
+	ErrNotParticipant       = ErrorKind("ErrNotParticipant")
+	ErrAlreadyReviewed      = ErrorKind("ErrAlreadyReviewed")
 )
 
 // reasons maps every kind to its reason; every kind has one of its own (reason_test.go in
@@ -86,7 +112,6 @@ var reasons = map[ErrorKind]reason.Reason{
 	ErrCoinbaseInputs:     reason.BadCoinbaseInputs,
 	ErrCoinbasePayload:    reason.BadCoinbasePayload,
 	ErrTransferPayload:    reason.BadTransferPayload,
-	ErrAgentNotEnabled:    reason.AgentNotEnabled,
 	ErrUnexpectedCoinbase: reason.UnexpectedCoinbase,
 
 	ErrMissingInputs:     reason.MissingInputs,
@@ -117,6 +142,31 @@ var reasons = map[ErrorKind]reason.Reason{
 	ErrInvalidAncestor:   reason.InvalidAncestor,
 	ErrDuplicateBlock:    reason.DuplicateBlock,
 	ErrKnownInvalid:      reason.KnownInvalid,
+
+	ErrAgentPayload:  reason.BadAgentPayload,
+	ErrForeignInput:  reason.ForeignInput,
+	ErrInvalidScore:  reason.InvalidScore,
+	ErrInvalidExpiry: reason.InvalidExpiry,
+	ErrSelfTarget:    reason.SelfTarget,
+	ErrBadStake:      reason.BadStake,
+	ErrBadEscrow:     reason.BadEscrow,
+
+	ErrNotAnAgent:           reason.NotAnAgent,
+	ErrAlreadyRegistered:    reason.AlreadyRegistered,
+	ErrScoreTooLow:          reason.ScoreTooLow,
+	ErrAgentNotFound:        reason.AgentNotFound,
+	ErrAlreadyVouched:       reason.AlreadyVouched,
+	ErrContractNotFound:     reason.ContractNotFound,
+	ErrContractNotOpen:      reason.ContractNotOpen,
+	ErrContractExpired:      reason.ContractExpired,
+	ErrContractNotExpired:   reason.ContractNotExpired,
+	ErrContractNotFulfilled: reason.ContractNotFulfilled,
+	ErrNotCounterparty:      reason.NotCounterparty,
+	ErrNotInitiator:         reason.NotInitiator,
+	ErrEscrowNotSpent:       reason.EscrowNotSpent,
+	ErrRefundOutputs:        reason.RefundOutputs,
+	ErrNotParticipant:       reason.NotParticipant,
+	ErrAlreadyReviewed:      reason.AlreadyReviewed,
 }
 
 // RuleError is a consensus rule violation: Err says which rule, Description says what

@@ -63,12 +63,6 @@ func CheckTransactionSanity(tx *types.Transaction, size int) error {
 	return CheckAgentKind(tx)
 }
 
-// CheckAgentKind is the seam for the Proof of Conduct kinds: until they are enabled, every
-// agent transaction is rejected.
-func CheckAgentKind(tx *types.Transaction) error {
-	return ruleError(ErrAgentNotEnabled, "transaction kind %s is not yet enabled", tx.Kind)
-}
-
 // IsFinal reports whether the transaction's lock time allows it in a block at height whose
 // median time past (of the 11 blocks before it) is mtp: 0 is always final, a value below
 // 500,000,000 is a height that must be below the block's height, anything else a unix time
@@ -143,7 +137,8 @@ type InputsResult struct {
 
 // CheckTransactionInputs checks a non-coinbase transaction against the UTXO view for a block
 // at height: every input exists, coinbase outputs are mature, each public key hashes to the
-// spent output's pubkey hash, and the effective input value covers the outputs. Signatures are
+// spent output's pubkey hash (a locked output's spender is LockedSpender's), and the
+// effective input value covers the outputs. Signatures are
 // checked separately (VerifySignatures) so they can run in parallel.
 func CheckTransactionInputs(tx *types.Transaction, height uint64, view StateView) (*InputsResult, error) {
 	if tx.IsCoinbase() {
@@ -163,7 +158,13 @@ func CheckTransactionInputs(tx *types.Transaction, height uint64, view StateView
 			return nil, ruleError(ErrImmatureCoinbase, "input %d spends a coinbase of height %d before height %d",
 				i, e.Height, e.Height+CoinbaseMaturity)
 		}
-		if types.Blake3(in.PublicKey[:]) != e.PubKeyHash {
+		owner := e.PubKeyHash
+		if e.Locked {
+			if owner, err = LockedSpender(tx, i, e, view.Conduct()); err != nil {
+				return nil, err
+			}
+		}
+		if types.Blake3(in.PublicKey[:]) != owner {
 			return nil, ruleError(ErrPubKeyMismatch, "input %d: public key does not match the spent output", i)
 		}
 		eff, err := view.InputValue(e, height)

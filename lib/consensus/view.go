@@ -28,6 +28,13 @@ type ConductView interface {
 	Agent(pkh types.Hash) (*AgentRecord, bool, error)
 	// Contract is the contract with the given id (its ContractCreate txid), or false.
 	Contract(id types.Hash) (*ContractRecord, bool, error)
+	// Vouched reports whether voucher has vouched for target.
+	Vouched(voucher, target types.Hash) (bool, error)
+	// FulfilledBetween counts the fulfilled contracts between a and b, in either direction
+	// (DESIGN 9.2).
+	FulfilledBetween(a, b types.Hash) (uint64, error)
+	// ReviewsOf counts the reviews reviewer has given subject (DESIGN 9.2).
+	ReviewsOf(reviewer, subject types.Hash) (uint64, error)
 }
 
 // AgentRecord is an agent's on-chain record (DESIGN 9.1).
@@ -67,8 +74,7 @@ type ContractRecord struct {
 	Reviewed      uint8 // bit 0: the initiator reviewed, bit 1: the counterparty
 }
 
-// NoConduct is the ConductView of a chain without agents: every lookup finds nothing. It is
-// the conduct state until Proof of Conduct's tables exist.
+// NoConduct is the ConductView of a chain without agents: every lookup finds nothing.
 type NoConduct struct{}
 
 // Agent finds no agent.
@@ -76,6 +82,15 @@ func (NoConduct) Agent(types.Hash) (*AgentRecord, bool, error) { return nil, fal
 
 // Contract finds no contract.
 func (NoConduct) Contract(types.Hash) (*ContractRecord, bool, error) { return nil, false, nil }
+
+// Vouched finds no vouch.
+func (NoConduct) Vouched(types.Hash, types.Hash) (bool, error) { return false, nil }
+
+// FulfilledBetween finds no contract.
+func (NoConduct) FulfilledBetween(types.Hash, types.Hash) (uint64, error) { return 0, nil }
+
+// ReviewsOf finds no review.
+func (NoConduct) ReviewsOf(types.Hash, types.Hash) (uint64, error) { return 0, nil }
 
 // ValuedView is a StateView made of a UTXO view and a value model, in which every address
 // is its own cluster and there are no agents: the state of a chain before clusters merge and

@@ -53,7 +53,6 @@ const (
 	BadCoinbaseInputs  Reason = "bad_coinbase_inputs"
 	BadCoinbasePayload Reason = "bad_coinbase_payload"
 	BadTransferPayload Reason = "bad_transfer_payload"
-	AgentNotEnabled    Reason = "agent_not_enabled"
 	UnexpectedCoinbase Reason = "unexpected_coinbase"
 
 	// Transactions against the chain.
@@ -87,6 +86,37 @@ const (
 	InvalidAncestor   Reason = "invalid_ancestor"
 	DuplicateBlock    Reason = "duplicate_block"
 	KnownInvalid      Reason = "known_invalid"
+)
+
+// The Proof of Conduct rules' reasons (consensus.ErrorKind, DESIGN 9 and 9.4). The faucet's
+// agent API sends the same names as its error codes.
+const (
+	// Context-free.
+	BadAgentPayload Reason = "bad_agent_payload"
+	ForeignInput    Reason = "foreign_input"
+	InvalidScore    Reason = "invalid_score"
+	InvalidExpiry   Reason = "invalid_expiry"
+	SelfTarget      Reason = "self_target"
+	BadStake        Reason = "bad_stake"
+	BadEscrow       Reason = "bad_escrow"
+
+	// Against the conduct state.
+	NotAnAgent           Reason = "not_an_agent"
+	AlreadyRegistered    Reason = "already_registered"
+	ScoreTooLow          Reason = "score_too_low"
+	AgentNotFound        Reason = "agent_not_found"
+	AlreadyVouched       Reason = "already_vouched"
+	ContractNotFound     Reason = "contract_not_found"
+	ContractNotOpen      Reason = "contract_not_open"
+	ContractExpired      Reason = "contract_expired"
+	ContractNotExpired   Reason = "contract_not_expired"
+	ContractNotFulfilled Reason = "contract_not_fulfilled"
+	NotCounterparty      Reason = "not_counterparty"
+	NotInitiator         Reason = "not_initiator"
+	EscrowNotSpent       Reason = "escrow_not_spent"
+	RefundOutputs        Reason = "refund_outputs"
+	NotParticipant       Reason = "not_participant"
+	AlreadyReviewed      Reason = "already_reviewed"
 )
 
 // The mempool policy's reasons (mempool.ErrorKind).

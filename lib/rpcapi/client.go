@@ -100,3 +100,29 @@ func (c *Client) GetSyncStatus(ctx context.Context) (*SyncStatus, error) {
 	var s SyncStatus
 	return &s, c.Call(ctx, "getsyncstatus", nil, &s)
 }
+
+// GetAgentProfile returns an agent's profile (pending view); an unknown agent is an error of
+// kind reason.AgentNotFound.
+func (c *Client) GetAgentProfile(ctx context.Context, address string) (*AgentProfile, error) {
+	var p AgentProfile
+	return &p, c.Call(ctx, "getagentprofile", []any{address}, &p)
+}
+
+// ListAgents returns a page of the agent directory.
+func (c *Client) ListAgents(ctx context.Context, offset, limit uint64) (*AgentList, error) {
+	var l AgentList
+	return &l, c.Call(ctx, "listagents", []any{offset, limit}, &l)
+}
+
+// GetContract returns a contract (pending view); an unknown one is an error of kind
+// reason.ContractNotFound.
+func (c *Client) GetContract(ctx context.Context, id string) (*Contract, error) {
+	var k Contract
+	return &k, c.Call(ctx, "getcontract", []any{id}, &k)
+}
+
+// GetConductInfo returns the confirmed conduct state's summary and hash.
+func (c *Client) GetConductInfo(ctx context.Context) (*ConductInfo, error) {
+	var i ConductInfo
+	return &i, c.Call(ctx, "getconductinfo", nil, &i)
+}

@@ -153,3 +153,68 @@ type ValidateAddress struct {
 	ClusterID  string `json:"cluster_id,omitempty"`
 	Error      string `json:"error,omitempty"`
 }
+
+// AgentProfile is getagentprofile's result: the spec's conduct profile (same field names as
+// the faucet's /api/agent/profile) and where the record stands. Scores and counts are the
+// pending view's (chain plus mempool); registered_at and registered_height are absent until
+// the registration is mined.
+type AgentProfile struct {
+	Address            string   `json:"address"`
+	ConductScore       uint32   `json:"conduct_score"`
+	Tier               string   `json:"tier"`
+	ContractsCompleted uint64   `json:"contracts_completed"`
+	ContractsFailed    uint64   `json:"contracts_failed"`
+	VouchesReceived    uint64   `json:"vouches_received"`
+	VouchesGiven       uint64   `json:"vouches_given"`
+	ReviewsReceived    uint64   `json:"reviews_received"`
+	AverageReviewScore *float64 `json:"average_review_score,omitempty"`
+	RegisteredAt       string   `json:"registered_at,omitempty"` // RFC 3339 UTC
+	RegisteredHeight   *uint64  `json:"registered_height,omitempty"`
+	StakeTxID          string   `json:"stake_txid"`
+	// Confirmed is false while the registration is in the mempool; the scores can be
+	// pending either way.
+	Confirmed bool `json:"confirmed"`
+}
+
+// AgentEntry is one element of listagents's agents (the spec's directory entry).
+type AgentEntry struct {
+	Address            string `json:"address"`
+	ConductScore       uint32 `json:"conduct_score"`
+	Tier               string `json:"tier"`
+	ContractsCompleted uint64 `json:"contracts_completed"`
+}
+
+// AgentList is listagents's result (the spec's directory page).
+type AgentList struct {
+	Agents []AgentEntry `json:"agents"`
+	Total  uint64       `json:"total"`
+	Offset uint64       `json:"offset"`
+	Limit  uint64       `json:"limit"`
+}
+
+// Contract is getcontract's result.
+type Contract struct {
+	ContractID             string `json:"contract_id"`
+	Initiator              string `json:"initiator"`
+	Counterparty           string `json:"counterparty"`
+	Value                  uint64 `json:"value"`      // subunits
+	ValueCoin              string `json:"value_coin"` // the same in COIN, 8 decimals
+	CreatedHeight          uint64 `json:"created_height"`
+	ExpiresAt              uint64 `json:"expires_at"`
+	Status                 string `json:"status"` // open, fulfilled, expired
+	ClosedBy               string `json:"closed_by,omitempty"`
+	ReviewedByInitiator    bool   `json:"reviewed_by_initiator"`
+	ReviewedByCounterparty bool   `json:"reviewed_by_counterparty"`
+	// Confirmed is false while the contract's creation, or the change that gave it its
+	// status, is in the mempool.
+	Confirmed bool `json:"confirmed"`
+}
+
+// ConductInfo is getconductinfo's result: the confirmed conduct state at the tip.
+type ConductInfo struct {
+	Height        uint64 `json:"height"`
+	BestBlockHash string `json:"best_block_hash"`
+	Agents        uint64 `json:"agents"`
+	OpenContracts uint64 `json:"open_contracts"`
+	Hash          string `json:"hash"`
+}
