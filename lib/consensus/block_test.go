@@ -147,7 +147,7 @@ func TestCheckBlockSanityRules(t *testing.T) {
 		}{
 			{"zero output", 2, func(tx *types.Transaction) { tx.Outputs[0].Value = 0 }, consensus.ErrZeroOutput},
 			{"transfer payload", 1, func(tx *types.Transaction) { tx.Payload = []byte("x") }, consensus.ErrTransferPayload},
-			{"agent kind", 2, func(tx *types.Transaction) { tx.Kind = types.KindVouch }, consensus.ErrAgentNotEnabled},
+			{"agent payload", 2, func(tx *types.Transaction) { tx.Kind = types.KindVouch }, consensus.ErrAgentPayload},
 			{"tx version", 1, func(tx *types.Transaction) { tx.Version = 9 }, consensus.ErrTxVersion},
 			{"coinbase payload", 0, func(tx *types.Transaction) { tx.Payload = []byte{1, 2, 3} }, consensus.ErrCoinbasePayload},
 			{"coinbase inputs", 0, func(tx *types.Transaction) { tx.Inputs = []types.TxInput{input(op("z", 0), alice)} }, consensus.ErrCoinbaseInputs},

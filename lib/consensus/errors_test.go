@@ -73,7 +73,7 @@ func TestKindsProducedHere(t *testing.T) {
 }
 
 // TestKindsProducedElsewhere covers the kinds that lib/chainstate produces (ErrUnknownParent,
-// ErrInvalidAncestor, ErrDuplicateBlock, ErrKnownInvalid, ErrSpendLocked): their rules are
+// ErrInvalidAncestor, ErrDuplicateBlock, ErrKnownInvalid): their rules are
 // tested in the chain state package; here only the error plumbing is checked.
 func TestKindsProducedElsewhere(t *testing.T) {
 	tests := []struct {
@@ -84,7 +84,6 @@ func TestKindsProducedElsewhere(t *testing.T) {
 		{consensus.ErrInvalidAncestor, "ErrInvalidAncestor"}, // tested in lib/chainstate
 		{consensus.ErrDuplicateBlock, "ErrDuplicateBlock"},   // tested in lib/chainstate
 		{consensus.ErrKnownInvalid, "ErrKnownInvalid"},       // tested in lib/chainstate
-		{consensus.ErrSpendLocked, "ErrSpendLocked"},         // tested in lib/chainstate
 	}
 	if len(tests) != len(elsewhere) {
 		t.Fatalf("table has %d kinds, elsewhere has %d", len(tests), len(elsewhere))

@@ -33,7 +33,6 @@ var elsewhere = map[consensus.ErrorKind]bool{
 	consensus.ErrInvalidAncestor: true,
 	consensus.ErrDuplicateBlock:  true,
 	consensus.ErrKnownInvalid:    true,
-	consensus.ErrSpendLocked:     true,
 }
 
 var (
@@ -111,7 +110,18 @@ var allKinds = map[string]consensus.ErrorKind{
 	"ErrZeroOutput": consensus.ErrZeroOutput, "ErrValueOverflow": consensus.ErrValueOverflow,
 	"ErrDuplicateInput": consensus.ErrDuplicateInput, "ErrCoinbaseInputs": consensus.ErrCoinbaseInputs,
 	"ErrCoinbasePayload": consensus.ErrCoinbasePayload, "ErrTransferPayload": consensus.ErrTransferPayload,
-	"ErrAgentNotEnabled": consensus.ErrAgentNotEnabled, "ErrUnexpectedCoinbase": consensus.ErrUnexpectedCoinbase,
+	"ErrUnexpectedCoinbase": consensus.ErrUnexpectedCoinbase,
+	"ErrAgentPayload":       consensus.ErrAgentPayload, "ErrForeignInput": consensus.ErrForeignInput,
+	"ErrInvalidScore": consensus.ErrInvalidScore, "ErrInvalidExpiry": consensus.ErrInvalidExpiry,
+	"ErrSelfTarget": consensus.ErrSelfTarget, "ErrBadStake": consensus.ErrBadStake, "ErrBadEscrow": consensus.ErrBadEscrow,
+	"ErrNotAnAgent": consensus.ErrNotAnAgent, "ErrAlreadyRegistered": consensus.ErrAlreadyRegistered,
+	"ErrScoreTooLow": consensus.ErrScoreTooLow, "ErrAgentNotFound": consensus.ErrAgentNotFound,
+	"ErrAlreadyVouched": consensus.ErrAlreadyVouched, "ErrContractNotFound": consensus.ErrContractNotFound,
+	"ErrContractNotOpen": consensus.ErrContractNotOpen, "ErrContractExpired": consensus.ErrContractExpired,
+	"ErrContractNotExpired": consensus.ErrContractNotExpired, "ErrContractNotFulfilled": consensus.ErrContractNotFulfilled,
+	"ErrNotCounterparty": consensus.ErrNotCounterparty, "ErrNotInitiator": consensus.ErrNotInitiator,
+	"ErrEscrowNotSpent": consensus.ErrEscrowNotSpent, "ErrRefundOutputs": consensus.ErrRefundOutputs,
+	"ErrNotParticipant": consensus.ErrNotParticipant, "ErrAlreadyReviewed": consensus.ErrAlreadyReviewed,
 	"ErrMissingInputs": consensus.ErrMissingInputs, "ErrImmatureCoinbase": consensus.ErrImmatureCoinbase,
 	"ErrPubKeyMismatch": consensus.ErrPubKeyMismatch, "ErrBadSignature": consensus.ErrBadSignature,
 	"ErrInsufficientFunds": consensus.ErrInsufficientFunds, "ErrNonFinal": consensus.ErrNonFinal,
