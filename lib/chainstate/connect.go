@@ -83,6 +83,9 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	if err := c.stageClusters(&j, deltas); err != nil {
 		return ConnectedBlock{}, err
 	}
+	if err := c.stageConduct(&j, eff.Conduct, &next); err != nil {
+		return ConnectedBlock{}, err
+	}
 	j.insert(heightKey(n.Height), n.Hash)
 	j.put([]byte(keyStats), next)
 	wc := &c.wc

@@ -110,11 +110,15 @@ type Stats struct {
 	Burned    uint64 // coinbase value left unclaimed
 	Issued    uint64 // Σ subsidies of connected blocks above genesis
 	TxCount   uint64 // transactions in connected blocks, genesis included
+	// Proof of Conduct (a record written before it ends after TxCount: both are zero).
+	Agents        uint64 // registered agents
+	OpenContracts uint64 // contracts with status open
 }
 
 func (s *Stats) encode(w *bincode.Writer) {
 	w.Raw(s.TipHash[:])
-	for _, v := range []uint64{s.Height, s.UtxoCount, s.UtxoTotal, s.Pool, s.Burned, s.Issued, s.TxCount} {
+	for _, v := range []uint64{s.Height, s.UtxoCount, s.UtxoTotal, s.Pool, s.Burned, s.Issued, s.TxCount,
+		s.Agents, s.OpenContracts} {
 		w.U64(v)
 	}
 }
@@ -124,6 +128,11 @@ func (s *Stats) decode(r *bincode.Reader) {
 	for _, p := range []*uint64{&s.Height, &s.UtxoCount, &s.UtxoTotal, &s.Pool, &s.Burned, &s.Issued, &s.TxCount} {
 		*p = r.U64()
 	}
+	if r.Remaining() == 0 {
+		return // written before Proof of Conduct
+	}
+	s.Agents = r.U64()
+	s.OpenContracts = r.U64()
 }
 
 // Block status in the header index.

@@ -208,9 +208,9 @@ func testScenario(t *testing.T, bulk bool) {
 		reject("first-not-coinbase", consensus.ErrFirstTxNotCoinbase, "a108").Built(func(g *G) {
 			g.Next("first-not-coinbase", "a108", txs(s.spendTx("f1", "a7", 0, 1000, 1)), chaingen.SwapTxs(0, 1))
 		}),
-		reject("agent-kind", consensus.ErrAgentNotEnabled, "a108").Built(func(g *G) {
+		reject("bad-stake", consensus.ErrBadStake, "a108").Built(func(g *G) {
 			tx := g.Spend(g.Coinbase("a7")).Fee(1000).Kind(types.KindAgentRegister, nil).Name("g1").Tx()
-			g.Next("agent-kind", "a108", txs(tx))
+			g.Next("bad-stake", "a108", txs(tx))
 		}),
 		reject("dup-tx", consensus.ErrDuplicateTx, "a108").Built(func(g *G) {
 			tx := s.spendTx("u1", "a7", 0, 1000, 1)

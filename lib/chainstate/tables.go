@@ -57,5 +57,6 @@ var (
 			return s
 		}}
 
-	tables = newRegistry(utxoTable, clusterTable, txTable, heightTable, statsTable)
+	tables = newRegistry(utxoTable, clusterTable, txTable, heightTable, statsTable,
+		agentTable, contractTable, vouchTable, pairTable, reviewsTable)
 )

@@ -34,14 +34,8 @@ func (c *Chain) InputValue(e *consensus.UtxoEntry, height uint64) (uint64, error
 	return c.opts.Values.EffectiveValue(e, height), nil
 }
 
-// Conduct is the agent and contract state at the tip: empty until Proof of Conduct adds its
-// tables.
-func (c *Chain) Conduct() consensus.ConductView { return consensus.NoConduct{} }
-
 func (v chainView) ClusterOf(pkh types.Hash) (types.Hash, error) { return v.c.clusterOfLocked(pkh) }
 
 func (v chainView) InputValue(e *consensus.UtxoEntry, height uint64) (uint64, error) {
 	return v.c.InputValue(e, height)
 }
-
-func (v chainView) Conduct() consensus.ConductView { return v.c.Conduct() }
