@@ -27,8 +27,18 @@
 // transaction with no other output takes more coins for its change). [Sign] signs each input
 // with the key of the address it spends from, or of the coin's Signer when set (a contract
 // refund); the txid covers kind, payload and outputs but not signatures, so every input signs
-// the same message. Whether the chain accepts a kind is the node's to say: the agent kinds
-// (2-7) are built and signed but not yet valid on chain.
+// the same message.
+//
+// The Proof of Conduct operations (DESIGN 9) are built here once, for coin-wallet and the
+// faucet: [RegisterRequest], [VouchRequest], [ContractCreateRequest], [FulfilRequest] and
+// [RefundRequest] (of an [Escrow], read from getcontract with [EscrowOf]) and
+// [ReviewRequest] return the Request of one operation of the acting agent, after the rules
+// that need no chain (score 1 to 10, expiry, minimum escrow, no self-targets). [BuildAgent]
+// builds one from the actor's coins only (every input of an agent transaction is the
+// actor's), signs it with the actor's key and applies consensus.CheckTransactionSanity;
+// [SpendAgent] does so from the node's pending view and broadcasts. A fulfilment spends the
+// escrow as input 0 with the counterparty's key and a refund with the initiator's, each
+// paying the escrow less the fee back as the actor's change, its only output.
 //
 // The node side ([Node], implemented by *rpcapi.Client): [ListUTXOs] lists the coins of a
 // set of addresses with getutxosbyaddress (include_mempool=true, so unconfirmed change is
@@ -43,7 +53,9 @@
 // *InsufficientFundsError says how much was needed and available), [ErrDust] (a payment
 // below the dust limit), [ErrBadKind] (a kind the builder cannot build, or a transfer with a
 // payload), [ErrNoPayments] (a transfer with no output), [ErrBadFeeRate], [ErrTooLarge] (the
-// transaction would exceed the consensus size or input limits), [ErrWrongPassphrase] (the seed does not decrypt), [ErrNoWallet] and
+// transaction would exceed the consensus size or input limits), a consensus.RuleError of the
+// rule's kind for an agent operation the wallet refuses itself (consensus.ErrInvalidScore,
+// ErrNotCounterparty, ...: errors.Is matches its reason too), [ErrWrongPassphrase] (the seed does not decrypt), [ErrNoWallet] and
 // [ErrWalletExists] (store directory state), [ErrWrongNetwork] (a store or address of
 // another network), [ErrLocked] (another process has the store open). Mnemonic and address
 // errors are those of lib/keys and never contain a word of the mnemonic. An error from the

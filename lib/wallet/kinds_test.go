@@ -119,13 +119,9 @@ func TestSelectAnyKind(t *testing.T) {
 					t.Fatalf("input %d signed by %s, want %s", i, got, o.signer())
 				}
 			}
-			// Agent kinds are built; the chain refuses them until they are enabled.
-			err = consensus.CheckTransactionSanity(dec, plan.Size)
-			if want == types.KindTransfer && err != nil {
-				t.Fatal(err)
-			}
-			if want != types.KindTransfer && !errors.Is(err, consensus.ErrAgentNotEnabled) {
-				t.Fatalf("sanity: %v, want ErrAgentNotEnabled", err)
+			// Every kind passes the context-free rules (the agent kinds' CheckAgentKind too).
+			if err := consensus.CheckTransactionSanity(dec, plan.Size); err != nil {
+				t.Fatalf("sanity: %v", err)
 			}
 			// The signatures cover the payload through the txid.
 			if len(dec.Payload) > 0 {
@@ -175,8 +171,8 @@ func TestSpendAgentKindRefused(t *testing.T) {
 	node := newFakeNode(params.Regtest)
 	node.fund(k0.PKH, 60*amount.Coin, 150, false)
 	_, err := Spend(context.Background(), node, params.Regtest, []Key{k0}, Request{Kind: types.KindAgentRegister,
-		Locked: &Payment{k0.PKH, 50 * amount.Coin}})
-	if !errors.Is(err, consensus.ErrAgentNotEnabled) || len(node.sent) != 0 {
+		Locked: &Payment{k0.PKH, 49 * amount.Coin}})
+	if !errors.Is(err, consensus.ErrBadStake) || len(node.sent) != 0 {
 		t.Fatalf("err %v, sent %d", err, len(node.sent))
 	}
 	plan, err := Spend(context.Background(), node, params.Regtest, []Key{k0}, Request{Payments: []Payment{{k1.PKH, amount.Coin}}})
