@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/bits"
 	"sort"
 	"sync"
@@ -38,6 +39,9 @@ type Entry struct {
 	Fee      uint64
 	Time     time.Time
 	Height   uint64 // chain height when accepted
+	// Conduct is what an agent transaction does to the agent and contract records (nil for
+	// other kinds), as of the pending view it was last checked against.
+	Conduct  *consensus.ConductChanges
 	parents  map[types.Hash]*Entry
 	children map[types.Hash]*Entry
 	seq      uint64
@@ -56,6 +60,16 @@ type Pool struct {
 	fees     uint64
 	seq      uint64
 	now      func() time.Time
+	log      *slog.Logger
+
+	// The pending view of DESIGN 9.3: the chain's conduct state with the effects of the
+	// pool's agent transactions, in arrival order. The writers are the pool transactions
+	// whose effect on an agent (by address) or a contract (by id) is the latest; a later
+	// transaction that depends on that record becomes their child.
+	conduct        *consensus.ConductOverlay
+	agentWriter    map[types.Hash]*Entry
+	contractWriter map[types.Hash]*Entry
+	conductStale   bool // an agent transaction left: the pending view must be rebuilt
 }
 
 // Options tune a Pool.
@@ -64,6 +78,8 @@ type Options struct {
 	// SigCache records the transactions whose signatures verified, so their block need not
 	// verify them again; nil for none.
 	SigCache *consensus.SigCache
+	// Log receives a line for every transaction a new block made invalid; nil for none.
+	Log *slog.Logger
 }
 
 // New returns an empty pool over chain for the network magic.
@@ -71,12 +87,18 @@ func New(chain Chain, magic [4]byte, opts Options) *Pool {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}
-	return &Pool{chain: chain, magic: magic, sigs: opts.SigCache, maxBytes: opts.MaxBytes,
-		txs: make(map[types.Hash]*Entry), spends: make(map[types.Outpoint]*Entry), now: time.Now}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	p := &Pool{chain: chain, magic: magic, sigs: opts.SigCache, maxBytes: opts.MaxBytes,
+		txs: make(map[types.Hash]*Entry), spends: make(map[types.Outpoint]*Entry), now: time.Now, log: opts.Log}
+	p.resetConduct()
+	return p
 }
 
-// view is the chain's state plus the pool's outputs: clusters, input values and conduct are
-// the chain's (the embedded StateView), so the pool prices inputs as the next block will.
+// view is the chain's state plus the pool's outputs and agent effects: clusters and input
+// values are the chain's (the embedded StateView), so the pool prices inputs as the next
+// block will; conduct is the pending view.
 type view struct {
 	consensus.StateView
 	p      *Pool
@@ -94,10 +116,13 @@ func (v view) Utxo(op types.Outpoint) (*consensus.UtxoEntry, bool, error) {
 			return nil, false, err
 		}
 		return &consensus.UtxoEntry{Value: o.Value, PubKeyHash: o.PubKeyHash, Height: v.height,
-			ClusterID: cluster}, true, nil
+			Locked: consensus.LockedOutput(e.Tx, int(op.Index)), ClusterID: cluster}, true, nil
 	}
 	return v.p.chain.Utxo(op)
 }
+
+// Conduct is the pending view.
+func (v view) Conduct() consensus.ConductView { return v.p.conduct }
 
 // Accept validates tx and adds it. It returns the txid.
 func (p *Pool) Accept(tx *types.Transaction) (types.Hash, error) {
@@ -146,6 +171,13 @@ func (p *Pool) acceptLocked(tx *types.Transaction, txid types.Hash, size int) er
 			return reject(fmt.Sprintf("%v: output %d of %d subunits is below %d", ErrDust, i, tx.Outputs[i].Value, policy.DustLimit), ErrDust)
 		}
 	}
+	var ch *consensus.ConductChanges
+	if consensus.IsAgentKind(tx.Kind) {
+		var err error
+		if ch, err = consensus.CheckConduct(tx, txid, p.conductContext(height), p.conduct); err != nil {
+			return reject("invalid transaction", err)
+		}
+	}
 	res, err := consensus.CheckTransactionInputs(tx, height, view{p.chain, p, height})
 	if err != nil {
 		if errors.Is(err, consensus.ErrMissingInputs) {
@@ -159,10 +191,14 @@ func (p *Pool) acceptLocked(tx *types.Transaction, txid types.Hash, size int) er
 	}
 	p.seq++
 	e := &Entry{Tx: tx, TxID: txid, Size: size, Fee: res.Fee, Time: p.now(), Height: height - 1, seq: p.seq,
-		parents: map[types.Hash]*Entry{}, children: map[types.Hash]*Entry{}}
+		Conduct: ch, parents: map[types.Hash]*Entry{}, children: map[types.Hash]*Entry{}}
 	p.add(e)
+	if ch != nil {
+		p.applyConduct(e)
+	}
 	if p.bytes > p.maxBytes {
 		p.trim()
+		p.recheckConduct()
 		if _, ok := p.txs[txid]; !ok {
 			return reject(fmt.Sprintf("%v: fee rate too low to enter a full pool", ErrPoolFull), ErrPoolFull)
 		}
@@ -209,6 +245,9 @@ func (p *Pool) remove(e *Entry, withDescendants bool) {
 	delete(p.txs, e.TxID)
 	p.bytes -= e.Size
 	p.fees -= e.Fee
+	if e.Conduct != nil {
+		p.conductStale = true
+	}
 }
 
 // lowerRate reports whether a pays a lower fee per byte than b (exact, 128-bit).
@@ -325,6 +364,7 @@ func (p *Pool) ChainChanged(res *chainstate.Result) {
 func (p *Pool) BlockConnected(b *types.Block, txids []types.Hash) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	defer p.recheckConduct()
 	for i, tx := range b.Transactions {
 		if e, ok := p.txs[txids[i]]; ok {
 			p.remove(e, false)
@@ -351,6 +391,7 @@ func (p *Pool) Reorganized(disconnected []*types.Block) {
 	p.txs = make(map[types.Hash]*Entry)
 	p.spends = make(map[types.Outpoint]*Entry)
 	p.bytes, p.fees = 0, 0
+	p.resetConduct()
 	for _, b := range disconnected {
 		for _, tx := range b.Transactions[1:] {
 			if consensus.VerifySignatures(tx, tx.TxID(), p.magic) == nil {
@@ -359,7 +400,9 @@ func (p *Pool) Reorganized(disconnected []*types.Block) {
 		}
 	}
 	for _, e := range old {
-		_ = p.acceptLocked(e.Tx, e.TxID, e.Size)
+		if err := p.acceptLocked(e.Tx, e.TxID, e.Size); err != nil {
+			p.log.Info("mempool: dropped a transaction the reorganisation made invalid", "txid", e.TxID, "err", err)
+		}
 	}
 }
 

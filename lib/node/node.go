@@ -77,7 +77,8 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, chain: chain, net: noNetwork{}, stopCh: make(chan struct{})}
-	n.pool = mempool.New(chain, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes, SigCache: sigs})
+	n.pool = mempool.New(chain, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes, SigCache: sigs,
+		Log: cfg.Logger.With(logging.SubsystemKey, "mempool")})
 	if cfg.P2P != nil {
 		srv, err := n.newNetwork(*cfg.P2P)
 		if err != nil {
