@@ -2,6 +2,7 @@ package consensus_test
 
 import (
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/consensus"
@@ -339,4 +340,230 @@ func TestDamped(t *testing.T) {
 			t.Errorf("Damped(%d, %d) = %d, want %d", tc.d, tc.k, got, tc.want)
 		}
 	}
+}
+
+// ---------------------------------------------------------------------------------------------
+// CheckConduct: the rules of the DESIGN 9 table against a conduct state.
+// ---------------------------------------------------------------------------------------------
+
+const (
+	conductHeight  = 1000
+	conductTime    = 1_767_400_000
+	conductExpires = 1100 // expires_at of the open contracts
+)
+
+var (
+	cOpen = types.Blake3([]byte("contract open"))    // alice → bob, open
+	cBack = types.Blake3([]byte("contract back"))    // bob → alice, open
+	cDone = types.Blake3([]byte("contract done"))    // alice → bob, fulfilled, reviewed by alice
+	cGone = types.Blake3([]byte("contract expired")) // alice → bob, expired (refunded)
+	cNone = types.Blake3([]byte("contract unknown")) // no contract
+)
+
+// conductFixture: alice and bob at 500, carol at 720 (trusted), dave no agent; carol has
+// vouched for bob; four contracts between alice and bob.
+func conductFixture() *memConduct {
+	m := newMemConduct()
+	m.agents[alice.pkh] = &consensus.AgentRecord{Score: 500, RegisteredHeight: 10, Stake: op("stake alice", 0)}
+	m.agents[bob.pkh] = &consensus.AgentRecord{Score: 500, RegisteredHeight: 11, VouchesReceived: 1, Stake: op("stake bob", 0)}
+	m.agents[carol.pkh] = &consensus.AgentRecord{Score: 720, RegisteredHeight: 12, VouchesGiven: 1, Stake: op("stake carol", 0)}
+	contract := func(id types.Hash, init, cp key, st consensus.ContractStatus) *consensus.ContractRecord {
+		return &consensus.ContractRecord{ID: id, Initiator: init.pkh, Counterparty: cp.pkh, Value: 5_000,
+			CreatedHeight: 900, ExpiresAt: conductExpires, Status: st}
+	}
+	m.contracts[cOpen] = contract(cOpen, alice, bob, consensus.ContractOpen)
+	m.contracts[cBack] = contract(cBack, bob, alice, consensus.ContractOpen)
+	m.contracts[cDone] = contract(cDone, alice, bob, consensus.ContractFulfilled)
+	m.contracts[cDone].ClosedBy = types.Blake3([]byte("fulfil of done"))
+	m.contracts[cDone].Reviewed = consensus.ReviewedByInitiator
+	m.contracts[cGone] = contract(cGone, alice, bob, consensus.ContractExpired)
+	m.contracts[cGone].ClosedBy = types.Blake3([]byte("refund of gone"))
+	m.vouches[consensus.HashPair{carol.pkh, bob.pkh}] = true
+	m.pairs[consensus.PairOf(alice.pkh, bob.pkh)] = 1
+	m.reviews[consensus.HashPair{alice.pkh, bob.pkh}] = 1
+	return m
+}
+
+func registerTx(k key) *types.Transaction {
+	return agentTx(types.KindAgentRegister, nil, []types.TxInput{input(op("fund "+string(k.pub[:4]), 0), k)}, pay(consensus.AgentStake, k))
+}
+
+func vouchTx(voucher, target key) *types.Transaction {
+	return agentTx(types.KindVouch, vouchPayload(target), []types.TxInput{input(op("fee", 0), voucher)}, pay(1, voucher))
+}
+
+func createTx(init, cp key, expiry uint32) *types.Transaction {
+	return agentTx(types.KindContractCreate, createPayload(cp, expiry), []types.TxInput{input(op("escrow fund", 0), init)}, pay(5_000, cp))
+}
+
+// fulfilTx spends the escrow of id (input 0) with signer's key.
+func fulfilTx(id types.Hash, signer key) *types.Transaction {
+	return agentTx(types.KindContractFulfil, refPayload(id), []types.TxInput{input(escrowOf(id), signer)}, pay(4_900, signer))
+}
+
+// refundTx spends the escrow of id (input 0) with signer's key, paying the signer.
+func refundTx(id types.Hash, signer key) *types.Transaction {
+	return agentTx(types.KindContractRefund, refPayload(id), []types.TxInput{input(escrowOf(id), signer)}, pay(4_900, signer))
+}
+
+func reviewTx(id types.Hash, reviewer, subject key, score uint8) *types.Transaction {
+	return agentTx(types.KindReview, reviewPayload(id, subject, score), []types.TxInput{input(op("fee", 0), reviewer)}, pay(1, reviewer))
+}
+
+// sameOwners is a SameOwner that puts the given pairs (in either order) in one cluster.
+func sameOwners(pairs ...[2]key) func(a, b types.Hash) (bool, error) {
+	return func(a, b types.Hash) (bool, error) {
+		for _, p := range pairs {
+			if (a == p[0].pkh && b == p[1].pkh) || (a == p[1].pkh && b == p[0].pkh) {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+}
+
+// checkConduct runs CheckConduct on a sane tx at height and checks that it left view alone
+// and that a rejection comes with no changes.
+func checkConduct(t *testing.T, tx *types.Transaction, height uint64, view *memConduct, same func(a, b types.Hash) (bool, error)) (*consensus.ConductChanges, error) {
+	t.Helper()
+	noErr(t, checkSanity(tx))
+	before := view.clone()
+	ch, err := consensus.CheckConduct(tx, tx.TxID(), consensus.ConductContext{Height: height, Time: conductTime, SameOwner: same}, view)
+	if !reflect.DeepEqual(view, before) {
+		t.Fatal("CheckConduct changed the view it was given")
+	}
+	if err != nil && ch != nil {
+		t.Fatalf("rejected with changes %+v", ch)
+	}
+	if err == nil && ch == nil {
+		t.Fatal("accepted without changes")
+	}
+	return ch, err
+}
+
+func TestCheckConductRules(t *testing.T) {
+	// A refund whose second output pays the counterparty.
+	refundSplit := refundTx(cOpen, alice)
+	refundSplit.Outputs = append(refundSplit.Outputs, pay(50, bob))
+	// A fulfil whose input 0 is another output of the counterparty, the escrow being input 1.
+	fulfilEscrowSecond := fulfilTx(cOpen, bob)
+	fulfilEscrowSecond.Inputs = []types.TxInput{input(op("bob", 0), bob), input(escrowOf(cOpen), bob)}
+	// A fulfil and a refund spending output 1 of the contract's transaction.
+	fulfilIndex1 := fulfilTx(cOpen, bob)
+	fulfilIndex1.Inputs[0].PrevIndex = 1
+	refundIndex1 := refundTx(cOpen, alice)
+	refundIndex1.Inputs[0].PrevIndex = 1
+	// A fulfil naming cOpen but spending cBack's escrow.
+	fulfilOther := fulfilTx(cOpen, bob)
+	fulfilOther.Inputs[0] = input(escrowOf(cBack), bob)
+
+	tests := []struct {
+		name   string
+		tx     *types.Transaction
+		height uint64
+		want   consensus.ErrorKind // "": accepted
+	}{
+		// AgentRegister: signer not an agent.
+		{"register", registerTx(dave), conductHeight, ""},
+		{"register an agent", registerTx(alice), conductHeight, consensus.ErrAlreadyRegistered},
+		// Vouch: signer an agent with score ≥ 700; target another agent; not vouched before.
+		{"vouch", vouchTx(carol, alice), conductHeight, ""},
+		{"vouch by no agent", vouchTx(dave, alice), conductHeight, consensus.ErrNotAnAgent},
+		{"vouch with score 500", vouchTx(alice, bob), conductHeight, consensus.ErrScoreTooLow},
+		{"vouch for no agent", vouchTx(carol, dave), conductHeight, consensus.ErrAgentNotFound},
+		{"vouch twice", vouchTx(carol, bob), conductHeight, consensus.ErrAlreadyVouched},
+		// ContractCreate: signer an agent, counterparty another agent.
+		{"create", createTx(alice, bob, consensus.DefaultExpiry), conductHeight, ""},
+		{"create with a new counterparty", createTx(alice, carol, 10), conductHeight, ""},
+		{"create by no agent", createTx(dave, bob, 10), conductHeight, consensus.ErrNotAnAgent},
+		{"create with no agent", createTx(alice, dave, 10), conductHeight, consensus.ErrAgentNotFound},
+		// ContractFulfil: input 0 spends the escrow, signed by the counterparty; open, not expired.
+		{"fulfil", fulfilTx(cOpen, bob), conductHeight, ""},
+		{"fulfil at expires_at − 1", fulfilTx(cOpen, bob), conductExpires - 1, ""},
+		{"fulfil at expires_at", fulfilTx(cOpen, bob), conductExpires, consensus.ErrContractExpired},
+		{"fulfil after expires_at", fulfilTx(cOpen, bob), conductExpires + 1000, consensus.ErrContractExpired},
+		{"fulfil the other way round", fulfilTx(cBack, alice), conductHeight, ""},
+		{"fulfil by the initiator", fulfilTx(cOpen, alice), conductHeight, consensus.ErrNotCounterparty},
+		{"fulfil by a third agent", fulfilTx(cOpen, carol), conductHeight, consensus.ErrNotCounterparty},
+		{"fulfil an unknown contract", fulfilTx(cNone, bob), conductHeight, consensus.ErrContractNotFound},
+		{"fulfil a fulfilled contract", fulfilTx(cDone, bob), conductHeight, consensus.ErrContractNotOpen},
+		{"fulfil an expired contract", fulfilTx(cGone, bob), conductHeight, consensus.ErrContractNotOpen},
+		{"fulfil with the escrow as input 1", fulfilEscrowSecond, conductHeight, consensus.ErrEscrowNotSpent},
+		{"fulfil spending output 1", fulfilIndex1, conductHeight, consensus.ErrEscrowNotSpent},
+		{"fulfil spending another contract's escrow", fulfilOther, conductHeight, consensus.ErrEscrowNotSpent},
+		// ContractRefund: input 0 spends the escrow, signed by the initiator; height ≥ expires_at;
+		// every output pays the initiator.
+		{"refund at expires_at", refundTx(cOpen, alice), conductExpires, ""},
+		{"refund after expires_at", refundTx(cOpen, alice), conductExpires + 1000, ""},
+		{"refund at expires_at − 1", refundTx(cOpen, alice), conductExpires - 1, consensus.ErrContractNotExpired},
+		{"refund by the counterparty", refundTx(cOpen, bob), conductExpires, consensus.ErrNotInitiator},
+		{"refund by a third agent", refundTx(cOpen, carol), conductExpires, consensus.ErrNotInitiator},
+		{"refund paying the counterparty", refundSplit, conductExpires, consensus.ErrRefundOutputs},
+		{"refund of an unknown contract", refundTx(cNone, alice), conductExpires, consensus.ErrContractNotFound},
+		{"refund of a fulfilled contract", refundTx(cDone, alice), conductExpires, consensus.ErrContractNotOpen},
+		{"refund of an expired contract", refundTx(cGone, alice), conductExpires, consensus.ErrContractNotOpen},
+		{"refund spending output 1", refundIndex1, conductExpires, consensus.ErrEscrowNotSpent},
+		// Review: contract fulfilled; signer and subject its two participants; one per signer.
+		{"review by the counterparty", reviewTx(cDone, bob, alice, 10), conductHeight, ""},
+		{"review of an unknown contract", reviewTx(cNone, bob, alice, 10), conductHeight, consensus.ErrContractNotFound},
+		{"review of an open contract", reviewTx(cOpen, bob, alice, 10), conductHeight, consensus.ErrContractNotFulfilled},
+		{"review of an expired contract", reviewTx(cGone, bob, alice, 1), conductHeight, consensus.ErrContractNotFulfilled},
+		{"review by a third agent", reviewTx(cDone, carol, alice, 10), conductHeight, consensus.ErrNotParticipant},
+		{"review of a third agent", reviewTx(cDone, bob, carol, 10), conductHeight, consensus.ErrNotParticipant},
+		{"review by no agent", reviewTx(cDone, dave, bob, 10), conductHeight, consensus.ErrNotParticipant},
+		{"review twice", reviewTx(cDone, alice, bob, 3), conductHeight, consensus.ErrAlreadyReviewed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ch, err := checkConduct(t, tc.tx, tc.height, conductFixture(), nil)
+			if tc.want == "" {
+				noErr(t, err)
+				if ch.Empty() {
+					t.Fatal("accepted with empty changes")
+				}
+				return
+			}
+			wantKind(t, err, tc.want)
+		})
+	}
+
+	t.Run("vouch at the score boundary", func(t *testing.T) {
+		view := conductFixture()
+		view.agents[carol.pkh].Score = consensus.VouchMinScore
+		noErr(t, second(checkConduct(t, vouchTx(carol, alice), conductHeight, view, nil)))
+		view.agents[carol.pkh].Score = consensus.VouchMinScore - 1
+		_, err := checkConduct(t, vouchTx(carol, alice), conductHeight, view, nil)
+		wantKind(t, err, consensus.ErrScoreTooLow)
+	})
+	t.Run("review by each side once", func(t *testing.T) {
+		view := conductFixture()
+		view.contracts[cDone].Reviewed = 0
+		noErr(t, second(checkConduct(t, reviewTx(cDone, alice, bob, 5), conductHeight, view, nil)))
+		noErr(t, second(checkConduct(t, reviewTx(cDone, bob, alice, 5), conductHeight, view, nil)))
+		view.contracts[cDone].Reviewed = consensus.ReviewedByCounterparty
+		_, err := checkConduct(t, reviewTx(cDone, bob, alice, 5), conductHeight, view, nil)
+		wantKind(t, err, consensus.ErrAlreadyReviewed)
+		noErr(t, second(checkConduct(t, reviewTx(cDone, alice, bob, 5), conductHeight, view, nil)))
+	})
+	t.Run("not an agent kind", func(t *testing.T) {
+		_, err := checkConduct(t, transfer([]types.TxInput{input(op("x", 0), alice)}, pay(1, bob)), conductHeight, conductFixture(), nil)
+		wantKind(t, err, consensus.ErrAgentPayload)
+	})
+	t.Run("storage errors pass through", func(t *testing.T) {
+		for _, tx := range []*types.Transaction{registerTx(dave), vouchTx(carol, alice), createTx(alice, bob, 10),
+			fulfilTx(cOpen, bob), refundTx(cOpen, alice), reviewTx(cDone, bob, alice, 4)} {
+			ch, err := consensus.CheckConduct(tx, tx.TxID(), consensus.ConductContext{Height: conductExpires}, errConduct{})
+			if err != errStorage || ch != nil {
+				t.Fatalf("%s: got %v, %v; want the storage error unchanged", tx.Kind, ch, err)
+			}
+		}
+		// And from SameOwner.
+		same := func(a, b types.Hash) (bool, error) { return false, errStorage }
+		for _, tx := range []*types.Transaction{vouchTx(carol, alice), fulfilTx(cOpen, bob), reviewTx(cDone, bob, alice, 4)} {
+			ch, err := consensus.CheckConduct(tx, tx.TxID(), consensus.ConductContext{Height: conductHeight, SameOwner: same}, conductFixture())
+			if err != errStorage || ch != nil {
+				t.Fatalf("%s: got %v, %v; want the storage error unchanged", tx.Kind, ch, err)
+			}
+		}
+	})
 }

@@ -33,12 +33,12 @@ const DefaultMaxBytes = 64 << 20
 
 // Entry is a transaction in the pool.
 type Entry struct {
-	Tx       *types.Transaction
-	TxID     types.Hash
-	Size     int
-	Fee      uint64
-	Time     time.Time
-	Height   uint64 // chain height when accepted
+	Tx     *types.Transaction
+	TxID   types.Hash
+	Size   int
+	Fee    uint64
+	Time   time.Time
+	Height uint64 // chain height when accepted
 	// Conduct is what an agent transaction does to the agent and contract records (nil for
 	// other kinds), as of the pending view it was last checked against.
 	Conduct  *consensus.ConductChanges
