@@ -1,6 +1,7 @@
 package consensus_test
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"testing"
@@ -564,6 +565,168 @@ func TestCheckConductRules(t *testing.T) {
 			if err != errStorage || ch != nil {
 				t.Fatalf("%s: got %v, %v; want the storage error unchanged", tx.Kind, ch, err)
 			}
+		}
+	})
+}
+
+// ---------------------------------------------------------------------------------------------
+// CheckConduct: the effects of the DESIGN 9 table and the damping of DESIGN 9.2, each expected
+// record written out by hand.
+// ---------------------------------------------------------------------------------------------
+
+// agentRec is the fixture's record of k with changes applied.
+func agentRec(view *memConduct, k key, change func(a *consensus.AgentRecord)) *consensus.AgentRecord {
+	a := *view.agents[k.pkh]
+	change(&a)
+	return &a
+}
+
+func contractRec(view *memConduct, id types.Hash, change func(c *consensus.ContractRecord)) *consensus.ContractRecord {
+	c := *view.contracts[id]
+	change(&c)
+	return &c
+}
+
+func wantChanges(t *testing.T, got, want *consensus.ConductChanges) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("changes\n got %s\nwant %s", dumpChanges(got), dumpChanges(want))
+	}
+}
+
+func dumpChanges(c *consensus.ConductChanges) string {
+	if c == nil {
+		return "nil"
+	}
+	s := ""
+	for k, a := range c.Agents {
+		s += "\n  agent " + k.String()[:8] + ": " + fmtRecord(a)
+	}
+	for k, v := range c.Contracts {
+		s += "\n  contract " + k.String()[:8] + ": " + fmtRecord(v)
+	}
+	return s + "\n  vouches " + fmtRecord(c.Vouches) + " pairs " + fmtRecord(c.Pairs) + " reviews " + fmtRecord(c.Reviews)
+}
+
+func fmtRecord(v any) string { return fmt.Sprintf("%+v", v) }
+
+func TestCheckConductEffects(t *testing.T) {
+	ab := consensus.PairOf(alice.pkh, bob.pkh)
+	t.Run("register", func(t *testing.T) {
+		view := conductFixture()
+		tx := registerTx(dave)
+		ch, err := checkConduct(t, tx, conductHeight, view, nil)
+		noErr(t, err)
+		want := consensus.NewConductChanges()
+		want.Agents[dave.pkh] = &consensus.AgentRecord{Score: 500, RegisteredHeight: conductHeight, RegisteredTime: conductTime,
+			Stake: types.Outpoint{TxID: tx.TxID(), Index: 0}}
+		wantChanges(t, ch, want)
+	})
+	t.Run("vouch: target +30 and both counts", func(t *testing.T) {
+		view := conductFixture()
+		ch, err := checkConduct(t, vouchTx(carol, alice), conductHeight, view, nil)
+		noErr(t, err)
+		want := consensus.NewConductChanges()
+		want.Agents[alice.pkh] = agentRec(view, alice, func(a *consensus.AgentRecord) {
+			a.Score = 530 // 500 + 30×500/500
+			a.VouchesReceived = 1
+		})
+		want.Agents[carol.pkh] = agentRec(view, carol, func(a *consensus.AgentRecord) { a.VouchesGiven = 2 }) // score stays 720
+		want.Vouches[consensus.HashPair{carol.pkh, alice.pkh}] = struct{}{}
+		wantChanges(t, ch, want)
+
+		// From 750: 750 + 30×250/500 = 765.
+		view.agents[alice.pkh].Score = 750
+		ch, err = checkConduct(t, vouchTx(carol, alice), conductHeight, view, nil)
+		noErr(t, err)
+		if s := ch.Agents[alice.pkh].Score; s != 765 {
+			t.Fatalf("score %d, want 765", s)
+		}
+	})
+	t.Run("create: an open contract, agents untouched", func(t *testing.T) {
+		view := conductFixture()
+		tx := createTx(alice, bob, 10)
+		ch, err := checkConduct(t, tx, conductHeight, view, nil)
+		noErr(t, err)
+		want := consensus.NewConductChanges()
+		want.Contracts[tx.TxID()] = &consensus.ContractRecord{ID: tx.TxID(), Initiator: alice.pkh, Counterparty: bob.pkh,
+			Value: 5_000, CreatedHeight: conductHeight, ExpiresAt: conductHeight + 10, Status: consensus.ContractOpen}
+		wantChanges(t, ch, want)
+	})
+	t.Run("fulfil: counterparty +20, initiator +10, both completed", func(t *testing.T) {
+		view := conductFixture()
+		delete(view.pairs, ab) // the first contract between them
+		tx := fulfilTx(cOpen, bob)
+		ch, err := checkConduct(t, tx, conductHeight, view, nil)
+		noErr(t, err)
+		want := consensus.NewConductChanges()
+		want.Agents[bob.pkh] = agentRec(view, bob, func(a *consensus.AgentRecord) {
+			a.Score = 520 // 500 + 20×500/500
+			a.ContractsCompleted = 1
+		})
+		want.Agents[alice.pkh] = agentRec(view, alice, func(a *consensus.AgentRecord) {
+			a.Score = 510 // 500 + 10×500/500
+			a.ContractsCompleted = 1
+		})
+		want.Contracts[cOpen] = contractRec(view, cOpen, func(c *consensus.ContractRecord) {
+			c.Status = consensus.ContractFulfilled
+			c.ClosedBy = tx.TxID()
+		})
+		want.Pairs[ab] = 1
+		wantChanges(t, ch, want)
+	})
+	t.Run("refund: counterparty −50 and failed", func(t *testing.T) {
+		view := conductFixture()
+		tx := refundTx(cOpen, alice)
+		ch, err := checkConduct(t, tx, conductExpires, view, nil)
+		noErr(t, err)
+		want := consensus.NewConductChanges()
+		want.Agents[bob.pkh] = agentRec(view, bob, func(a *consensus.AgentRecord) {
+			a.Score = 450 // 500 − 50×500/500
+			a.ContractsFailed = 1
+		})
+		want.Contracts[cOpen] = contractRec(view, cOpen, func(c *consensus.ContractRecord) {
+			c.Status = consensus.ContractExpired
+			c.ClosedBy = tx.TxID()
+		})
+		wantChanges(t, ch, want)
+		// From 300: 300 − 50×300/500 = 270.
+		view.agents[bob.pkh].Score = 300
+		ch, err = checkConduct(t, tx, conductExpires, view, nil)
+		noErr(t, err)
+		if s := ch.Agents[bob.pkh].Score; s != 270 {
+			t.Fatalf("score %d, want 270", s)
+		}
+	})
+	t.Run("review: (2·score − 11)×10, count and sum", func(t *testing.T) {
+		for _, tc := range []struct {
+			score uint8
+			want  uint32
+		}{
+			{8, 550},  // d = 50: 500 + 50×500/500
+			{2, 430},  // d = −70: 500 − 70×500/500
+			{10, 590}, // d = 90
+			{1, 410},  // d = −90
+			{5, 490},  // d = −10
+			{6, 510},  // d = 10
+		} {
+			view := conductFixture()
+			view.agents[alice.pkh].ReviewsReceived = 3
+			view.agents[alice.pkh].ReviewScoreSum = 17
+			tx := reviewTx(cDone, bob, alice, tc.score)
+			ch, err := checkConduct(t, tx, conductHeight, view, nil)
+			noErr(t, err)
+			want := consensus.NewConductChanges()
+			want.Agents[alice.pkh] = agentRec(view, alice, func(a *consensus.AgentRecord) {
+				a.Score = tc.want
+				a.ReviewsReceived = 4
+				a.ReviewScoreSum = 17 + uint64(tc.score)
+			})
+			want.Contracts[cDone] = contractRec(view, cDone, func(c *consensus.ContractRecord) {
+				c.Reviewed = consensus.ReviewedByInitiator | consensus.ReviewedByCounterparty
+			})
+			want.Reviews[consensus.HashPair{bob.pkh, alice.pkh}] = 1 // alice's review of bob is another count
+			wantChanges(t, ch, want)
 		}
 	})
 }
