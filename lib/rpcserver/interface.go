@@ -29,6 +29,11 @@ type Chain interface {
 	ClusterOf(pkh types.Hash) (types.Hash, error)
 	InputValue(e *consensus.UtxoEntry, height uint64) (uint64, error)
 	UtxoSetInfo(ctx context.Context) (chainstate.UtxoSetInfo, error)
+	// Conduct is the confirmed agent and contract state; Directory visits its agents by
+	// score; ConductInfo hashes all of it.
+	Conduct() consensus.ConductView
+	Directory(visit func(chainstate.DirectoryEntry) bool) error
+	ConductInfo(ctx context.Context) (chainstate.ConductInfo, error)
 	// NextBlock describes the block a miner builds on the tip.
 	NextBlock() chainstate.Template
 }
@@ -39,6 +44,10 @@ type Mempool interface {
 	Get(txid types.Hash) (*mempool.Entry, bool)
 	SpentBy(op types.Outpoint) (types.Hash, bool)
 	OutputsTo(pkh types.Hash) []mempool.PendingOutput
+	// Conduct is the pending view (chain and mempool agent transactions, DESIGN 9.3);
+	// PendingAgents are the agents the mempool changes, with their pending records.
+	Conduct() consensus.ConductView
+	PendingAgents() map[types.Hash]*consensus.AgentRecord
 	// Select lists transactions for a block template, parents first.
 	Select(maxBytes int) []*mempool.Entry
 }

@@ -89,7 +89,7 @@ func TestEveryMethodRegistered(t *testing.T) {
 			t.Fatalf("%s: method not found over HTTP", m.Name)
 		}
 	}
-	for _, name := range []string{"getnewaddress", "getagentprofile", "GETBLOCKCOUNT", ""} {
+	for _, name := range []string{"getnewaddress", "getagentprofiles", "GETBLOCKCOUNT", ""} {
 		e.wantError(jsonrpc.CodeMethodNotFound, "Method not found", true, name)
 	}
 	// help lists every method.

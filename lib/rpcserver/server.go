@@ -64,6 +64,10 @@ func (a *api) handlers(s *jsonrpc.Server) map[string]handler {
 		"getclusterbalance":  a.getClusterBalance,
 		"gettxoutsetinfo":    a.getTxOutSetInfo,
 		"validateaddress":    a.validateAddress,
+		"getagentprofile":    a.getAgentProfile,
+		"listagents":         a.listAgents,
+		"getcontract":        a.getContract,
+		"getconductinfo":     a.getConductInfo,
 		"help":               func(ctx context.Context, p jsonrpc.Params) (any, error) { return help(p) },
 		"stop":               a.stop,
 	}
