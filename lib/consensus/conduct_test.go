@@ -730,3 +730,137 @@ func TestCheckConductEffects(t *testing.T) {
 		}
 	})
 }
+
+func TestCheckConductDamping(t *testing.T) {
+	ab := consensus.PairOf(alice.pkh, bob.pkh)
+	fulfil := func(t *testing.T, view *memConduct, id types.Hash, signer key) *consensus.ConductChanges {
+		t.Helper()
+		ch, err := checkConduct(t, fulfilTx(id, signer), conductHeight, view, nil)
+		noErr(t, err)
+		return ch
+	}
+	scores := func(t *testing.T, ch *consensus.ConductChanges, want map[types.Hash]uint32) {
+		t.Helper()
+		for k, s := range want {
+			if got := ch.Agents[k].Score; got != s {
+				t.Fatalf("score %d, want %d", got, s)
+			}
+		}
+	}
+	t.Run("k-th fulfilled contract, either direction", func(t *testing.T) {
+		view := conductFixture() // one fulfilled contract between alice and bob already
+		ch := fulfil(t, view, cOpen, bob)
+		// k = 2: bob 20/2 = 10 → 500 + 10×500/500; alice 10/2 = 5 → 500 + 5×500/500.
+		scores(t, ch, map[types.Hash]uint32{bob.pkh: 510, alice.pkh: 505})
+		if ch.Pairs[ab] != 2 || ch.Agents[bob.pkh].ContractsCompleted != 1 || ch.Agents[alice.pkh].ContractsCompleted != 1 {
+			t.Fatalf("pairs %d, completed %d/%d", ch.Pairs[ab], ch.Agents[bob.pkh].ContractsCompleted, ch.Agents[alice.pkh].ContractsCompleted)
+		}
+		// The other way round counts as the same pair: k = 3, alice (counterparty) 20/4 = 5 →
+		// 505, bob (initiator) 10/4 = 2 → 500 + 2×500/500 = 502.
+		view.pairs[ab] = 2
+		ch = fulfil(t, view, cBack, alice)
+		scores(t, ch, map[types.Hash]uint32{alice.pkh: 505, bob.pkh: 502})
+		if ch.Pairs[ab] != 3 {
+			t.Fatalf("pairs %d, want 3", ch.Pairs[ab])
+		}
+		// Damping comes before the scaling: k = 3 from 600, initiator 10/4 = 2 → 600 + 2×400/500 = 601
+		// (scaling first would give 10×400/500 / 4 = 2 → 602); counterparty 20/4 = 5 → 600 + 5×400/500 = 604.
+		view.agents[alice.pkh].Score = 600
+		view.agents[bob.pkh].Score = 600
+		scores(t, fulfil(t, view, cOpen, bob), map[types.Hash]uint32{alice.pkh: 601, bob.pkh: 604})
+		// The 11th: 20/1024 = 10/1024 = 0, no score; the counts still move in full.
+		view = conductFixture()
+		view.pairs[ab] = 10
+		view.agents[bob.pkh].ContractsCompleted = 10
+		ch = fulfil(t, view, cOpen, bob)
+		scores(t, ch, map[types.Hash]uint32{alice.pkh: 500, bob.pkh: 500})
+		if ch.Pairs[ab] != 11 || ch.Agents[bob.pkh].ContractsCompleted != 11 || ch.Agents[alice.pkh].ContractsCompleted != 1 {
+			t.Fatalf("pairs %d, completed %d/%d", ch.Pairs[ab], ch.Agents[bob.pkh].ContractsCompleted, ch.Agents[alice.pkh].ContractsCompleted)
+		}
+		// Contracts with a third agent do not count: carol and bob start at k = 1.
+		view = conductFixture()
+		view.pairs[ab] = 5
+		view.contracts[cOpen].Initiator = carol.pkh
+		scores(t, fulfil(t, view, cOpen, bob), map[types.Hash]uint32{bob.pkh: 520, carol.pkh: 725}) // carol 720 + 10×280/500 = 725
+	})
+	t.Run("k-th review of the same subject by the same reviewer", func(t *testing.T) {
+		for _, tc := range []struct {
+			before uint64 // reviews bob gave alice before
+			score  uint8
+			want   uint32
+		}{
+			{0, 10, 590}, // d = 90
+			{1, 10, 545}, // 90/2 = 45
+			{2, 10, 522}, // 90/4 = 22
+			{2, 1, 478},  // −90/4 = −22 (truncated towards zero)
+			{1, 1, 455},  // −90/2 = −45
+			{3, 3, 494},  // −50/8 = −6
+			{3, 7, 503},  // 30/8 = 3
+			{4, 6, 500},  // 10/16 = 0
+			{4, 5, 500},  // −10/16 = 0
+		} {
+			view := conductFixture()
+			view.reviews[consensus.HashPair{bob.pkh, alice.pkh}] = tc.before
+			view.reviews[consensus.HashPair{bob.pkh, carol.pkh}] = 9   // other subjects do not count
+			view.reviews[consensus.HashPair{carol.pkh, alice.pkh}] = 9 // nor other reviewers
+			view.agents[alice.pkh].ReviewsReceived = 40
+			view.agents[alice.pkh].ReviewScoreSum = 200
+			ch, err := checkConduct(t, reviewTx(cDone, bob, alice, tc.score), conductHeight, view, nil)
+			noErr(t, err)
+			a := ch.Agents[alice.pkh]
+			if a.Score != tc.want || a.ReviewsReceived != 41 || a.ReviewScoreSum != 200+uint64(tc.score) ||
+				ch.Reviews[consensus.HashPair{bob.pkh, alice.pkh}] != tc.before+1 {
+				t.Fatalf("review %d after %d: %+v, count %d; want score %d", tc.score, tc.before, *a,
+					ch.Reviews[consensus.HashPair{bob.pkh, alice.pkh}], tc.want)
+			}
+		}
+	})
+	t.Run("same owner: no score, counts in full", func(t *testing.T) {
+		same := sameOwners([2]key{alice, bob}, [2]key{carol, alice})
+		view := conductFixture()
+		ch, err := checkConduct(t, vouchTx(carol, alice), conductHeight, view, same)
+		noErr(t, err)
+		if a, c := ch.Agents[alice.pkh], ch.Agents[carol.pkh]; a.Score != 500 || a.VouchesReceived != 1 || c.VouchesGiven != 2 ||
+			len(ch.Vouches) != 1 {
+			t.Fatalf("vouch: %+v %+v", *a, *c)
+		}
+		ch, err = checkConduct(t, fulfilTx(cOpen, bob), conductHeight, view, same)
+		noErr(t, err)
+		if a, b := ch.Agents[alice.pkh], ch.Agents[bob.pkh]; a.Score != 500 || b.Score != 500 ||
+			a.ContractsCompleted != 1 || b.ContractsCompleted != 1 || ch.Contracts[cOpen].Status != consensus.ContractFulfilled {
+			t.Fatalf("fulfil: %+v %+v", *a, *b)
+		}
+		ch, err = checkConduct(t, reviewTx(cDone, bob, alice, 10), conductHeight, view, same)
+		noErr(t, err)
+		if a := ch.Agents[alice.pkh]; a.Score != 500 || a.ReviewsReceived != 1 || a.ReviewScoreSum != 10 {
+			t.Fatalf("review: %+v", *a)
+		}
+		ch, err = checkConduct(t, reviewTx(cDone, bob, alice, 1), conductHeight, view, same)
+		noErr(t, err)
+		if a := ch.Agents[alice.pkh]; a.Score != 500 || a.ReviewsReceived != 1 || a.ReviewScoreSum != 1 {
+			t.Fatalf("hostile review: %+v", *a)
+		}
+		// DESIGN 9.2 spares only the vouch, the fulfilment bonuses and the review: an expired
+		// contract costs the counterparty its 50 even within one owner.
+		ch, err = checkConduct(t, refundTx(cOpen, alice), conductExpires, view, same)
+		noErr(t, err)
+		if b := ch.Agents[bob.pkh]; b.Score != 450 || b.ContractsFailed != 1 {
+			t.Fatalf("refund: %+v", *b)
+		}
+		// Other pairs are not affected: carol and bob are two owners.
+		ch, err = checkConduct(t, vouchTx(carol, bob), conductHeight, newMemConductWith(view, func(m *memConduct) {
+			delete(m.vouches, consensus.HashPair{carol.pkh, bob.pkh})
+		}), same)
+		noErr(t, err)
+		if b := ch.Agents[bob.pkh]; b.Score != 530 {
+			t.Fatalf("vouch of another owner: %+v", *b)
+		}
+	})
+}
+
+// newMemConductWith is a copy of m changed by f.
+func newMemConductWith(m *memConduct, f func(m *memConduct)) *memConduct {
+	c := m.clone()
+	f(c)
+	return c
+}
