@@ -864,3 +864,124 @@ func newMemConductWith(m *memConduct, f func(m *memConduct)) *memConduct {
 	f(c)
 	return c
 }
+
+// ---------------------------------------------------------------------------------------------
+// Locked outputs: LockedSpender through CheckTransactionInputs (DESIGN 9.1).
+// ---------------------------------------------------------------------------------------------
+
+var (
+	stakeA = op("stake alice", 0)
+	coinsA = op("alice coins", 0)
+	coinsB = op("bob coins", 0)
+)
+
+// lockedState: alice's stake, the escrows of cOpen (pays bob) and cBack (pays alice), and
+// 10,000 unlocked subunits each for alice and bob, over the conduct fixture.
+func lockedState() conductState {
+	utxos := mapView{
+		stakeA:          {Value: consensus.AgentStake, PubKeyHash: alice.pkh, Height: 10, Locked: true},
+		escrowOf(cOpen): {Value: 5_000, PubKeyHash: bob.pkh, Height: 900, Locked: true},
+		escrowOf(cBack): {Value: 5_000, PubKeyHash: alice.pkh, Height: 900, Locked: true},
+		coinsA:          {Value: 10_000, PubKeyHash: alice.pkh, Height: 50},
+		coinsB:          {Value: 10_000, PubKeyHash: bob.pkh, Height: 50},
+	}
+	return conductState{ValuedView: consensus.ValuedView{Utxos: utxos}, conduct: conductFixture()}
+}
+
+func TestLockedOutputs(t *testing.T) {
+	ins := func(pairs ...any) []types.TxInput {
+		var r []types.TxInput
+		for i := 0; i < len(pairs); i += 2 {
+			r = append(r, input(pairs[i].(types.Outpoint), pairs[i+1].(key)))
+		}
+		return r
+	}
+	// A fulfil of cOpen with the escrow as input 1.
+	fulfilSecond := agentTx(types.KindContractFulfil, refPayload(cOpen), ins(coinsB, bob, escrowOf(cOpen), bob), pay(14_000, bob))
+	refundSecond := agentTx(types.KindContractRefund, refPayload(cBack), ins(coinsB, bob, escrowOf(cBack), bob), pay(14_000, bob))
+	// A fulfil whose payload names the stake's transaction as its contract.
+	fulfilStake := agentTx(types.KindContractFulfil, refPayload(stakeA.TxID), ins(stakeA, alice), pay(1, alice))
+	refundStake := agentTx(types.KindContractRefund, refPayload(stakeA.TxID), ins(stakeA, alice), pay(1, alice))
+	// A fulfil of cBack spending cOpen's escrow.
+	fulfilOther := agentTx(types.KindContractFulfil, refPayload(cBack), ins(escrowOf(cOpen), bob), pay(1, bob))
+	fulfilPlus := agentTx(types.KindContractFulfil, refPayload(cOpen), ins(escrowOf(cOpen), bob, coinsB, bob), pay(14_000, bob))
+
+	tests := []struct {
+		name string
+		tx   *types.Transaction
+		want consensus.ErrorKind // "": accepted
+		fee  uint64
+	}{
+		{"transfer of the stake", transfer(ins(stakeA, alice), pay(1, alice)), consensus.ErrSpendLocked, 0},
+		{"transfer of the stake as input 1", transfer(ins(coinsA, alice, stakeA, alice), pay(1, alice)), consensus.ErrSpendLocked, 0},
+		{"transfer of an escrow by its payee", transfer(ins(escrowOf(cOpen), bob), pay(1, bob)), consensus.ErrSpendLocked, 0},
+		{"transfer of an escrow by the initiator", transfer(ins(escrowOf(cOpen), alice), pay(1, alice)), consensus.ErrSpendLocked, 0},
+		{"vouch spending the stake", agentTx(types.KindVouch, vouchPayload(bob), ins(stakeA, alice), pay(1, alice)), consensus.ErrSpendLocked, 0},
+		{"register spending the stake", agentTx(types.KindAgentRegister, nil, ins(stakeA, alice), pay(consensus.AgentStake, alice)), consensus.ErrSpendLocked, 0},
+		{"review spending an escrow", agentTx(types.KindReview, reviewPayload(cDone, alice, 9), ins(escrowOf(cOpen), bob), pay(1, bob)), consensus.ErrSpendLocked, 0},
+		{"create spending an escrow", agentTx(types.KindContractCreate, createPayload(alice, 10), ins(escrowOf(cOpen), bob), pay(1_000, alice)), consensus.ErrSpendLocked, 0},
+		{"fulfil with the escrow as input 1", fulfilSecond, consensus.ErrSpendLocked, 0},
+		{"refund with the escrow as input 1", refundSecond, consensus.ErrSpendLocked, 0},
+		{"fulfil spending the stake", fulfilStake, consensus.ErrSpendLocked, 0},
+		{"refund spending the stake", refundStake, consensus.ErrSpendLocked, 0},
+		{"fulfil spending another contract's escrow", fulfilOther, consensus.ErrSpendLocked, 0},
+		{"fulfil by the counterparty", fulfilTx(cOpen, bob), "", 100},
+		{"fulfil by the counterparty with more coins", fulfilPlus, "", 1_000},
+		{"fulfil with the initiator's key", fulfilTx(cOpen, alice), consensus.ErrPubKeyMismatch, 0},
+		{"refund with the initiator's key", refundTx(cOpen, alice), "", 100},
+		{"refund with the counterparty's key", refundTx(cOpen, bob), consensus.ErrPubKeyMismatch, 0},
+		{"refund by a third key", refundTx(cOpen, carol), consensus.ErrPubKeyMismatch, 0},
+		{"refund of cBack by its initiator", refundTx(cBack, bob), "", 100},
+		{"fulfil of cBack by its counterparty", fulfilTx(cBack, alice), "", 100},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := consensus.CheckTransactionInputs(tc.tx, conductExpires, lockedState())
+			if tc.want != "" {
+				wantKind(t, err, tc.want)
+				return
+			}
+			noErr(t, err)
+			if res.Fee != tc.fee {
+				t.Fatalf("fee %d, want %d", res.Fee, tc.fee)
+			}
+		})
+	}
+	t.Run("an escrow whose contract is unknown", func(t *testing.T) {
+		st := lockedState()
+		delete(st.conduct.(*memConduct).contracts, cOpen)
+		_, err := consensus.CheckTransactionInputs(fulfilTx(cOpen, bob), conductHeight, st)
+		wantKind(t, err, consensus.ErrSpendLocked)
+	})
+	t.Run("LockedSpender names the signer", func(t *testing.T) {
+		st := lockedState()
+		e := st.Utxos.(mapView)[escrowOf(cOpen)]
+		who, err := consensus.LockedSpender(fulfilTx(cOpen, carol), 0, e, st.conduct)
+		noErr(t, err)
+		if who != bob.pkh {
+			t.Fatal("the fulfil's spender is not the escrow's payee")
+		}
+		who, err = consensus.LockedSpender(refundTx(cOpen, carol), 0, e, st.conduct)
+		noErr(t, err)
+		if who != alice.pkh {
+			t.Fatal("the refund's spender is not the initiator")
+		}
+		_, err = consensus.LockedSpender(fulfilTx(cOpen, bob), 0, e, errConduct{})
+		if err != errStorage {
+			t.Fatalf("got %v, want the storage error", err)
+		}
+	})
+	t.Run("refund with the counterparty's key in CheckConduct", func(t *testing.T) {
+		_, err := checkConduct(t, refundTx(cOpen, bob), conductExpires, conductFixture(), nil)
+		wantKind(t, err, consensus.ErrNotInitiator)
+	})
+	t.Run("LockedOutput", func(t *testing.T) {
+		for k := types.KindCoinbase; k <= types.KindReview; k++ {
+			tx := &types.Transaction{Kind: k}
+			want := k == types.KindAgentRegister || k == types.KindContractCreate
+			if consensus.LockedOutput(tx, 0) != want || consensus.LockedOutput(tx, 1) {
+				t.Fatalf("%s: LockedOutput(0) = %v", k, consensus.LockedOutput(tx, 0))
+			}
+		}
+	})
+}
