@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/consensus"
@@ -982,6 +983,201 @@ func TestLockedOutputs(t *testing.T) {
 			if consensus.LockedOutput(tx, 0) != want || consensus.LockedOutput(tx, 1) {
 				t.Fatalf("%s: LockedOutput(0) = %v", k, consensus.LockedOutput(tx, 0))
 			}
+		}
+	})
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agent transactions in a block: CheckBlockConnect layers each one's effect over the next.
+// ---------------------------------------------------------------------------------------------
+
+var (
+	blkA  = op("blk alice", 0)   // 100 COIN, alice
+	blkA2 = op("blk alice 2", 0) // 100 COIN, alice
+	blkB  = op("blk bob", 0)     // 100 COIN, bob
+)
+
+func agentBlockState(conduct *memConduct) conductState {
+	utxos := mapView{
+		blkA:  {Value: 100 * coin, PubKeyHash: alice.pkh, Height: 100, ClusterID: consensus.ClusterIDOf(alice.pkh)},
+		blkA2: {Value: 100 * coin, PubKeyHash: alice.pkh, Height: 100, ClusterID: consensus.ClusterIDOf(alice.pkh)},
+		blkB:  {Value: 100 * coin, PubKeyHash: bob.pkh, Height: 100, ClusterID: consensus.ClusterIDOf(bob.pkh)},
+	}
+	return conductState{ValuedView: consensus.ValuedView{Utxos: utxos}, conduct: conduct}
+}
+
+// agentBlock is a block at height (a coinbase paying the subsidy, then txs) over view.
+func agentBlock(height uint64, view consensus.StateView, txs ...*types.Transaction) consensus.BlockInput {
+	b := newBlock(append([]*types.Transaction{coinbase(height, pay(consensus.Subsidy(height), miner))}, txs...)...)
+	return consensus.BlockInput{Block: b, TxIDs: b.TxIDs(), Height: height, MedianTimePast: connMTP,
+		Magic: regtestMagic, View: view, SigWorkers: 1}
+}
+
+// agentBlockTxs, all signed:
+//
+//	reg1:   alice registers from blkA (stake + change)
+//	reg2:   bob registers from blkB
+//	create: alice, from reg1's change, a contract with bob: escrow 10,000, expiry 1,440
+//	fulfil: bob spends the escrow
+//	rev1:   alice reviews bob, 9 stars (from create's change)
+//	rev2:   bob reviews alice, 4 stars (from reg2's change)
+func agentBlockTxs() (reg1, reg2, create, fulfil, rev1, rev2 *types.Transaction) {
+	const fee = 1_000
+	change := 50*coin - fee
+	reg1 = sign(agentTx(types.KindAgentRegister, nil, []types.TxInput{input(blkA, alice)}, pay(consensus.AgentStake, alice), pay(change, alice)), regtestMagic, alice)
+	reg2 = sign(agentTx(types.KindAgentRegister, nil, []types.TxInput{input(blkB, bob)}, pay(consensus.AgentStake, bob), pay(change, bob)), regtestMagic, bob)
+	create = sign(agentTx(types.KindContractCreate, createPayload(bob, consensus.DefaultExpiry),
+		[]types.TxInput{input(types.Outpoint{TxID: reg1.TxID(), Index: 1}, alice)}, pay(10_000, bob), pay(change-10_000-fee, alice)), regtestMagic, alice)
+	fulfil = sign(agentTx(types.KindContractFulfil, refPayload(create.TxID()),
+		[]types.TxInput{input(types.Outpoint{TxID: create.TxID()}, bob)}, pay(10_000-fee, bob)), regtestMagic, bob)
+	rev1 = sign(agentTx(types.KindReview, reviewPayload(create.TxID(), bob, 9),
+		[]types.TxInput{input(types.Outpoint{TxID: create.TxID(), Index: 1}, alice)}, pay(change-10_000-2*fee, alice)), regtestMagic, alice)
+	rev2 = sign(agentTx(types.KindReview, reviewPayload(create.TxID(), alice, 4),
+		[]types.TxInput{input(types.Outpoint{TxID: reg2.TxID(), Index: 1}, bob)}, pay(change-fee, bob)), regtestMagic, bob)
+	return
+}
+
+func TestCheckBlockConnectConduct(t *testing.T) {
+	const h = connHeight
+	reg1, reg2, create, fulfil, rev1, rev2 := agentBlockTxs()
+	// wantTx checks the kind and that the message names the transaction at index i.
+	wantTx := func(t *testing.T, in consensus.BlockInput, i int, kind consensus.ErrorKind) {
+		t.Helper()
+		_, err := consensus.CheckBlockConnect(in)
+		wantKind(t, err, kind)
+		if !strings.Contains(err.Error(), in.TxIDs[i].String()) {
+			t.Fatalf("message %q does not name transaction %d", err, i)
+		}
+	}
+
+	t.Run("register, create, fulfil and review in one block", func(t *testing.T) {
+		base := newMemConduct()
+		in := agentBlock(h, agentBlockState(base), reg1, reg2, create, fulfil, rev1, rev2)
+		_, err := sanity(in.Block)
+		noErr(t, err)
+		eff, err := consensus.CheckBlockConnect(in)
+		noErr(t, err)
+		if !reflect.DeepEqual(base, newMemConduct()) {
+			t.Fatal("CheckBlockConnect changed the conduct view")
+		}
+		ts := in.Block.Header.Timestamp
+		want := consensus.NewConductChanges()
+		want.Agents[alice.pkh] = &consensus.AgentRecord{
+			Score:              480, // 500 + 10×500/500 = 510 (fulfil); 510 − 30×510/500 = 510 − 30 (review of 4: d = −30)
+			ContractsCompleted: 1, ReviewsReceived: 1, ReviewScoreSum: 4,
+			RegisteredHeight: h, RegisteredTime: ts, Stake: types.Outpoint{TxID: reg1.TxID()},
+		}
+		want.Agents[bob.pkh] = &consensus.AgentRecord{
+			Score:              587, // 500 + 20×500/500 = 520 (fulfil); 520 + 70×480/500 = 520 + 67 (review of 9: d = 70)
+			ContractsCompleted: 1, ReviewsReceived: 1, ReviewScoreSum: 9,
+			RegisteredHeight: h, RegisteredTime: ts, Stake: types.Outpoint{TxID: reg2.TxID()},
+		}
+		want.Contracts[create.TxID()] = &consensus.ContractRecord{ID: create.TxID(), Initiator: alice.pkh, Counterparty: bob.pkh,
+			Value: 10_000, CreatedHeight: h, ExpiresAt: h + consensus.DefaultExpiry, Status: consensus.ContractFulfilled,
+			ClosedBy: fulfil.TxID(), Reviewed: consensus.ReviewedByInitiator | consensus.ReviewedByCounterparty}
+		want.Pairs[consensus.PairOf(alice.pkh, bob.pkh)] = 1
+		want.Reviews[consensus.HashPair{alice.pkh, bob.pkh}] = 1
+		want.Reviews[consensus.HashPair{bob.pkh, alice.pkh}] = 1
+		wantChanges(t, eff.Conduct, want)
+
+		// The stakes stay, locked; the escrow was spent in the block.
+		locked := map[types.Outpoint]bool{}
+		for _, c := range eff.Created {
+			locked[c.Outpoint] = c.Entry.Locked
+		}
+		wantLocked := map[types.Outpoint]bool{
+			{TxID: in.TxIDs[0]}: false,
+			{TxID: reg1.TxID()}: true, {TxID: reg2.TxID()}: true,
+			{TxID: fulfil.TxID()}: false, {TxID: rev1.TxID()}: false, {TxID: rev2.TxID()}: false,
+		}
+		if !reflect.DeepEqual(locked, wantLocked) {
+			t.Fatalf("created (locked) %v, want %v", locked, wantLocked)
+		}
+		if eff.Fees != 6*1_000 {
+			t.Fatalf("fees %d", eff.Fees)
+		}
+	})
+	t.Run("the escrow comes out locked", func(t *testing.T) {
+		in := agentBlock(h, agentBlockState(newMemConduct()), reg1, reg2, create)
+		eff, err := consensus.CheckBlockConnect(in)
+		noErr(t, err)
+		var found bool
+		for _, c := range eff.Created {
+			want := c.Outpoint == types.Outpoint{TxID: reg1.TxID()} || c.Outpoint == types.Outpoint{TxID: reg2.TxID()} ||
+				c.Outpoint == types.Outpoint{TxID: create.TxID()}
+			if c.Entry.Locked != want {
+				t.Fatalf("%s locked %v", c.Outpoint, c.Entry.Locked)
+			}
+			if c.Outpoint == (types.Outpoint{TxID: create.TxID()}) {
+				found = true
+				if c.Entry.Value != 10_000 || c.Entry.PubKeyHash != bob.pkh {
+					t.Fatalf("escrow %+v", c.Entry)
+				}
+			}
+		}
+		if !found {
+			t.Fatal("no escrow created")
+		}
+		if c := eff.Conduct.Contracts[create.TxID()]; c == nil || c.Status != consensus.ContractOpen {
+			t.Fatalf("contract %+v", c)
+		}
+	})
+	t.Run("a block without agent transactions has no conduct effect", func(t *testing.T) {
+		tx := sign(transfer([]types.TxInput{input(blkA, alice)}, pay(coin, bob)), regtestMagic, alice)
+		eff, err := consensus.CheckBlockConnect(agentBlock(h, agentBlockState(newMemConduct()), tx))
+		noErr(t, err)
+		if eff.Conduct != nil {
+			t.Fatalf("conduct %+v", eff.Conduct)
+		}
+	})
+	t.Run("registering twice in one block", func(t *testing.T) {
+		again := sign(agentTx(types.KindAgentRegister, nil, []types.TxInput{input(blkA2, alice)}, pay(consensus.AgentStake, alice)), regtestMagic, alice)
+		wantTx(t, agentBlock(h, agentBlockState(newMemConduct()), reg1, reg2, again), 3, consensus.ErrAlreadyRegistered)
+		// Alone, it is valid.
+		noErr(t, second(consensus.CheckBlockConnect(agentBlock(h, agentBlockState(newMemConduct()), again))))
+	})
+	t.Run("order matters", func(t *testing.T) {
+		st := agentBlockState(newMemConduct())
+		// The contract before bob's registration: no counterparty yet.
+		wantTx(t, agentBlock(h, st, reg1, create, reg2), 2, consensus.ErrAgentNotFound)
+		// The fulfil before the contract.
+		wantTx(t, agentBlock(h, st, reg1, reg2, fulfil, create), 3, consensus.ErrContractNotFound)
+		// The review before the fulfil.
+		wantTx(t, agentBlock(h, st, reg1, reg2, create, rev1, fulfil), 4, consensus.ErrContractNotFulfilled)
+	})
+	t.Run("the stake cannot be spent in the block that made it", func(t *testing.T) {
+		spend := sign(transfer([]types.TxInput{input(types.Outpoint{TxID: reg1.TxID()}, alice)}, pay(coin, bob)), regtestMagic, alice)
+		wantTx(t, agentBlock(h, agentBlockState(newMemConduct()), reg1, spend), 2, consensus.ErrSpendLocked)
+		// Nor the escrow outside its fulfil.
+		spend = sign(transfer([]types.TxInput{input(types.Outpoint{TxID: create.TxID()}, bob)}, pay(1, bob)), regtestMagic, bob)
+		wantTx(t, agentBlock(h, agentBlockState(newMemConduct()), reg1, reg2, create, spend), 4, consensus.ErrSpendLocked)
+	})
+	t.Run("refund over the chain's contract", func(t *testing.T) {
+		st := agentBlockState(conductFixture())
+		st.Utxos.(mapView)[escrowOf(cOpen)] = &consensus.UtxoEntry{Value: 5_000, PubKeyHash: bob.pkh, Height: 900, Locked: true}
+		byBob := sign(refundTx(cOpen, bob), regtestMagic, bob)
+		wantTx(t, agentBlock(conductExpires, st, byBob), 1, consensus.ErrNotInitiator)
+		byAlice := sign(refundTx(cOpen, alice), regtestMagic, alice)
+		wantTx(t, agentBlock(conductExpires-1, st, byAlice), 1, consensus.ErrContractNotExpired)
+		eff, err := consensus.CheckBlockConnect(agentBlock(conductExpires, st, byAlice))
+		noErr(t, err)
+		if b := eff.Conduct.Agents[bob.pkh]; b.Score != 450 || b.ContractsFailed != 1 || eff.Conduct.Contracts[cOpen].Status != consensus.ContractExpired {
+			t.Fatalf("conduct %s", dumpChanges(eff.Conduct))
+		}
+		// And a fulfil of it one block earlier.
+		byBobF := sign(fulfilTx(cOpen, bob), regtestMagic, bob)
+		noErr(t, second(consensus.CheckBlockConnect(agentBlock(conductExpires-1, st, byBobF))))
+		wantTx(t, agentBlock(conductExpires, st, byBobF), 1, consensus.ErrContractExpired)
+	})
+	t.Run("same owner from the parent's clusters", func(t *testing.T) {
+		base := newMemConduct()
+		st := agentBlockState(base)
+		st.owner = map[types.Hash]types.Hash{bob.pkh: alice.pkh}
+		eff, err := consensus.CheckBlockConnect(agentBlock(h, st, reg1, reg2, create, fulfil, rev1, rev2))
+		noErr(t, err)
+		a, b := eff.Conduct.Agents[alice.pkh], eff.Conduct.Agents[bob.pkh]
+		if a.Score != 500 || b.Score != 500 || a.ContractsCompleted != 1 || b.ReviewsReceived != 1 || a.ReviewScoreSum != 4 {
+			t.Fatalf("conduct %s", dumpChanges(eff.Conduct))
 		}
 	})
 }
