@@ -1181,3 +1181,65 @@ func TestCheckBlockConnectConduct(t *testing.T) {
 		}
 	})
 }
+
+// TestConductOverlay: the overlay's changes shadow its base, CheckConduct over an overlay
+// changes neither, and Merge makes a transaction's effect visible to the next one.
+func TestConductOverlay(t *testing.T) {
+	base := conductFixture()
+	before := base.clone()
+	o := consensus.NewConductOverlay(base)
+	if !o.Empty() {
+		t.Fatal("a new overlay is not empty")
+	}
+	o.Agents[alice.pkh] = &consensus.AgentRecord{Score: 900}
+	kept := *o.Agents[alice.pkh]
+	ctx := consensus.ConductContext{Height: conductHeight}
+
+	// alice is trusted in the overlay, not in the base.
+	tx := vouchTx(alice, bob)
+	_, err := consensus.CheckConduct(tx, tx.TxID(), ctx, base)
+	wantKind(t, err, consensus.ErrScoreTooLow)
+	ch, err := consensus.CheckConduct(tx, tx.TxID(), ctx, o)
+	noErr(t, err)
+	if *o.Agents[alice.pkh] != kept || !reflect.DeepEqual(base, before) || len(o.Vouches) != 0 {
+		t.Fatal("CheckConduct changed the overlay or its base")
+	}
+	if ch.Agents[bob.pkh].Score != 530 || ch.Agents[alice.pkh].VouchesGiven != 1 {
+		t.Fatalf("changes %s", dumpChanges(ch))
+	}
+	o.Merge(ch)
+	if done, _ := o.Vouched(alice.pkh, bob.pkh); !done {
+		t.Fatal("the merged vouch is not seen")
+	}
+	_, err = consensus.CheckConduct(tx, tx.TxID(), ctx, o)
+	wantKind(t, err, consensus.ErrAlreadyVouched)
+
+	// Fulfil and review counts: the overlay's count wins over the base's.
+	f := fulfilTx(cOpen, bob)
+	ch, err = consensus.CheckConduct(f, f.TxID(), ctx, o)
+	noErr(t, err)
+	o.Merge(ch)
+	if n, _ := o.FulfilledBetween(bob.pkh, alice.pkh); n != 2 {
+		t.Fatalf("fulfilled between %d, want 2", n)
+	}
+	if c, _, _ := o.Contract(cOpen); c.Status != consensus.ContractFulfilled || base.contracts[cOpen].Status != consensus.ContractOpen {
+		t.Fatal("the fulfilment is not in the overlay alone")
+	}
+	r := reviewTx(cOpen, bob, alice, 10)
+	ch, err = consensus.CheckConduct(r, r.TxID(), ctx, o)
+	noErr(t, err)
+	// alice 900 (overlay, vouch left her score) + fulfil 10/2 = 5 → 900 + 5×100/500 = 901;
+	// then the review 90 → 901 + 90×99/500 = 901 + 17.
+	if a := ch.Agents[alice.pkh]; a.Score != 918 || a.ReviewsReceived != 1 {
+		t.Fatalf("alice %+v", *a)
+	}
+	o.Merge(ch)
+	if n, _ := o.ReviewsOf(bob.pkh, alice.pkh); n != 1 {
+		t.Fatalf("reviews %d", n)
+	}
+	_, err = consensus.CheckConduct(r, r.TxID(), ctx, o)
+	wantKind(t, err, consensus.ErrAlreadyReviewed)
+	if !reflect.DeepEqual(base, before) {
+		t.Fatal("the base changed")
+	}
+}
