@@ -63,6 +63,10 @@ type Node interface {
 	GetBlock(ctx context.Context, hash string) (*rpcapi.Block, error)
 	GetTransaction(ctx context.Context, txid string) (*rpcapi.Transaction, error)
 	GetBlockchainInfo(ctx context.Context) (*rpcapi.BlockchainInfo, error)
+	// The agent endpoints' reads (pending view).
+	GetAgentProfile(ctx context.Context, address string) (*rpcapi.AgentProfile, error)
+	ListAgents(ctx context.Context, offset, limit uint64) (*rpcapi.AgentList, error)
+	GetContract(ctx context.Context, id string) (*rpcapi.Contract, error)
 }
 
 var _ Node = (*rpcapi.Client)(nil)

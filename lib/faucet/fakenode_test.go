@@ -6,10 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
+	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/mempool"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/policy"
@@ -41,12 +45,15 @@ type fakeNode struct {
 	afterAccept error
 	sent        int
 	nextID      int
+	// conduct is the agent and contract state of the pending view (chain and mempool: the
+	// fake keeps no separate confirmed state), checked with the consensus rules.
+	conduct *consensus.ConductOverlay
 }
 
 func newFakeNode(net *params.Network) *fakeNode {
 	return &fakeNode{net: net, utxos: map[types.Outpoint]*consensus.UtxoEntry{}, blocks: [][]string{{"genesis"}},
 		pool: map[types.Hash]*types.Transaction{}, spends: map[types.Outpoint]types.Hash{}, depth: map[types.Hash]int{},
-		maxDepth: 500}
+		maxDepth: 500, conduct: consensus.NewConductOverlay(consensus.NoConduct{})}
 }
 
 func (f *fakeNode) tip() uint64 { return uint64(len(f.blocks) - 1) }
@@ -76,7 +83,8 @@ func (f *fakeNode) mine(n int) {
 				delete(f.utxos, in.Outpoint())
 			}
 			for j, o := range tx.Outputs {
-				f.utxos[types.Outpoint{TxID: id, Index: uint32(j)}] = &consensus.UtxoEntry{Value: o.Value, PubKeyHash: o.PubKeyHash, Height: h}
+				f.utxos[types.Outpoint{TxID: id, Index: uint32(j)}] = &consensus.UtxoEntry{Value: o.Value, PubKeyHash: o.PubKeyHash, Height: h,
+					Locked: consensus.LockedOutput(tx, j)}
 			}
 			ids = append(ids, id.String())
 		}
@@ -101,7 +109,8 @@ func (f *fakeNode) Utxo(op types.Outpoint) (*consensus.UtxoEntry, bool, error) {
 			return nil, false, nil
 		}
 		o := tx.Outputs[op.Index]
-		return &consensus.UtxoEntry{Value: o.Value, PubKeyHash: o.PubKeyHash, Height: f.tip() + 1}, true, nil
+		return &consensus.UtxoEntry{Value: o.Value, PubKeyHash: o.PubKeyHash, Height: f.tip() + 1,
+			Locked: consensus.LockedOutput(tx, int(op.Index))}, true, nil
 	}
 	e, ok := f.utxos[op]
 	return e, ok, nil
@@ -123,7 +132,8 @@ func (f *fakeNode) GetUtxosByAddress(_ context.Context, address string, withPool
 			continue
 		}
 		out = append(out, rpcapi.UTXO{TxID: op.TxID.String(), Index: op.Index, Value: e.Value, EffectiveValue: e.Value,
-			IsCoinbase: e.Coinbase, PubKeyHash: pkh.String(), Confirmations: f.tip() - e.Height + 1, BlockHeight: e.Height})
+			IsCoinbase: e.Coinbase, PubKeyHash: pkh.String(), Confirmations: f.tip() - e.Height + 1, BlockHeight: e.Height,
+			Locked: e.Locked})
 	}
 	if withPool {
 		for _, id := range f.order {
@@ -131,7 +141,7 @@ func (f *fakeNode) GetUtxosByAddress(_ context.Context, address string, withPool
 				op := types.Outpoint{TxID: id, Index: uint32(j)}
 				if _, spent := f.spends[op]; o.PubKeyHash == pkh && !spent {
 					out = append(out, rpcapi.UTXO{TxID: id.String(), Index: uint32(j), Value: o.Value, EffectiveValue: o.Value,
-						PubKeyHash: pkh.String()})
+						PubKeyHash: pkh.String(), Locked: consensus.LockedOutput(f.pool[id], j)})
 				}
 			}
 		}
@@ -202,7 +212,7 @@ func (f *fakeNode) SendRawTransaction(_ context.Context, h string) (string, erro
 			return "", reject(mempool.ErrDust, "dust output")
 		}
 	}
-	res, err := consensus.CheckTransactionInputs(tx, f.tip()+1, consensus.ValuedView{Utxos: f})
+	res, err := consensus.CheckTransactionInputs(tx, f.tip()+1, fakeState{ValuedView: consensus.ValuedView{Utxos: f}, f: f})
 	if err != nil {
 		if errors.Is(err, consensus.ErrMissingInputs) {
 			return "", rejectRule(fmt.Errorf("missing inputs: %w", err))
@@ -211,6 +221,13 @@ func (f *fakeNode) SendRawTransaction(_ context.Context, h string) (string, erro
 	}
 	if res.Fee < uint64(size) {
 		return "", reject(mempool.ErrInsufficientFee, "insufficient fee")
+	}
+	var conduct *consensus.ConductChanges
+	if consensus.IsAgentKind(tx.Kind) {
+		if conduct, err = consensus.CheckConduct(tx, txid, consensus.ConductContext{Height: f.tip() + 1}, f.conduct); err != nil {
+			return "", rejectRule(err)
+		}
+		f.conduct.Merge(conduct)
 	}
 	for _, in := range tx.Inputs {
 		f.spends[in.Outpoint()] = txid
@@ -277,3 +294,93 @@ func (f *fakeNode) mempoolSize() int {
 }
 
 var _ Node = (*fakeNode)(nil)
+
+// fakeState is the fake's pending view for CheckTransactionInputs: its UTXOs and its
+// conduct state (who may spend an escrow).
+type fakeState struct {
+	consensus.ValuedView
+	f *fakeNode
+}
+
+func (s fakeState) Conduct() consensus.ConductView { return s.f.conduct }
+
+// confirmed reports whether txid is mined (not in the mempool).
+func (f *fakeNode) confirmed(txid types.Hash) bool { _, pending := f.pool[txid]; return !pending }
+
+func (f *fakeNode) address(pkh types.Hash) string {
+	a, err := keys.EncodeAddress(f.net.HRP, keys.PubKeyHash(pkh))
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+func (f *fakeNode) GetAgentProfile(_ context.Context, address string) (*rpcapi.AgentProfile, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pkh, err := wallet.DecodeAddress(address, f.net)
+	if err != nil {
+		return nil, reject(reason.InvalidAddress, "invalid address")
+	}
+	a, ok := f.conduct.Agents[pkh]
+	if !ok {
+		return nil, reject(reason.AgentNotFound, "no agent "+address)
+	}
+	p := &rpcapi.AgentProfile{Address: address, ConductScore: a.Score, Tier: consensus.TierOf(a.Score).String(),
+		ContractsCompleted: a.ContractsCompleted, ContractsFailed: a.ContractsFailed, VouchesReceived: a.VouchesReceived,
+		VouchesGiven: a.VouchesGiven, ReviewsReceived: a.ReviewsReceived, StakeTxID: a.Stake.TxID.String(),
+		Confirmed: f.confirmed(a.Stake.TxID)}
+	if a.ReviewsReceived > 0 {
+		avg := float64(a.ReviewScoreSum) / float64(a.ReviewsReceived)
+		p.AverageReviewScore = &avg
+	}
+	if p.Confirmed {
+		h := a.RegisteredHeight
+		p.RegisteredHeight = &h
+		p.RegisteredAt = time.Unix(1_700_000_000+int64(h)*60, 0).UTC().Format(time.RFC3339)
+	}
+	return p, nil
+}
+
+func (f *fakeNode) ListAgents(_ context.Context, offset, limit uint64) (*rpcapi.AgentList, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	all := make([]rpcapi.AgentEntry, 0, len(f.conduct.Agents))
+	for pkh, a := range f.conduct.Agents {
+		all = append(all, rpcapi.AgentEntry{Address: f.address(pkh), ConductScore: a.Score, Tier: consensus.TierOf(a.Score).String(),
+			ContractsCompleted: a.ContractsCompleted})
+	}
+	slices.SortFunc(all, func(a, b rpcapi.AgentEntry) int {
+		if a.ConductScore != b.ConductScore {
+			return int(b.ConductScore) - int(a.ConductScore)
+		}
+		return strings.Compare(a.Address, b.Address)
+	})
+	l := &rpcapi.AgentList{Agents: []rpcapi.AgentEntry{}, Total: uint64(len(all)), Offset: offset, Limit: limit}
+	if offset < uint64(len(all)) {
+		l.Agents = all[offset:min(uint64(len(all)), offset+limit)]
+	}
+	return l, nil
+}
+
+func (f *fakeNode) GetContract(_ context.Context, id string) (*rpcapi.Contract, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h, err := types.ParseHash(id)
+	if err != nil {
+		return nil, reject(nil, "bad contract id")
+	}
+	c, ok := f.conduct.Contracts[h]
+	if !ok {
+		return nil, reject(reason.ContractNotFound, "no contract "+id)
+	}
+	out := &rpcapi.Contract{ContractID: id, Initiator: f.address(c.Initiator), Counterparty: f.address(c.Counterparty),
+		Value: c.Value, ValueCoin: amount.Format(c.Value), CreatedHeight: c.CreatedHeight, ExpiresAt: c.ExpiresAt,
+		Status: c.Status.String(), ReviewedByInitiator: c.Reviewed&consensus.ReviewedByInitiator != 0,
+		ReviewedByCounterparty: c.Reviewed&consensus.ReviewedByCounterparty != 0, Confirmed: f.confirmed(h)}
+	if c.ClosedBy != (types.Hash{}) {
+		out.ClosedBy = c.ClosedBy.String()
+		out.Confirmed = out.Confirmed && f.confirmed(c.ClosedBy)
+	}
+	return out, nil
+}

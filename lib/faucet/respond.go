@@ -152,13 +152,16 @@ func required(field, v string) error {
 
 // parseAmount reads a request amount: a JSON number in COIN, parsed exactly from its
 // decimal text (DESIGN 2).
-func parseAmount(n json.Number) (uint64, error) {
+func parseAmount(n json.Number) (uint64, error) { return parseAmountField("amount", n) }
+
+// parseAmountField is parseAmount for the request field named field.
+func parseAmountField(field string, n json.Number) (uint64, error) {
 	if n == "" {
-		return 0, apiErr(http.StatusBadRequest, "bad_request", "field amount is required")
+		return 0, apiErr(http.StatusBadRequest, "bad_request", "field %s is required", field)
 	}
 	v, err := amount.Parse(string(n))
 	if err != nil {
-		return 0, apiErr(http.StatusBadRequest, "invalid_amount", "amount: %v (a decimal number of COIN with at most 8 fractional digits)", err)
+		return 0, apiErr(http.StatusBadRequest, "invalid_amount", "%s: %v (a decimal number of COIN with at most 8 fractional digits)", field, err)
 	}
 	return v, nil
 }

@@ -129,6 +129,15 @@ func NewServer(cfg Config) (*Server, error) {
 		{Method: http.MethodGet, Path: "/api/wallet/balance", Handle: s.balance},
 		{Method: http.MethodPost, Path: "/api/wallet/send", TakesMnemonic: true, Handle: s.send},
 		{Method: http.MethodPost, Path: "/api/wallet/derive", TakesMnemonic: true, Handle: s.derive},
+		{Method: http.MethodPost, Path: "/api/agent/register", TakesMnemonic: true, Handle: s.agentRegister},
+		{Method: http.MethodGet, Path: "/api/agent/profile", Handle: s.agentProfile},
+		{Method: http.MethodGet, Path: "/api/agent/directory", Handle: s.agentDirectory},
+		{Method: http.MethodPost, Path: "/api/agent/vouch", TakesMnemonic: true, Handle: s.agentVouch},
+		{Method: http.MethodPost, Path: "/api/agent/contract/create", TakesMnemonic: true, Handle: s.agentContractCreate},
+		{Method: http.MethodPost, Path: "/api/agent/contract/fulfil", TakesMnemonic: true, Handle: s.agentContractFulfil},
+		{Method: http.MethodPost, Path: "/api/agent/contract/refund", TakesMnemonic: true, Handle: s.agentContractRefund},
+		{Method: http.MethodGet, Path: "/api/agent/contract", Handle: s.agentContract},
+		{Method: http.MethodPost, Path: "/api/agent/review", TakesMnemonic: true, Handle: s.agentReview},
 		{Method: http.MethodGet, Path: "/openapi.json", Handle: s.openapi},
 	}
 	return s, nil

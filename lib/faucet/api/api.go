@@ -77,3 +77,138 @@ type ErrorObject struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
+
+// The agent endpoints (7 to 13, and DESIGN 9.4's refund and contract lookup). Requests that
+// act for a wallet carry its mnemonic.
+
+// MnemonicRequest is the body of POST /api/agent/register.
+type MnemonicRequest struct {
+	Mnemonic string `json:"mnemonic"`
+}
+
+// RegisterResult is the body of POST /api/agent/register.
+type RegisterResult struct {
+	Address      string `json:"address"`
+	StakeTxID    string `json:"stake_txid"`
+	ConductScore uint32 `json:"conduct_score"`
+}
+
+// AgentProfile is the body of GET /api/agent/profile: the spec's conduct profile, then
+// extras. AverageReviewScore is absent while the agent has no reviews, RegisteredAt (RFC 3339
+// UTC) while its registration is unconfirmed.
+type AgentProfile struct {
+	Address            string   `json:"address"`
+	ConductScore       uint32   `json:"conduct_score"`
+	Tier               string   `json:"tier"`
+	ContractsCompleted uint64   `json:"contracts_completed"`
+	ContractsFailed    uint64   `json:"contracts_failed"`
+	VouchesReceived    uint64   `json:"vouches_received"`
+	VouchesGiven       uint64   `json:"vouches_given"`
+	ReviewsReceived    uint64   `json:"reviews_received"`
+	AverageReviewScore *float64 `json:"average_review_score,omitempty"`
+	RegisteredAt       string   `json:"registered_at,omitempty"`
+	StakeTxID          string   `json:"stake_txid,omitempty"`
+}
+
+// DirectoryEntry is one element of the directory's agents.
+type DirectoryEntry struct {
+	Address            string `json:"address"`
+	ConductScore       uint32 `json:"conduct_score"`
+	Tier               string `json:"tier"`
+	ContractsCompleted uint64 `json:"contracts_completed"`
+}
+
+// Directory is the body of GET /api/agent/directory: agents by score (highest first), then
+// address.
+type Directory struct {
+	Agents []DirectoryEntry `json:"agents"`
+	Total  uint64           `json:"total"`
+	Offset uint64           `json:"offset"`
+	Limit  uint64           `json:"limit"`
+}
+
+// VouchRequest is the body of POST /api/agent/vouch.
+type VouchRequest struct {
+	Mnemonic      string `json:"mnemonic"`
+	TargetAddress string `json:"target_address"`
+}
+
+// VouchResult is the body of POST /api/agent/vouch.
+type VouchResult struct {
+	Voucher string `json:"voucher"`
+	Target  string `json:"target"`
+	TxID    string `json:"txid"`
+}
+
+// ContractCreateRequest is the body of POST /api/agent/contract/create. ValueCoin is
+// decimal COIN, read exactly from its text; ExpiryBlocks is optional (default 1,440).
+type ContractCreateRequest struct {
+	Mnemonic     string      `json:"mnemonic"`
+	Counterparty string      `json:"counterparty"`
+	ValueCoin    json.Number `json:"value_coin"`
+	ExpiryBlocks json.Number `json:"expiry_blocks,omitempty"`
+}
+
+// ContractCreateResult is the body of POST /api/agent/contract/create.
+type ContractCreateResult struct {
+	ContractID   string `json:"contract_id"`
+	Initiator    string `json:"initiator"`
+	Counterparty string `json:"counterparty"`
+	ValueCoin    string `json:"value_coin"`
+	Status       string `json:"status"`
+	ExpiryBlocks uint32 `json:"expiry_blocks"`
+}
+
+// ContractRequest is the body of POST /api/agent/contract/fulfil and /refund.
+type ContractRequest struct {
+	Mnemonic   string `json:"mnemonic"`
+	ContractID string `json:"contract_id"`
+}
+
+// FulfilResult is the body of POST /api/agent/contract/fulfil.
+type FulfilResult struct {
+	ContractID  string `json:"contract_id"`
+	Status      string `json:"status"`
+	ReleaseTxID string `json:"release_txid"`
+}
+
+// RefundResult is the body of POST /api/agent/contract/refund.
+type RefundResult struct {
+	ContractID string `json:"contract_id"`
+	Status     string `json:"status"`
+	RefundTxID string `json:"refund_txid"`
+}
+
+// Contract is the body of GET /api/agent/contract: the contract record (pending view).
+type Contract struct {
+	ContractID             string `json:"contract_id"`
+	Initiator              string `json:"initiator"`
+	Counterparty           string `json:"counterparty"`
+	ValueCoin              string `json:"value_coin"`
+	Status                 string `json:"status"`
+	CreatedHeight          uint64 `json:"created_height"`
+	ExpiresAt              uint64 `json:"expires_at"`
+	ClosedBy               string `json:"closed_by,omitempty"`
+	ReviewedByInitiator    bool   `json:"reviewed_by_initiator"`
+	ReviewedByCounterparty bool   `json:"reviewed_by_counterparty"`
+	Confirmed              bool   `json:"confirmed"`
+}
+
+// ReviewRequest is the body of POST /api/agent/review; Score is an integer from 1 to 10.
+type ReviewRequest struct {
+	Mnemonic       string      `json:"mnemonic"`
+	SubjectAddress string      `json:"subject_address"`
+	Score          json.Number `json:"score"`
+	ContractID     string      `json:"contract_id"`
+}
+
+// ReviewResult is the body of POST /api/agent/review; NewConductScore is the subject's
+// score in the node's pending view right after the review.
+type ReviewResult struct {
+	Reviewer        string `json:"reviewer"`
+	Subject         string `json:"subject"`
+	Score           int    `json:"score"`
+	ContractID      string `json:"contract_id"`
+	NewConductScore uint32 `json:"new_conduct_score"`
+	TxID            string `json:"txid"`
+}

@@ -1,6 +1,6 @@
 // Package api holds the bodies of the faucet's HTTP API (spec/faucet-agent-http-api.md,
-// endpoints 1 to 6): what coin-faucetd (lib/faucet) writes and reads, and what a client
-// such as coin-faucet sends and decodes.
+// endpoints 1 to 13, with DESIGN 9.4's contract refund and lookup): what coin-faucetd
+// (lib/faucet) writes and reads, and what a client such as coin-faucet sends and decodes.
 //
 // # Overview
 //

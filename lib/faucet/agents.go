@@ -1,0 +1,546 @@
+package faucet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/faucet/api"
+	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/reason"
+	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/types"
+	"github.com/cointoolkit/coin/lib/wallet"
+)
+
+// The agent endpoints 7 to 13 of spec/faucet-agent-http-api.md, and DESIGN 9.4's contract
+// refund and lookup. The transactions are lib/wallet's (agent.go); the node's pending view
+// (getagentprofile, getcontract) is read first so that a refusal says what to do in
+// addresses and numbers, but the node's answer to sendrawtransaction is the authority: its
+// reason becomes the error code. A refused operation broadcasts nothing.
+
+// Directory paging (spec, endpoint 9).
+const (
+	DefaultDirectoryLimit = 20
+	MaxDirectoryLimit     = 100
+)
+
+// agentKey derives the acting wallet's key (account 0, index 0, as /api/wallet/send).
+func (s *Server) agentKey(mnemonic string) (wallet.Key, error) {
+	if err := required("mnemonic", mnemonic); err != nil {
+		return wallet.Key{}, err
+	}
+	ring, err := wallet.KeyringFromMnemonic(mnemonic, "", s.cfg.Net, 0)
+	if err != nil {
+		return wallet.Key{}, err
+	}
+	key, err := ring.Key(0)
+	ring.Wipe()
+	return key, err
+}
+
+// addressField reads the address in a field of a request: normalised, of this network.
+func (s *Server) addressField(field, v string) (string, types.Hash, error) {
+	if err := required(field, v); err != nil {
+		return "", types.Hash{}, err
+	}
+	addr := strings.ToLower(strings.TrimSpace(v))
+	pkh, err := wallet.DecodeAddress(addr, s.cfg.Net)
+	if err != nil {
+		return "", types.Hash{}, apiErr(http.StatusBadRequest, "invalid_address", "%s: %v", field, err)
+	}
+	return addr, pkh, nil
+}
+
+// contractID reads a contract id: 64 hex characters.
+func contractID(v string) (types.Hash, error) {
+	if err := required("contract_id", v); err != nil {
+		return types.Hash{}, err
+	}
+	id, err := types.ParseHash(strings.ToLower(strings.TrimSpace(v)))
+	if err != nil {
+		return types.Hash{}, apiErr(http.StatusBadRequest, "invalid_contract_id", "contract_id must be 64 hexadecimal characters")
+	}
+	return id, nil
+}
+
+// profile reads an agent's profile from the pending view; ok is false for no agent.
+func (s *Server) profile(ctx context.Context, addr string) (p *rpcapi.AgentProfile, ok bool, err error) {
+	p, err = s.cfg.Node.GetAgentProfile(ctx, addr)
+	if errors.Is(err, reason.AgentNotFound) {
+		return nil, false, nil
+	}
+	return p, err == nil, err
+}
+
+// mustBeAgent refuses with code (not_an_agent for the acting wallet, agent_not_found for
+// another) when addr is no agent.
+func (s *Server) mustBeAgent(ctx context.Context, addr, code, who string) (*rpcapi.AgentProfile, error) {
+	p, ok, err := s.profile(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if code == string(reason.NotAnAgent) {
+			return nil, apiErr(http.StatusBadRequest, code, "%s is not a registered agent; register it first with POST /api/agent/register (a stake of %s COIN)",
+				addr, amount.Format(consensus.AgentStake))
+		}
+		return nil, apiErr(http.StatusBadRequest, code, "%s %s is not a registered agent", who, addr)
+	}
+	return p, nil
+}
+
+// contract reads a contract from the pending view; an unknown one is an *Error of code
+// contract_not_found with the given status.
+func (s *Server) contract(ctx context.Context, id types.Hash, status int) (*rpcapi.Contract, wallet.Escrow, error) {
+	c, err := s.cfg.Node.GetContract(ctx, id.String())
+	if errors.Is(err, reason.ContractNotFound) {
+		return nil, wallet.Escrow{}, apiErr(status, string(reason.ContractNotFound), "no contract %s", id)
+	}
+	if err != nil {
+		return nil, wallet.Escrow{}, err
+	}
+	e, err := wallet.EscrowOf(c, s.cfg.Net)
+	if err != nil {
+		return nil, wallet.Escrow{}, err
+	}
+	return c, e, nil
+}
+
+// nextHeight is the height of the next block, the one an operation sent now would be
+// checked for.
+func (s *Server) nextHeight(ctx context.Context) (uint64, error) {
+	h, err := s.cfg.Node.GetBlockCount(ctx)
+	return h + 1, err
+}
+
+// spendAgent builds, signs and broadcasts req for key. what says what the operation is,
+// for the message of a refusal.
+func (s *Server) spendAgent(ctx context.Context, key wallet.Key, req wallet.Request, what string) (*wallet.Plan, error) {
+	req.FeeRate = s.cfg.FeeRate
+	plan, err := wallet.SpendAgent(ctx, s.cfg.Node, s.cfg.Net, key, req)
+	if err != nil {
+		return nil, agentRefusal(err, key.Address, what)
+	}
+	return plan, nil
+}
+
+// agentRefusal maps the refusal of an agent operation to its 400: insufficient_balance when the
+// wallet cannot pay, the rule's reason when the wallet's own checks or the node refused.
+// Anything else (the node unreachable, a timeout) is returned as it is.
+func agentRefusal(err error, addr, what string) error {
+	var ife *wallet.InsufficientFundsError
+	var rpcErr *jsonrpc.Error
+	switch {
+	case errors.As(err, &ife):
+		return apiErr(http.StatusBadRequest, "insufficient_balance",
+			"%s needs %s COIN with the fee, and %s has %s COIN spendable; claim COIN with POST /api/faucet or send some to it first",
+			what, amount.Format(ife.Need), addr, amount.Format(ife.Have))
+	case consensus.IsRuleError(err) && reason.Of(err) != "":
+		return apiErr(http.StatusBadRequest, string(reason.Of(err)), "%v", err)
+	case errors.As(err, &rpcErr) && reason.Of(err) != "":
+		return apiErr(http.StatusBadRequest, string(reason.Of(err)), "the node refused %s: %s", what, rpcErr.Message)
+	case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.DomainError("").Code:
+		return apiErr(http.StatusBadRequest, "tx_rejected", "the node refused %s: %s", what, rpcErr.Message)
+	}
+	return err
+}
+
+// 7. POST /api/agent/register
+func (s *Server) agentRegister(w http.ResponseWriter, r *http.Request) error {
+	var req api.MnemonicRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	key, err := s.agentKey(req.Mnemonic)
+	if err != nil {
+		return err
+	}
+	defer key.Wipe()
+	unlock := s.locks.lock(key.Address)
+	defer unlock()
+	ctx, cancel := s.nodeCtx(r)
+	defer cancel()
+	if p, ok, err := s.profile(ctx, key.Address); err != nil {
+		return err
+	} else if ok {
+		return apiErr(http.StatusBadRequest, string(reason.AlreadyRegistered), "%s is already a registered agent (conduct score %d)",
+			key.Address, p.ConductScore)
+	}
+	plan, err := s.spendAgent(ctx, key, wallet.RegisterRequest(key.PKH),
+		"registering (a stake of "+amount.Format(consensus.AgentStake)+" COIN)")
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.RegisterResult{Address: key.Address, StakeTxID: plan.TxID.String(),
+		ConductScore: consensus.InitialScore})
+	return nil
+}
+
+// 8. GET /api/agent/profile?address=
+func (s *Server) agentProfile(w http.ResponseWriter, r *http.Request) error {
+	addr, _, err := s.addressField("address", r.URL.Query().Get("address"))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.nodeCtx(r)
+	defer cancel()
+	p, ok, err := s.profile(ctx, addr)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apiErr(http.StatusNotFound, string(reason.AgentNotFound), "%s is not a registered agent", addr)
+	}
+	out := api.AgentProfile{Address: addr, ConductScore: p.ConductScore, Tier: p.Tier,
+		ContractsCompleted: p.ContractsCompleted, ContractsFailed: p.ContractsFailed, VouchesReceived: p.VouchesReceived,
+		VouchesGiven: p.VouchesGiven, ReviewsReceived: p.ReviewsReceived, StakeTxID: p.StakeTxID}
+	if p.ReviewsReceived > 0 {
+		out.AverageReviewScore = p.AverageReviewScore
+	}
+	if p.Confirmed || p.RegisteredHeight != nil {
+		out.RegisteredAt = p.RegisteredAt
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// queryUint reads an optional non-negative integer query parameter.
+func queryUint(q url.Values, name string, def uint64) (uint64, error) {
+	if !q.Has(name) {
+		return def, nil
+	}
+	v, err := strconv.ParseUint(q.Get(name), 10, 64)
+	if err != nil {
+		return 0, apiErr(http.StatusBadRequest, "bad_request", "%s must be a non-negative integer", name)
+	}
+	return v, nil
+}
+
+// 9. GET /api/agent/directory?offset=&limit=
+func (s *Server) agentDirectory(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	offset, err := queryUint(q, "offset", 0)
+	if err != nil {
+		return err
+	}
+	limit, err := queryUint(q, "limit", DefaultDirectoryLimit)
+	if err != nil {
+		return err
+	}
+	if limit < 1 || limit > MaxDirectoryLimit {
+		return apiErr(http.StatusBadRequest, "bad_request", "limit must be 1 to %d", MaxDirectoryLimit)
+	}
+	ctx, cancel := s.nodeCtx(r)
+	defer cancel()
+	l, err := s.cfg.Node.ListAgents(ctx, offset, limit)
+	if err != nil {
+		return err
+	}
+	out := api.Directory{Agents: make([]api.DirectoryEntry, 0, len(l.Agents)), Total: l.Total, Offset: offset, Limit: limit}
+	for _, a := range l.Agents {
+		out.Agents = append(out.Agents, api.DirectoryEntry{Address: a.Address, ConductScore: a.ConductScore, Tier: a.Tier,
+			ContractsCompleted: a.ContractsCompleted})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// 10. POST /api/agent/vouch
+func (s *Server) agentVouch(w http.ResponseWriter, r *http.Request) error {
+	var req api.VouchRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if err := required("mnemonic", req.Mnemonic); err != nil {
+		return err
+	}
+	target, targetPKH, err := s.addressField("target_address", req.TargetAddress)
+	if err != nil {
+		return err
+	}
+	key, err := s.agentKey(req.Mnemonic)
+	if err != nil {
+		return err
+	}
+	defer key.Wipe()
+	wreq, err := wallet.VouchRequest(key.PKH, targetPKH)
+	if err != nil {
+		return agentRefusal(err, key.Address, "vouching")
+	}
+	unlock := s.locks.lock(key.Address)
+	defer unlock()
+	ctx, cancel := s.nodeCtx(r)
+	defer cancel()
+	me, err := s.mustBeAgent(ctx, key.Address, string(reason.NotAnAgent), "")
+	if err != nil {
+		return err
+	}
+	if me.ConductScore < consensus.VouchMinScore {
+		return apiErr(http.StatusBadRequest, string(reason.ScoreTooLow), "score %d is below the %d needed to vouch",
+			me.ConductScore, consensus.VouchMinScore)
+	}
+	if _, err := s.mustBeAgent(ctx, target, string(reason.AgentNotFound), "target"); err != nil {
+		return err
+	}
+	plan, err := s.spendAgent(ctx, key, wreq, "the vouch")
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.VouchResult{Voucher: key.Address, Target: target, TxID: plan.TxID.String()})
+	return nil
+}
+
+// 11. POST /api/agent/contract/create
+func (s *Server) agentContractCreate(w http.ResponseWriter, r *http.Request) error {
+	var req api.ContractCreateRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if err := required("mnemonic", req.Mnemonic); err != nil {
+		return err
+	}
+	cp, cpPKH, err := s.addressField("counterparty", req.Counterparty)
+	if err != nil {
+		return err
+	}
+	value, err := parseAmountField("value_coin", req.ValueCoin)
+	if err != nil {
+		return err
+	}
+	expiry := uint64(consensus.DefaultExpiry)
+	if req.ExpiryBlocks != "" {
+		expiry, err = strconv.ParseUint(string(req.ExpiryBlocks), 10, 32)
+		if err != nil || expiry == 0 {
+			return apiErr(http.StatusBadRequest, string(reason.InvalidExpiry), "expiry_blocks must be an integer from %d to %d",
+				consensus.MinExpiry, consensus.MaxExpiry)
+		}
+	}
+	key, err := s.agentKey(req.Mnemonic)
+	if err != nil {
+		return err
+	}
+	defer key.Wipe()
+	wreq, err := wallet.ContractCreateRequest(key.PKH, cpPKH, value, uint32(expiry))
+	if err != nil {
+		return agentRefusal(err, key.Address, "the contract")
+	}
+	unlock := s.locks.lock(key.Address)
+	defer unlock()
+	ctx, cancel := s.nodeCtx(r)
+	defer cancel()
+	if _, err := s.mustBeAgent(ctx, key.Address, string(reason.NotAnAgent), ""); err != nil {
+		return err
+	}
+	if _, err := s.mustBeAgent(ctx, cp, string(reason.AgentNotFound), "counterparty"); err != nil {
+		return err
+	}
+	plan, err := s.spendAgent(ctx, key, wreq, "a contract escrowing "+amount.Format(value)+" COIN")
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.ContractCreateResult{ContractID: plan.TxID.String(), Initiator: key.Address,
+		Counterparty: cp, ValueCoin: amount.Format(value), Status: consensus.ContractOpen.String(), ExpiryBlocks: uint32(expiry)})
+	return nil
+}
+
+// contractOp is the common part of a fulfilment and a refund: the acting key and the open
+// contract, checked with check.
+func (s *Server) contractOp(w http.ResponseWriter, r *http.Request, what string,
+	check func(c *rpcapi.Contract, e wallet.Escrow, key *wallet.Key, next uint64) error,
+	build func(e wallet.Escrow) wallet.Request, answer func(id, txid string) any) error {
+	var req api.ContractRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if err := required("mnemonic", req.Mnemonic); err != nil {
+		return err
+	}
+	id, err := contractID(req.ContractID)
+	if err != nil {
+		return err
+	}
+	key, err := s.agentKey(req.Mnemonic)
+	if err != nil {
+		return err
+	}
+	defer key.Wipe()
+	unlock := s.locks.lock(key.Address)
+	defer unlock()
+	ctx, cancel := s.nodeCtx(r)
+	defer cancel()
+	c, e, err := s.contract(ctx, id, http.StatusBadRequest)
+	if err != nil {
+		return err
+	}
+	if c.Status != consensus.ContractOpen.String() {
+		return apiErr(http.StatusBadRequest, string(reason.ContractNotOpen), "contract %s is %s, not open", id, c.Status)
+	}
+	next, err := s.nextHeight(ctx)
+	if err != nil {
+		return err
+	}
+	if err := check(c, e, &key, next); err != nil {
+		return err
+	}
+	plan, err := s.spendAgent(ctx, key, build(e), what)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, answer(id.String(), plan.TxID.String()))
+	return nil
+}
+
+// 12. POST /api/agent/contract/fulfil
+func (s *Server) agentContractFulfil(w http.ResponseWriter, r *http.Request) error {
+	return s.contractOp(w, r, "the fulfilment",
+		func(c *rpcapi.Contract, e wallet.Escrow, key *wallet.Key, next uint64) error {
+			if key.PKH != e.Counterparty {
+				return apiErr(http.StatusBadRequest, string(reason.NotCounterparty),
+					"only the counterparty %s may fulfil contract %s; %s is not it", c.Counterparty, c.ContractID, key.Address)
+			}
+			if next >= c.ExpiresAt {
+				return apiErr(http.StatusBadRequest, string(reason.ContractExpired),
+					"contract %s expired at height %d; its initiator can take the escrow back with POST /api/agent/contract/refund",
+					c.ContractID, c.ExpiresAt)
+			}
+			return nil
+		},
+		wallet.FulfilRequest,
+		func(id, txid string) any {
+			return api.FulfilResult{ContractID: id, Status: consensus.ContractFulfilled.String(), ReleaseTxID: txid}
+		})
+}
+
+// POST /api/agent/contract/refund (DESIGN 9.4)
+func (s *Server) agentContractRefund(w http.ResponseWriter, r *http.Request) error {
+	return s.contractOp(w, r, "the refund",
+		func(c *rpcapi.Contract, e wallet.Escrow, key *wallet.Key, next uint64) error {
+			if key.PKH != e.Initiator {
+				return apiErr(http.StatusBadRequest, string(reason.NotInitiator),
+					"only the initiator %s may take back the escrow of contract %s; %s is not it", c.Initiator, c.ContractID, key.Address)
+			}
+			if next < c.ExpiresAt {
+				return apiErr(http.StatusBadRequest, string(reason.ContractNotExpired),
+					"contract %s expires at height %d: a refund can be sent once %d more blocks are mined, unless its counterparty fulfils it first",
+					c.ContractID, c.ExpiresAt, c.ExpiresAt-next)
+			}
+			return nil
+		},
+		wallet.RefundRequest,
+		func(id, txid string) any {
+			return api.RefundResult{ContractID: id, Status: consensus.ContractExpired.String(), RefundTxID: txid}
+		})
+}
+
+// GET /api/agent/contract?contract_id= (DESIGN 9.4)
+func (s *Server) agentContract(w http.ResponseWriter, r *http.Request) error {
+	id, err := contractID(r.URL.Query().Get("contract_id"))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := s.nodeCtx(r)
+	defer cancel()
+	c, _, err := s.contract(ctx, id, http.StatusNotFound)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.Contract{ContractID: c.ContractID, Initiator: c.Initiator, Counterparty: c.Counterparty,
+		ValueCoin: amount.Format(c.Value), Status: c.Status, CreatedHeight: c.CreatedHeight, ExpiresAt: c.ExpiresAt,
+		ClosedBy: c.ClosedBy, ReviewedByInitiator: c.ReviewedByInitiator, ReviewedByCounterparty: c.ReviewedByCounterparty,
+		Confirmed: c.Confirmed})
+	return nil
+}
+
+// reviewScore reads a review score: an integer (a JSON number without fraction or
+// exponent).
+func reviewScore(n json.Number) (int, error) {
+	if n == "" {
+		return 0, apiErr(http.StatusBadRequest, "bad_request", "field score is required")
+	}
+	v, err := strconv.Atoi(string(n))
+	if err != nil {
+		return 0, apiErr(http.StatusBadRequest, string(reason.InvalidScore), "score must be an integer from %d to %d",
+			consensus.MinReviewScore, consensus.MaxReviewScore)
+	}
+	return v, nil
+}
+
+// 13. POST /api/agent/review
+func (s *Server) agentReview(w http.ResponseWriter, r *http.Request) error {
+	var req api.ReviewRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if err := required("mnemonic", req.Mnemonic); err != nil {
+		return err
+	}
+	subject, subjectPKH, err := s.addressField("subject_address", req.SubjectAddress)
+	if err != nil {
+		return err
+	}
+	score, err := reviewScore(req.Score)
+	if err != nil {
+		return err
+	}
+	id, err := contractID(req.ContractID)
+	if err != nil {
+		return err
+	}
+	key, err := s.agentKey(req.Mnemonic)
+	if err != nil {
+		return err
+	}
+	defer key.Wipe()
+	wreq, err := wallet.ReviewRequest(key.PKH, id, subjectPKH, score)
+	if err != nil {
+		return agentRefusal(err, key.Address, "the review")
+	}
+	unlock := s.locks.lock(key.Address)
+	defer unlock()
+	ctx, cancel := s.nodeCtx(r)
+	defer cancel()
+	c, e, err := s.contract(ctx, id, http.StatusBadRequest)
+	if err != nil {
+		return err
+	}
+	if c.Status != consensus.ContractFulfilled.String() {
+		return apiErr(http.StatusBadRequest, string(reason.ContractNotFulfilled),
+			"contract %s is %s; only a fulfilled contract can be reviewed", id, c.Status)
+	}
+	var reviewed bool
+	switch {
+	case key.PKH == e.Initiator && subjectPKH == e.Counterparty:
+		reviewed = c.ReviewedByInitiator
+	case key.PKH == e.Counterparty && subjectPKH == e.Initiator:
+		reviewed = c.ReviewedByCounterparty
+	default:
+		return apiErr(http.StatusBadRequest, string(reason.NotParticipant),
+			"reviewer and subject must be the two participants of contract %s: %s and %s", id, c.Initiator, c.Counterparty)
+	}
+	if reviewed {
+		return apiErr(http.StatusBadRequest, string(reason.AlreadyReviewed), "%s has already reviewed contract %s", key.Address, id)
+	}
+	plan, err := s.spendAgent(ctx, key, wreq, "the review")
+	if err != nil {
+		return err
+	}
+	p, ok, err := s.profile(ctx, subject)
+	if err == nil && !ok {
+		err = errors.New("the subject has no profile")
+	}
+	if err != nil {
+		s.log.Error("review accepted, reading the subject's new score failed", "txid", plan.TxID, "err", err)
+		return apiErr(http.StatusBadGateway, "node_error",
+			"the review %s was accepted, but reading the subject's new score failed; see GET /api/agent/profile", plan.TxID)
+	}
+	writeJSON(w, http.StatusOK, api.ReviewResult{Reviewer: key.Address, Subject: subject, Score: score,
+		ContractID: id.String(), NewConductScore: p.ConductScore, TxID: plan.TxID.String()})
+	return nil
+}
