@@ -27,17 +27,21 @@ const passphraseEnv = "COIN_WALLET_PASSPHRASE"
 const appDescription = `coin-wallet derives keys from a BIP-39 mnemonic (SLIP-0010 ed25519 at
 m/44'/COIN_TYPE'/account'/0'/index'), keeps the seed encrypted in a wallet directory
 (XChaCha20-Poly1305 under an argon2id key from the passphrase) and talks to a node's
-JSON-RPC port for balances, UTXOs and transfers.
+JSON-RPC port for balances, UTXOs, transfers and the Proof of Conduct operations of its
+first address ('agent': register, vouch, contract create|fulfil|refund|show, review,
+profile, list; see 'coin-wallet agent --help').
 
 Commands that need no wallet directory: new, derive. Commands that need no passphrase:
-address, balance, utxos. create, restore, send and address --new ask for the passphrase:
+address, balance, utxos, agent profile|list|contract show. create, restore, send, address
+--new and the agent commands that sign ask for the passphrase:
 from --passphrase-file, else the COIN_WALLET_PASSPHRASE environment variable, else a
 terminal prompt. Mnemonics are read from standard input or a file, never from arguments.
 
 Output: new, create, restore, balance and utxos print JSON when standard output is not a
 terminal (or with --json) and readable text on a terminal; address and derive print the
-address and send prints the txid as plain text, or an object with --json. Amounts are
-COIN with 8 decimals.
+address and send prints the txid as plain text, or an object with --json; the agent
+commands print JSON when piped and a table on a terminal. Amounts are COIN with 8
+decimals.
 
 Examples:
    coin-wallet --network regtest new
@@ -47,13 +51,15 @@ Examples:
    coin-wallet --network testnet balance
    coin-wallet --network testnet send --to tcoin1... --amount 1.5
    echo "$MNEMONIC" | coin-wallet --network testnet derive --index 3
+   coin-wallet --network testnet agent register
+   coin-wallet --network testnet agent contract create --counterparty tcoin1... --amount 2
 
 Exit status: 0 on success; an error the node returned prints "error code: N",
 "error message:" and the message, and exits with |N|; any other error prints
 "error: ..." and exits 1.`
 
 func newApp() *cli.App {
-	cmds := []*cli.Command{cmdNew(), cmdCreate(), cmdRestore(), cmdAddress(), cmdDerive(), cmdBalance(), cmdUTXOs(), cmdSend()}
+	cmds := []*cli.Command{cmdNew(), cmdCreate(), cmdRestore(), cmdAddress(), cmdDerive(), cmdBalance(), cmdUTXOs(), cmdSend(), cmdAgent()}
 	for _, c := range cmds {
 		// --json works before and after the command name.
 		c.Flags = append(c.Flags, &cli.BoolFlag{Name: "json", Usage: "print JSON even on a terminal"})
