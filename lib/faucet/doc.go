@@ -1,12 +1,12 @@
 // Package faucet is the behaviour of coin-faucetd: the HTTP/JSON API of
 // spec/faucet-agent-http-api.md (endpoints 1 to 6: wallet helpers, faucet claims, status,
-// balances, transfers), the claim store that enforces one claim per address per cooldown
-// across restarts, per-IP limits, and the engine that spends the faucet's outputs.
+// balances, transfers; endpoints 7 to 13: the Proof of Conduct agent operations), the claim
+// store that enforces one claim per address per cooldown across restarts, per-IP limits,
+// and the engine that spends the faucet's outputs.
 //
 // # Overview
 //
-// [Server] routes requests through a route table ([Route]); endpoints 7 to 13 (agents) will
-// be more entries in it. Every response is JSON; errors are {"error": {"code", "message"}}
+// [Server] routes requests through a route table ([Route]). Every response is JSON; errors are {"error": {"code", "message"}}
 // with a 4xx status for a bad request (malformed JSON, address, mnemonic or amount: 400;
 // body over the limit: 413; unknown path: 404; wrong method: 405 with Allow), 429 with
 // Retry-After for rate limits, and 5xx for the faucet's or the node's failures. Bodies are
@@ -21,6 +21,23 @@
 //
 // Logging is log/slog (lib/logging's conventions): the engine and the server log under the
 // subsystem "faucet", the access log under "http", so coin-faucetd's --log-level sets each.
+//
+// The agent endpoints (agents.go; DESIGN 9 and 9.4) act for the wallet whose mnemonic is in
+// the body, like /api/wallet/send (account 0, index 0; the same per-IP limits; one operation
+// at a time per address). Register, vouch, contract create, fulfil and refund (an extension,
+// with GET /api/agent/contract) and review are built by lib/wallet's agent requests from the
+// wallet's own coins in the node's pending view (unconfirmed change included, mempool-spent
+// and locked outputs left out), signed and sent with sendrawtransaction, so dependent
+// operations (register, create a contract, fulfil it, review) follow one another without
+// waiting for a block. Before building, the handler reads the pending view (getagentprofile,
+// getcontract, the height) to refuse with a message in addresses and numbers that says what
+// to do; the node's answer is the authority. A refusal is 400 {"error": {"code",
+// "message"}} whose code is the rule's reason (not_an_agent, score_too_low,
+// not_counterparty, contract_not_expired, invalid_score, ...: docs/rpc-errors.md), or
+// insufficient_balance when the wallet cannot pay, and nothing is broadcast. Profiles (404
+// agent_not_found for no agent) and the directory (offset default 0, limit 1 to 100, default
+// 20) are the node's pending view; new_conduct_score is read from it right after the node
+// accepted the review.
 //
 // [ClaimStore] keeps the last claim of each address in LevelDB. A claim is reserved
 // (refused with a *RateLimitError while the address is within its cooldown or has a claim

@@ -84,6 +84,26 @@ func TestOpenAPIDocument(t *testing.T) {
 		{"post", "/api/wallet/send", []field{{"mnemonic", "string"}, {"to", "string"}, {"amount", "number"}},
 			[]field{{"txid", "string"}, {"from", "string"}, {"to", "string"}, {"amount", "string"}}, []string{"400"}},
 		{"post", "/api/wallet/derive", []field{{"mnemonic", "string"}}, []field{{"address", "string"}}, nil},
+		{"post", "/api/agent/register", []field{{"mnemonic", "string"}},
+			[]field{{"address", "string"}, {"stake_txid", "string"}, {"conduct_score", "integer"}}, []string{"400"}},
+		{"get", "/api/agent/profile", nil, []field{{"address", "string"}, {"conduct_score", "integer"}, {"tier", "string"}}, []string{"404"}},
+		{"get", "/api/agent/directory", nil,
+			[]field{{"agents", "array"}, {"total", "integer"}, {"offset", "integer"}, {"limit", "integer"}}, []string{"400"}},
+		{"post", "/api/agent/vouch", []field{{"mnemonic", "string"}, {"target_address", "string"}},
+			[]field{{"voucher", "string"}, {"target", "string"}, {"txid", "string"}}, []string{"400"}},
+		{"post", "/api/agent/contract/create", []field{{"mnemonic", "string"}, {"counterparty", "string"}, {"value_coin", "number"}},
+			[]field{{"contract_id", "string"}, {"initiator", "string"}, {"counterparty", "string"}, {"value_coin", "string"},
+				{"status", "string"}}, []string{"400"}},
+		{"post", "/api/agent/contract/fulfil", []field{{"mnemonic", "string"}, {"contract_id", "string"}},
+			[]field{{"contract_id", "string"}, {"status", "string"}, {"release_txid", "string"}}, []string{"400"}},
+		{"post", "/api/agent/contract/refund", []field{{"mnemonic", "string"}, {"contract_id", "string"}},
+			[]field{{"contract_id", "string"}, {"status", "string"}, {"refund_txid", "string"}}, []string{"400"}},
+		{"get", "/api/agent/contract", nil, []field{{"contract_id", "string"}, {"status", "string"}, {"value_coin", "string"}},
+			[]string{"400", "404"}},
+		{"post", "/api/agent/review",
+			[]field{{"mnemonic", "string"}, {"subject_address", "string"}, {"score", "integer"}, {"contract_id", "string"}},
+			[]field{{"reviewer", "string"}, {"subject", "string"}, {"score", "integer"}, {"contract_id", "string"},
+				{"new_conduct_score", "integer"}}, []string{"400"}},
 	}
 	for _, s := range spec {
 		op := obj(t, obj(t, paths, s.path), s.method)
@@ -109,6 +129,53 @@ func TestOpenAPIDocument(t *testing.T) {
 	params, _ := obj(t, obj(t, paths, "/api/wallet/balance"), "get")["parameters"].([]any)
 	if len(params) != 1 || params[0].(map[string]any)["name"] != "address" || params[0].(map[string]any)["required"] != true {
 		t.Errorf("balance parameters %v", params)
+	}
+	// The agent profile's optional fields, the tiers, the directory's paging and the agent
+	// error codes.
+	schemas := obj(t, obj(t, doc, "components"), "schemas")
+	profile := obj(t, obj(t, schemas, "AgentProfile"), "properties")
+	for _, f := range []string{"contracts_completed", "contracts_failed", "vouches_received", "vouches_given",
+		"reviews_received", "average_review_score", "registered_at"} {
+		if profile[f] == nil {
+			t.Errorf("profile has no %s", f)
+		}
+	}
+	if obj(t, profile, "registered_at")["format"] != "date-time" {
+		t.Error("registered_at is not a date-time")
+	}
+	if tiers, _ := obj(t, schemas, "Tier")["enum"].([]any); len(tiers) != 5 {
+		t.Errorf("tiers %v", tiers)
+	}
+	dirParams, _ := obj(t, obj(t, paths, "/api/agent/directory"), "get")["parameters"].([]any)
+	for _, p := range dirParams {
+		p := p.(map[string]any)
+		sc := obj(t, p, "schema")
+		switch p["name"] {
+		case "offset":
+			if sc["default"] != 0.0 || sc["minimum"] != 0.0 {
+				t.Errorf("offset %v", sc)
+			}
+		case "limit":
+			if sc["default"] != 20.0 || sc["maximum"] != 100.0 {
+				t.Errorf("limit %v", sc)
+			}
+		}
+	}
+	if len(dirParams) != 2 {
+		t.Errorf("directory parameters %v", dirParams)
+	}
+	codes, _ := obj(t, obj(t, obj(t, obj(t, obj(t, schemas, "Error"), "properties"), "error"), "properties"), "code")["examples"].([]any)
+	have := map[any]bool{}
+	for _, c := range codes {
+		have[c] = true
+	}
+	for _, c := range []string{"not_an_agent", "already_registered", "insufficient_balance", "score_too_low", "already_vouched",
+		"agent_not_found", "contract_not_found", "contract_not_open", "contract_expired", "contract_not_expired",
+		"contract_not_fulfilled", "not_counterparty", "not_initiator", "not_participant", "already_reviewed", "invalid_score",
+		"invalid_expiry", "self_target", "bad_escrow", "invalid_contract_id"} {
+		if !have[c] {
+			t.Errorf("error code %s is not documented", c)
+		}
 	}
 	// 429 carries Retry-After.
 	rl := deref(t, doc, obj(t, obj(t, obj(t, paths, "/api/faucet"), "post"), "responses")["429"].(map[string]any))
