@@ -75,7 +75,9 @@ type Options struct {
 	Sync bool
 	// CacheMiB is the leveldb block cache size (default 32).
 	CacheMiB int
-	// Values is the effective-value model; nil means consensus.NominalValue.
+	// Values, when set, replaces DESIGN 8's decay as the effective-value model (tools and
+	// tests that want another model); nil is the consensus rule.
+	// TRANSITIONAL: until the test suites value inputs by decay, nil means NominalValue.
 	Values consensus.ValueModel
 	// SigCache, when set, skips the signature checks of transactions verified before.
 	SigCache *consensus.SigCache

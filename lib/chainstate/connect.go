@@ -48,14 +48,25 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	// Stage every change of the block in its journal; commit applies them all or none.
 	j := blockJournal{ops: make([]journalOp, 0, len(eff.Spent)+len(eff.Created)+len(ids)+8)}
 	var key [37]byte
-	deltas := make(map[types.Hash]int64)
 	inBlock := txidSet(ids)
+	// Clusters: transaction by transaction, merges first, then balances (DESIGN 8).
+	cb := &clusterBlock{c: c, vals: make(map[string]any)}
+	k := 0
+	for _, tx := range b.Transactions {
+		n := 0
+		if !tx.IsCoinbase() {
+			n = len(tx.Inputs)
+		}
+		if err := cb.tx(eff.SpentUndo[k:k+n], tx.Outputs); err != nil {
+			return ConnectedBlock{}, err
+		}
+		k += n
+	}
 	for i, op := range eff.Spent {
 		if inBlock(op.TxID) {
 			continue // created and spent inside this block: never in the set
 		}
 		e := eff.SpentUndo[i]
-		deltas[e.ClusterID] -= int64(e.Value)
 		next.UtxoCount--
 		next.UtxoTotal -= e.Value
 		utxoKeyTo(key[:], op)
@@ -67,7 +78,6 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	for i, id := range ids {
 		for ; ci < len(eff.Created) && eff.Created[ci].Outpoint.TxID == id; ci++ {
 			cr := &eff.Created[ci]
-			deltas[cr.Entry.ClusterID] += int64(cr.Entry.Value)
 			next.UtxoCount++
 			next.UtxoTotal += cr.Entry.Value
 			utxoKeyTo(key[:], cr.Outpoint)
@@ -80,9 +90,7 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	if ci != len(eff.Created) {
 		return ConnectedBlock{}, fmt.Errorf("block %s: created outputs out of block order", n.Hash)
 	}
-	if err := c.stageClusters(&j, deltas); err != nil {
-		return ConnectedBlock{}, err
-	}
+	cb.stage(&j)
 	if err := c.stageConduct(&j, eff.Conduct, &next); err != nil {
 		return ConnectedBlock{}, err
 	}
@@ -102,35 +110,6 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	c.stats = next
 	c.main = append(c.main, n)
 	return ConnectedBlock{Block: b, Hash: n.Hash, Height: n.Height, TxIDs: ids}, nil
-}
-
-// stageClusters stages the cluster balances after adding the deltas (a zero balance is
-// deleted).
-func (c *Chain) stageClusters(j *blockJournal, deltas map[types.Hash]int64) error {
-	for id, d := range deltas {
-		if d == 0 {
-			continue
-		}
-		k := hashKey(pfxCluster, id)
-		s, err := c.slotLocked(k)
-		if err != nil {
-			return err
-		}
-		var bal uint64
-		if s.val != nil {
-			bal = s.val.(uint64)
-		}
-		nb := int64(bal) + d
-		if nb < 0 {
-			return storageErr("cluster balance", fmt.Errorf("cluster %s would go negative", id))
-		}
-		if nb == 0 {
-			j.del(k)
-		} else {
-			j.put(k, uint64(nb))
-		}
-	}
-	return nil
 }
 
 // txidSet tells whether a txid is one of ids (a set, so that a block's inputs are looked up

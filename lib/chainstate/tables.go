@@ -19,7 +19,8 @@ var (
 			return append(dst, key[1:37]...)
 		}}
 
-	// clusterTable maps a cluster id to its balance (absent when zero).
+	// clusterTable maps a cluster id to its balance (absent when zero); the forest that says
+	// which address is in which cluster is in clusters.go.
 	clusterTable = &tableOf[uint64]{name: "cluster", pfx: pfxCluster, keyLen: 33,
 		encode: func(w *bincode.Writer, v uint64) { w.U64(v) },
 		decode: func(r *bincode.Reader) uint64 { return r.U64() }}
@@ -58,5 +59,6 @@ var (
 		}}
 
 	tables = newRegistry(utxoTable, clusterTable, txTable, heightTable, statsTable,
-		agentTable, contractTable, vouchTable, pairTable, reviewsTable)
+		agentTable, contractTable, vouchTable, pairTable, reviewsTable,
+		clusterParentTable, clusterRootTable, clusterNameTable)
 )

@@ -14,28 +14,72 @@ var (
 	_ consensus.StateView = chainView{}
 )
 
-// clusterOfLocked is the one lookup of an address's cluster. Until clusters merge (DESIGN 8,
-// the concentration-decay issue) every address is its own cluster.
-func (c *Chain) clusterOfLocked(pkh types.Hash) (types.Hash, error) {
-	return consensus.ClusterIDOf(pkh), nil
+// lockedGet reads a key through the write cache and the database; the caller holds c.mu.
+func (c *Chain) lockedGet(k []byte) (any, error) { return c.getLocked(k) }
+
+// slotGet reads a key through the write cache's slots (connecting a block, c.mu held for
+// writing).
+func (v chainView) slotGet(k []byte) (any, error) {
+	s, err := v.c.slotLocked(k)
+	if err != nil {
+		return nil, err
+	}
+	return s.val, nil
 }
 
 // ClusterOf is the cluster the address pkh belongs to at the tip.
 func (c *Chain) ClusterOf(pkh types.Hash) (types.Hash, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.clusterOfLocked(pkh)
+	ci, err := findCluster(c.lockedGet, pkh)
+	return ci.Name, err
 }
 
-// InputValue is what the output e is worth when spent in a block at height: the one pricing
-// of a spent output, for blocks and the mempool alike. It reads no chain state, so it takes
-// no lock.
+// InputValue is what the output e is worth when spent in a block at height, with the chain
+// at the tip as that block's parent: the one pricing of a spent output (DESIGN 8), for the
+// mempool here and for blocks through chainView.
 func (c *Chain) InputValue(e *consensus.UtxoEntry, height uint64) (uint64, error) {
-	return c.opts.Values.EffectiveValue(e, height), nil
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.inputValue(c.lockedGet, e, height)
 }
 
-func (v chainView) ClusterOf(pkh types.Hash) (types.Hash, error) { return v.c.clusterOfLocked(pkh) }
+// inputValue values e by the concentration of its owner's cluster in the supply and the
+// owner's tier, all as of the tip (the parent of the block at height).
+func (c *Chain) inputValue(get stateGet, e *consensus.UtxoEntry, height uint64) (uint64, error) {
+	if e.Locked || height <= e.Height {
+		return e.Value, nil
+	}
+	if c.opts.Values != nil {
+		return c.opts.Values.EffectiveValue(e, height), nil
+	}
+	ci, err := findCluster(get, e.PubKeyHash)
+	if err != nil {
+		return 0, err
+	}
+	bal, err := balanceOf(get, ci.Name)
+	if err != nil {
+		return 0, err
+	}
+	supply := c.stats.UtxoTotal
+	if consensus.DecayRate(consensus.Concentration(bal, supply), consensus.TierNone) == 0 &&
+		consensus.DecayRate(consensus.Concentration(bal, supply), consensus.TierObserver) == 0 {
+		return e.Value, nil // below the threshold whatever the owner's tier
+	}
+	tier := consensus.TierNone
+	if v, err := get(hashKey(pfxAgent, e.PubKeyHash)); err != nil {
+		return 0, err
+	} else if v != nil {
+		tier = consensus.TierOf(v.(*consensus.AgentRecord).Score)
+	}
+	return consensus.DecayedValue(e, height, bal, supply, tier), nil
+}
+
+func (v chainView) ClusterOf(pkh types.Hash) (types.Hash, error) {
+	ci, err := findCluster(v.slotGet, pkh)
+	return ci.Name, err
+}
 
 func (v chainView) InputValue(e *consensus.UtxoEntry, height uint64) (uint64, error) {
-	return v.c.InputValue(e, height)
+	return v.c.inputValue(v.slotGet, e, height)
 }

@@ -65,6 +65,12 @@ func LockedOutput(tx *types.Transaction, j int) bool {
 // exactly, every input is signed by the acting agent, and each kind's own shape (stake,
 // escrow, expiry, score, no self-targets).
 func CheckAgentKind(tx *types.Transaction) error {
+	if len(tx.Inputs) == 0 {
+		return ruleError(ErrNoInputs, "transaction has no inputs")
+	}
+	if len(tx.Outputs) == 0 {
+		return ruleError(ErrNoOutputs, "transaction has no outputs")
+	}
 	actor := Actor(tx)
 	for i := 1; i < len(tx.Inputs); i++ {
 		if types.Blake3(tx.Inputs[i].PublicKey[:]) != actor {

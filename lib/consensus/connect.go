@@ -153,13 +153,9 @@ func CheckBlockConnect(in BlockInput) (*BlockEffect, error) {
 		}
 		for j := range tx.Outputs {
 			out := &tx.Outputs[j]
-			cluster, err := v.ClusterOf(out.PubKeyHash)
-			if err != nil {
-				return nil, err
-			}
 			v.created[types.Outpoint{TxID: in.TxIDs[i], Index: uint32(j)}] = &UtxoEntry{
 				Value: out.Value, PubKeyHash: out.PubKeyHash, Height: in.Height,
-				Coinbase: tx.IsCoinbase(), Locked: LockedOutput(tx, j), ClusterID: cluster,
+				Coinbase: tx.IsCoinbase(), Locked: LockedOutput(tx, j), ClusterID: ClusterIDOf(out.PubKeyHash),
 			}
 		}
 	}

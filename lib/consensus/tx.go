@@ -94,7 +94,10 @@ type UtxoEntry struct {
 	Height     uint64 // height of the block that created it
 	Coinbase   bool
 	// Locked outputs (agent stake, contract escrow) do not decay.
-	Locked    bool
+	Locked bool
+	// ClusterID is the cluster the output's address started (ClusterIDOf): clusters merge
+	// later without rewriting outputs, so the owner's current cluster is
+	// StateView.ClusterOf(PubKeyHash), which is what the node reports as cluster_id.
 	ClusterID types.Hash
 }
 

@@ -155,8 +155,12 @@ func (a *api) getUtxosByAddress(_ context.Context, p jsonrpc.Params) (any, error
 		if err != nil {
 			return nil, internal(err)
 		}
+		cid, err := a.clusterOf(e.PubKeyHash)
+		if err != nil {
+			return nil, internal(err)
+		}
 		out = append(out, rpcapi.UTXO{TxID: u.Outpoint.TxID.String(), Index: u.Outpoint.Index, Value: e.Value,
-			BlockHeight: e.Height, IsCoinbase: e.Coinbase, ClusterID: e.ClusterID.String(), PubKeyHash: e.PubKeyHash.String(),
+			BlockHeight: e.Height, IsCoinbase: e.Coinbase, ClusterID: cid.String(), PubKeyHash: e.PubKeyHash.String(),
 			EffectiveValue: eff, Locked: e.Locked, Confirmations: tip - e.Height + 1})
 	}
 	if withPool {
