@@ -45,7 +45,7 @@ func benchSetup(b *testing.B) {
 // benchChain is a chain at height 101 with the 1,000 split outputs unspent.
 func benchChain(b *testing.B, sigWorkers int) *Chain {
 	benchSetup(b)
-	c, err := Open(b.TempDir(), params.Regtest, Options{SigWorkers: sigWorkers, Now: func() time.Time { return time.Unix(1<<40, 0) }})
+	c, err := Open(b.TempDir(), params.Regtest, Options{SigWorkers: sigWorkers, Now: func() time.Time { return time.Unix(1<<40, 0) }, Values: consensus.NominalValue{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func BenchmarkDisconnectBlock1000(b *testing.B) {
 // 2,000 transfers: 40,000 new outputs, 40,000 spent outputs that were on disk, 40,000 tx index
 // entries. The figure is the pause at the end of a bulk sync.
 func BenchmarkFlush(b *testing.B) {
-	c, err := Open(b.TempDir(), params.Regtest, Options{})
+	c, err := Open(b.TempDir(), params.Regtest, Options{Values: consensus.NominalValue{}})
 	if err != nil {
 		b.Fatal(err)
 	}

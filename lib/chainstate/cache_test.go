@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -17,7 +18,7 @@ import (
 // bulk chain's write cache; at the end, after the scans that write the cache, on the whole
 // UTXO set, the address index and the reopened database.
 func TestBulkMatchesPerBlockWrites(t *testing.T) {
-	opts := Options{Now: crashClock}
+	opts := Options{Now: crashClock, Values: consensus.NominalValue{}}
 	ref, err := Open(t.TempDir(), params.Regtest, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func TestBulkMatchesPerBlockWrites(t *testing.T) {
 // TestBulkWritesWhenDue: in bulk mode the write cache is written when it is older than
 // WriteCacheAge, and ending bulk mode writes it at once.
 func TestBulkWritesWhenDue(t *testing.T) {
-	c, err := Open(t.TempDir(), params.Regtest, Options{Now: crashClock, WriteCacheAge: time.Hour})
+	c, err := Open(t.TempDir(), params.Regtest, Options{Now: crashClock, WriteCacheAge: time.Hour, Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,6 @@ type Options struct {
 	CacheMiB int
 	// Values, when set, replaces DESIGN 8's decay as the effective-value model (tools and
 	// tests that want another model); nil is the consensus rule.
-	// TRANSITIONAL: until the test suites value inputs by decay, nil means NominalValue.
 	Values consensus.ValueModel
 	// SigCache, when set, skips the signature checks of transactions verified before.
 	SigCache *consensus.SigCache
@@ -117,9 +116,6 @@ type Chain struct {
 func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	if opts.Values == nil {
-		opts.Values = consensus.NominalValue{}
 	}
 	if opts.CacheMiB == 0 {
 		opts.CacheMiB = 32

@@ -95,12 +95,12 @@ func TestInvalidBranchKeepsBestValidChain(t *testing.T) {
 
 func TestLockedDataDir(t *testing.T) {
 	dir := t.TempDir()
-	c, err := Open(dir, params.Regtest, Options{})
+	c, err := Open(dir, params.Regtest, Options{Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	_, err = Open(dir, params.Regtest, Options{})
+	_, err = Open(dir, params.Regtest, Options{Values: consensus.NominalValue{}})
 	if !errors.Is(err, ErrLocked) {
 		t.Fatalf("second open: %v", err)
 	}
@@ -110,7 +110,7 @@ func TestLockedDataDir(t *testing.T) {
 func TestReopenResumes(t *testing.T) {
 	dir := t.TempDir()
 	g := chaingen.New(t, nil)
-	c, err := Open(dir, params.Regtest, Options{})
+	c, err := Open(dir, params.Regtest, Options{Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestReopenResumes(t *testing.T) {
 	}
 	s := c.Stats()
 	c.Close()
-	c, err = Open(dir, params.Regtest, Options{})
+	c, err = Open(dir, params.Regtest, Options{Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestReopenResumes(t *testing.T) {
 	if c.Stats() != s || c.Tip().Hash != g.Block("a5").Hash() || c.NodeAt(3).Hash != g.Block("a3").Hash() {
 		t.Fatal("reopen lost state")
 	}
-	if _, err := Open(t.TempDir(), params.Testnet, Options{}); err != nil {
+	if _, err := Open(t.TempDir(), params.Testnet, Options{Values: consensus.NominalValue{}}); err != nil {
 		t.Fatal(err)
 	}
 }

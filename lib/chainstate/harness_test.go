@@ -43,7 +43,7 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	dir := t.TempDir()
-	c, err := Open(dir, params.Regtest, Options{Now: func() time.Time { return time.Unix(1<<40, 0) }})
+	c, err := Open(dir, params.Regtest, Options{Now: func() time.Time { return time.Unix(1<<40, 0) }, Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -227,7 +227,7 @@ func TestBlockFillsHeaderOnlyNode(t *testing.T) {
 	}
 	// Header-only nodes live in memory only.
 	c.Close()
-	c2, err := Open(dir, params.Regtest, Options{Now: func() time.Time { return headerClock }})
+	c2, err := Open(dir, params.Regtest, Options{Now: func() time.Time { return headerClock }, Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,11 @@ func (c *Chain) legacyUndo(b *types.Block, ids []types.Hash, raw []byte) ([]undo
 			}
 			utxoKeyTo(key[:], op)
 			recs = append(recs, undoRecord{key: string(key[:]), prev: e})
-			deltas[e.ClusterID] -= int64(e.Value)
+			ci, err := findCluster(c.getLocked, e.PubKeyHash)
+			if err != nil {
+				return nil, err
+			}
+			deltas[ci.Name] -= int64(e.Value)
 		}
 	}
 	if k != len(spent) {
@@ -62,11 +66,17 @@ func (c *Chain) legacyUndo(b *types.Block, ids []types.Hash, raw []byte) ([]undo
 			}
 			utxoKeyTo(key[:], op)
 			recs = append(recs, undoRecord{key: string(key[:])})
-			deltas[consensus.ClusterIDOf(tx.Outputs[j].PubKeyHash)] += int64(tx.Outputs[j].Value)
+			ci, err := findCluster(c.getLocked, tx.Outputs[j].PubKeyHash)
+			if err != nil {
+				return nil, err
+			}
+			deltas[ci.Name] += int64(tx.Outputs[j].Value)
 		}
 		recs = append(recs, undoRecord{key: string(hashKey(pfxTx, ids[i]))})
 	}
-	// A cluster's balance before b is its balance now less what b added.
+	// A cluster's balance before b is its balance now less what b added. Versions before the
+	// journal never merged clusters, so b merged none: each address's cluster now is its
+	// cluster before b.
 	for id, d := range deltas {
 		if d == 0 {
 			continue

@@ -7,6 +7,7 @@ import (
 	"github.com/cointoolkit/coin/lib/bincode"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/types"
 	"github.com/syndtr/goleveldb/leveldb"
 	"github.com/syndtr/goleveldb/leveldb/util"
 )
@@ -58,6 +59,18 @@ func toLegacyUndo(t *testing.T, c *Chain, n *Node) {
 	}
 }
 
+// mergesClusters reports whether a transaction spends the outputs of two addresses.
+func mergesClusters(txs []*types.Transaction) bool {
+	for _, tx := range txs {
+		for j := range tx.Inputs {
+			if tx.Inputs[j].PublicKey != tx.Inputs[0].PublicKey {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // rawTable is every stored record under a prefix.
 func rawTable(t *testing.T, c *Chain, pfx byte) map[string]string {
 	t.Helper()
@@ -74,7 +87,7 @@ func rawTable(t *testing.T, c *Chain, pfx byte) map[string]string {
 // journal wrote, and checks every table against a chain that disconnects the same blocks
 // from journal undo data: a node upgraded in place can still reorg across the upgrade.
 func TestLegacyUndoDisconnects(t *testing.T) {
-	opts := Options{Now: crashClock}
+	opts := Options{Now: crashClock, Values: consensus.NominalValue{}}
 	open := func() *Chain {
 		c, err := Open(t.TempDir(), params.Regtest, opts)
 		if err != nil {
@@ -104,9 +117,24 @@ func TestLegacyUndoDisconnects(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const depth = 30
+	// Versions before the journal never merged clusters, so their undo data only exists for
+	// blocks whose transactions each spend one address's outputs: convert the top blocks
+	// up to the first that merges.
 	tip := old.Tip().Height
-	for h := tip - depth + 1; h <= tip; h++ {
+	depth := 0
+	for ; depth < 30; depth++ {
+		b, err := old.Block(old.NodeAt(tip - uint64(depth)).Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mergesClusters(b.Transactions[1:]) {
+			break
+		}
+	}
+	if depth < 3 {
+		t.Fatalf("only %d blocks at the tip merge no clusters", depth)
+	}
+	for h := tip - uint64(depth) + 1; h <= tip; h++ {
 		toLegacyUndo(t, old, old.NodeAt(h))
 	}
 	transfers := 0

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/chaingen"
 	"github.com/cointoolkit/coin/lib/chainstate"
+	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -77,7 +78,7 @@ type fixture struct {
 
 func newFixture(tb testing.TB, opts Options) *fixture {
 	tb.Helper()
-	c, err := chainstate.Open(tb.TempDir(), testNet, chainstate.Options{Now: farFuture})
+	c, err := chainstate.Open(tb.TempDir(), testNet, chainstate.Options{Now: farFuture, Values: consensus.NominalValue{}})
 	if err != nil {
 		tb.Fatal(err)
 	}

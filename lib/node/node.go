@@ -38,6 +38,10 @@ type Config struct {
 	MinFreeDiskPercent float64
 	DiskCheckInterval  time.Duration
 	MempoolMaxBytes    int
+	// Values, when set, replaces DESIGN 8's decay as the value model of spent outputs: for
+	// tests of other concerns that build transactions at nominal value. coin-node never sets
+	// it.
+	Values consensus.ValueModel
 }
 
 // Node is a running full node.
@@ -72,7 +76,7 @@ func New(cfg Config) (*Node, error) {
 		cfg.DiskCheckInterval = 10 * time.Second
 	}
 	sigs := consensus.NewSigCache(0)
-	chain, err := chainstate.Open(filepath.Join(cfg.DataDir, "db"), cfg.Network, chainstate.Options{SigCache: sigs})
+	chain, err := chainstate.Open(filepath.Join(cfg.DataDir, "db"), cfg.Network, chainstate.Options{SigCache: sigs, Values: cfg.Values})
 	if err != nil {
 		return nil, err
 	}

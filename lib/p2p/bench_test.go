@@ -61,7 +61,7 @@ func buildSpendChain(tb testing.TB, w wallet, nBlocks, nTxs int) *spendChain {
 func (sc *spendChain) store(tb testing.TB) string {
 	tb.Helper()
 	dir := tb.TempDir()
-	c, err := chainstate.Open(filepath.Join(dir, "db"), params.Regtest, chainstate.Options{})
+	c, err := chainstate.Open(filepath.Join(dir, "db"), params.Regtest, chainstate.Options{Values: consensus.NominalValue{}})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestSyncFetchesEachBlockOnce(t *testing.T) {
 // network: what the sync costs at the least, since the node connects blocks one at a time.
 func (sc *spendChain) connectLocally(tb testing.TB) time.Duration {
 	tb.Helper()
-	c, err := chainstate.Open(filepath.Join(tb.TempDir(), "db"), params.Regtest, chainstate.Options{})
+	c, err := chainstate.Open(filepath.Join(tb.TempDir(), "db"), params.Regtest, chainstate.Options{Values: consensus.NominalValue{}})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -30,7 +30,7 @@ var _ Backend = (*testNode)(nil)
 
 func newTestNode(net *params.Network, dataDir string, logger *slog.Logger) (*testNode, error) {
 	sigs := consensus.NewSigCache(0)
-	chain, err := chainstate.Open(filepath.Join(dataDir, "db"), net, chainstate.Options{SigCache: sigs})
+	chain, err := chainstate.Open(filepath.Join(dataDir, "db"), net, chainstate.Options{SigCache: sigs, Values: consensus.NominalValue{}})
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/chaingen"
+	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/node"
@@ -57,7 +58,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func newEnv(t testing.TB, net *params.Network) *env {
 	t.Helper()
-	n, err := node.New(node.Config{Network: net, DataDir: t.TempDir(), Logger: quietLogger()})
+	n, err := node.New(node.Config{Network: net, DataDir: t.TempDir(), Logger: quietLogger(), Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
