@@ -2,6 +2,7 @@ package chainstate
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"testing"
 
@@ -12,8 +13,9 @@ import (
 	"github.com/syndtr/goleveldb/leveldb/util"
 )
 
-// checkRecovered checks a reopened chain: the supply invariant and stats, the UTXO set against
-// a replay of the main chain, and every index against the main chain.
+// checkRecovered checks a reopened chain: the supply invariant and stats, the UTXO set and
+// the conduct state (ConductInfo: hash, agents, open contracts) against a replay of the main
+// chain, and every index against the main chain.
 func checkRecovered(t *testing.T, c *Chain, ref *replayer) {
 	t.Helper()
 	checkInvariants(t, c)
@@ -21,7 +23,20 @@ func checkRecovered(t *testing.T, c *Chain, ref *replayer) {
 	if err := sameSet(set, ref.replay(t, c)); err != nil {
 		t.Fatal("UTXO set differs from a replay of the main chain:", err)
 	}
+	if got, want := conductInfo(t, c), ref.conduct(t); got != want {
+		t.Fatalf("conduct state differs from a replay of the main chain:\n reopened %+v\n replay   %+v", got, want)
+	}
 	checkIndexes(t, c, set)
+}
+
+// conductInfo is c's ConductInfo.
+func conductInfo(t testing.TB, c *Chain) ConductInfo {
+	t.Helper()
+	info, err := c.ConductInfo(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
 }
 
 // replayer is replaySet with memory: it connects the main chain of a chain block by block into
@@ -61,6 +76,12 @@ func (r *replayer) replay(t *testing.T, c *Chain) map[types.Outpoint]consensus.U
 		}
 	}
 	return utxoSet(t, r.c)
+}
+
+// conduct is the ConductInfo of the replayed chain (after replay).
+func (r *replayer) conduct(t *testing.T) ConductInfo {
+	t.Helper()
+	return conductInfo(t, r.c)
 }
 
 // checkIndexes checks the height, undo, transaction, address and cluster indexes against the
@@ -140,9 +161,15 @@ func checkIndexes(t testing.TB, c *Chain, set map[types.Outpoint]consensus.UtxoE
 	if addrs != len(set) {
 		bad = append(bad, fmt.Sprintf("%d address index entries for %d outputs", addrs, len(set)))
 	}
+	// Each output counts in its address's current cluster (merges move addresses, not
+	// outputs).
 	clusters := map[types.Hash]uint64{}
 	for _, e := range set {
-		clusters[e.ClusterID] += e.Value
+		id, err := c.ClusterOf(e.PubKeyHash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clusters[id] += e.Value
 	}
 	stored := each(pfxCluster, func(k, v []byte) {
 		var id types.Hash
@@ -155,7 +182,105 @@ func checkIndexes(t testing.TB, c *Chain, set map[types.Outpoint]consensus.UtxoE
 	if stored != len(clusters) {
 		bad = append(bad, fmt.Sprintf("%d cluster records for %d clusters", stored, len(clusters)))
 	}
+	bad = append(bad, checkConductIndexes(t, c)...)
 	if len(bad) > 0 {
 		t.Fatalf("indexes disagree with the chain (%d problems), first: %s", len(bad), bad[0])
 	}
+}
+
+// checkConductIndexes checks the directory index against the agent table (one entry per
+// agent, under its score, holding its record) and the agent and open contract counts of the
+// stats against the tables.
+func checkConductIndexes(t testing.TB, c *Chain) []string {
+	t.Helper()
+	flushForTest(t, c)
+	var bad []string
+	table := func(pfx byte) map[string][]byte {
+		out := map[string][]byte{}
+		it := c.db.NewIterator(util.BytesPrefix([]byte{pfx}), nil)
+		defer it.Release()
+		for it.Next() {
+			out[string(it.Key())] = bytes.Clone(it.Value())
+		}
+		if err := it.Error(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	agents, dir, contracts := table(pfxAgent), table(pfxDir), table(pfxContract)
+	for k, v := range agents {
+		r := bincode.NewReader(v)
+		a := decodeAgent(r)
+		if err := r.Finish(); err != nil {
+			bad = append(bad, fmt.Sprintf("agent %x: %v", k[1:], err))
+			continue
+		}
+		dk := string(dirKeyTo(nil, a.Score, k[1:]))
+		if dv, ok := dir[dk]; !ok || !bytes.Equal(dv, v) {
+			bad = append(bad, fmt.Sprintf("agent %x with score %d: directory entry %v, %x", k[1:], a.Score, ok, dv))
+		}
+	}
+	if len(dir) != len(agents) {
+		bad = append(bad, fmt.Sprintf("%d directory entries for %d agents", len(dir), len(agents)))
+	}
+	open := 0
+	for k, v := range contracts {
+		r := bincode.NewReader(v)
+		rec := decodeContract(r)
+		if err := r.Finish(); err != nil {
+			bad = append(bad, fmt.Sprintf("contract %x: %v", k[1:], err))
+		} else if rec.Status == consensus.ContractOpen {
+			open++
+		}
+	}
+	if s := c.Stats(); s.Agents != uint64(len(agents)) || s.OpenContracts != uint64(open) {
+		bad = append(bad, fmt.Sprintf("stats say %d agents and %d open contracts, the tables hold %d and %d",
+			s.Agents, s.OpenContracts, len(agents), open))
+	}
+	return bad
+}
+
+// conductCount is what the conduct tables of a chain hold.
+type conductCount struct {
+	agents, open, fulfilled, expired, reviews, vouches int
+}
+
+func (n conductCount) String() string {
+	return fmt.Sprintf("%d agents, contracts %d open %d fulfilled %d expired, %d reviews, %d vouches",
+		n.agents, n.open, n.fulfilled, n.expired, n.reviews, n.vouches)
+}
+
+func countConduct(t testing.TB, c *Chain) conductCount {
+	t.Helper()
+	flushForTest(t, c)
+	var n conductCount
+	for _, pfx := range []byte{pfxAgent, pfxContract, pfxReviews, pfxVouch} {
+		it := c.db.NewIterator(util.BytesPrefix([]byte{pfx}), nil)
+		for it.Next() {
+			switch pfx {
+			case pfxAgent:
+				n.agents++
+			case pfxVouch:
+				n.vouches++
+			case pfxReviews:
+				r := bincode.NewReader(it.Value())
+				n.reviews += int(r.U64())
+			case pfxContract:
+				r := bincode.NewReader(it.Value())
+				switch decodeContract(r).Status {
+				case consensus.ContractOpen:
+					n.open++
+				case consensus.ContractFulfilled:
+					n.fulfilled++
+				default:
+					n.expired++
+				}
+			}
+		}
+		it.Release()
+		if err := it.Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
 )
 
@@ -46,7 +47,7 @@ func TestCrashRecovery(t *testing.T) {
 	dir := t.TempDir()
 
 	// Start with mature coinbases so that every child makes transfers from its first block.
-	c, err := Open(dir, params.Regtest, Options{Now: crashClock})
+	c, err := Open(dir, params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +68,7 @@ func TestCrashRecovery(t *testing.T) {
 	c.Close()
 
 	var midWrite, reorgs int
+	var last conductCount
 	var checking time.Duration
 	start := time.Now()
 	for r := 1; r <= rounds; r++ {
@@ -86,7 +88,7 @@ func TestCrashRecovery(t *testing.T) {
 			t.Fatalf("round %d: the worker ended by itself (%v) before the kill:\n%s", r, err, out.Bytes())
 		}
 
-		c, err := Open(dir, params.Regtest, Options{Now: crashClock})
+		c, err := Open(dir, params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
 		if err != nil {
 			t.Fatalf("round %d: reopen after kill -9 at %v: %v", r, delay, err)
 		}
@@ -95,9 +97,14 @@ func TestCrashRecovery(t *testing.T) {
 		if r == rounds {
 			// The replay above reuses the previous round's replay when it is a prefix of the
 			// main chain; the last round also replays everything from genesis.
-			if err := sameSet(utxoSet(t, c), replaySet(t, c)); err != nil {
+			fresh := &replayer{}
+			if err := sameSet(utxoSet(t, c), fresh.replay(t, c)); err != nil {
 				t.Fatal("UTXO set differs from a replay of the main chain:", err)
 			}
+			if got, want := conductInfo(t, c), fresh.conduct(t); got != want {
+				t.Fatalf("conduct state differs from a replay of the main chain:\n reopened %+v\n replay   %+v", got, want)
+			}
+			fresh.close()
 		}
 		checking += time.Since(checkStart)
 		tip := c.Tip()
@@ -106,8 +113,10 @@ func TestCrashRecovery(t *testing.T) {
 				r, tip.Height, tip.Hash, best.Height, best.Hash, best.Status)
 		}
 		nodes, side := len(c.index), sideValid(c)
-		t.Logf("round %2d: killed after %3d ms: tip %d (%+d), %d blocks stored (%+d), %d reorged out, %d txs",
-			r, delay.Milliseconds(), tip.Height, int64(tip.Height)-int64(prevHeight), nodes, nodes-prevNodes, side, c.Stats().TxCount)
+		cs := countConduct(t, c)
+		t.Logf("round %2d: killed after %3d ms: tip %d (%+d), %d blocks stored (%+d), %d reorged out, %d txs, %s",
+			r, delay.Milliseconds(), tip.Height, int64(tip.Height)-int64(prevHeight), nodes, nodes-prevNodes, side, c.Stats().TxCount, cs)
+		last = cs
 		if nodes > prevNodes {
 			midWrite++
 		}
@@ -128,6 +137,9 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	if childBlocks >= 100 && reorgs == 0 {
 		t.Error("no reorg in the workers' blocks")
+	}
+	if childBlocks >= 100 && (last.agents < 2 || last.fulfilled == 0 || last.reviews == 0) {
+		t.Errorf("the workers' chain has too few agent operations: %s", last)
 	}
 }
 
@@ -155,7 +167,7 @@ func TestCrashWorker(t *testing.T) {
 	}
 	// Every other worker connects in bulk mode, with its write cache written every few
 	// milliseconds and at every reorg, so kills land before, during and between those writes.
-	opts := Options{Now: crashClock}
+	opts := Options{Now: crashClock, Values: consensus.NominalValue{}}
 	bulk := seed%2 == 0
 	if bulk {
 		opts.WriteCacheAge = time.Duration(5+seed%40) * time.Millisecond

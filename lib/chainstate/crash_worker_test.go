@@ -11,10 +11,13 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// crashWorker builds blocks on a chain from a seed: transfers between three wallets (some
-// spending an output of the same block), now and then a coinbase that burns part of its
-// reward, and now and then a fork from up to three blocks back that wins (reorg) or ties.
-// The blocks and transactions come from a chaingen generator on the chain's tips.
+// crashWorker builds blocks on a chain from a seed: transfers between three wallets and the
+// agent wallets (some spending an output of the same block), agent operations on the tip
+// (registrations, contracts, fulfilments, refunds, reviews, vouches), now and then a coinbase
+// that burns part of its reward, and now and then a fork from up to three blocks back that
+// wins (reorg) or ties. Forks carry transfers only, so a reorg undoes the agent operations of
+// the blocks it disconnects. The blocks and transactions come from a chaingen generator on
+// the chain's tips.
 type crashWorker struct {
 	c      *Chain
 	g      *chaingen.Generator
@@ -22,32 +25,95 @@ type crashWorker struct {
 	pkhs   []types.Hash
 	pool   []types.Outpoint // outputs that may be unspent; checked against the chain when picked
 	inPool map[types.Outpoint]bool
+
+	agents  []*chaingen.Wallet              // the wallets that may register, in order
+	owned   map[types.Hash][]types.Outpoint // outputs by the wallet they pay (may be spent)
+	inOwned map[types.Outpoint]bool
+	escrows []types.Hash        // contracts that may be open
+	done    []types.Hash        // contracts that may be fulfilled and not reviewed twice
+	seen    map[types.Hash]bool // contract ids in escrows or done
 }
+
+// crashAgents is the number of agent wallets; agent i may register from height
+// crashAgentFrom(i), so that registrations go on throughout a long run.
+const crashAgents = 32
+
+func crashAgentFrom(i int) uint64 { return 100 + uint64(max(0, i-3))*80 }
 
 // newCrashWorker is a worker on c; its generator panics on a failure (it has no test).
 func newCrashWorker(c *Chain, seed uint64) (*crashWorker, error) {
 	tip := c.Tip()
 	w := &crashWorker{c: c, g: chaingen.New(nil, c.net), rng: rand.New(rand.NewPCG(seed, tip.Height)),
-		inPool: map[types.Outpoint]bool{}}
-	for i := 0; i < 3; i++ {
+		inPool: map[types.Outpoint]bool{}, owned: map[types.Hash][]types.Outpoint{}, inOwned: map[types.Outpoint]bool{}, seen: map[types.Hash]bool{}}
+	for i := 0; i < crashAgents; i++ {
+		w.agents = append(w.agents, w.g.Wallet(fmt.Sprintf("crash-agent-%d", i)))
+	}
+	for i := 0; i < 3+crashAgents; i++ {
 		// The wallets follow from their names: a child finds its parent's outputs.
-		pkh := w.g.Wallet(fmt.Sprintf("crash-%d", i)).PKH
+		var pkh types.Hash
+		if i < 3 {
+			pkh = w.g.Wallet(fmt.Sprintf("crash-%d", i)).PKH
+		} else {
+			pkh = w.agents[i-3].PKH
+		}
 		w.pkhs = append(w.pkhs, pkh)
 		list, err := c.UtxosByAddress(pkh)
 		if err != nil {
 			return nil, err
 		}
 		for _, u := range list {
-			w.add(u.Outpoint)
+			w.add(u.Outpoint, pkh)
+			if u.Entry.Locked && u.Outpoint.Index == 0 {
+				w.contract(u.Outpoint.TxID, false) // an escrow, or a stake (dropped when picked)
+			}
 		}
+	}
+	// The contracts fulfilled in the last blocks can still be reviewed.
+	for h := tip.Height; h > 0 && h+30 > tip.Height; h-- {
+		b, err := c.Block(c.NodeAt(h).Hash)
+		if err != nil {
+			return nil, err
+		}
+		w.scan(b)
 	}
 	return w, nil
 }
 
-func (w *crashWorker) add(op types.Outpoint) {
+// add puts op, an output paying pkh, in the pool.
+func (w *crashWorker) add(op types.Outpoint, pkh types.Hash) {
 	if !w.inPool[op] {
 		w.inPool[op] = true
 		w.pool = append(w.pool, op)
+	}
+	if !w.inOwned[op] {
+		w.inOwned[op] = true
+		w.owned[pkh] = append(w.owned[pkh], op)
+	}
+}
+
+// contract notes a contract that may be open (or fulfilled, when done).
+func (w *crashWorker) contract(id types.Hash, done bool) {
+	if done {
+		w.done = append(w.done, id)
+		return
+	}
+	if !w.seen[id] {
+		w.seen[id] = true
+		w.escrows = append(w.escrows, id)
+	}
+}
+
+// scan notes the contracts a connected block created and fulfilled.
+func (w *crashWorker) scan(b *types.Block) {
+	for _, tx := range b.Transactions {
+		switch tx.Kind {
+		case types.KindContractCreate:
+			w.contract(tx.TxID(), false)
+		case types.KindContractFulfil:
+			if p, err := types.DecodeContractRefPayload(tx.Payload); err == nil {
+				w.contract(p.ContractID, true)
+			}
+		}
 	}
 }
 
@@ -61,7 +127,7 @@ func (w *crashWorker) pick(height, maxHeight uint64, used map[types.Outpoint]boo
 		if err != nil {
 			return chaingen.Output{}, false, err
 		}
-		if !ok { // spent (a disconnect puts it back)
+		if !ok || e.Locked { // spent (a disconnect puts it back), or a stake or an escrow
 			w.pool[i] = w.pool[len(w.pool)-1]
 			w.pool = w.pool[:len(w.pool)-1]
 			delete(w.inPool, op)
@@ -153,17 +219,35 @@ func (w *crashWorker) process(b *types.Block) (*Node, error) {
 	}
 	for _, d := range res.Disconnected {
 		for _, tx := range d.Block.Transactions[1:] {
+			switch tx.Kind {
+			case types.KindContractFulfil, types.KindContractRefund, types.KindReview:
+				// The contract is open (or fulfilled and not reviewed) again on the new tip,
+				// unless the new branch closes it too.
+				var id types.Hash
+				if p, err := types.DecodeContractRefPayload(tx.Payload); err == nil {
+					id = p.ContractID
+				} else if p, err := types.DecodeReviewPayload(tx.Payload); err == nil {
+					id = p.ContractID
+				}
+				w.contract(id, tx.Kind == types.KindReview)
+			}
 			for i := range tx.Inputs {
-				w.add(tx.Inputs[i].Outpoint())
+				op := tx.Inputs[i].Outpoint()
+				if e, ok, err := w.c.Utxo(op); err != nil {
+					return nil, err
+				} else if ok { // unspent again (else a block of the new branch spends it too)
+					w.add(op, e.PubKeyHash)
+				}
 			}
 		}
 	}
 	for _, cb := range res.Connected {
 		for i, tx := range cb.Block.Transactions {
-			for j := range tx.Outputs {
-				w.add(types.Outpoint{TxID: cb.TxIDs[i], Index: uint32(j)})
+			for j, o := range tx.Outputs {
+				w.add(types.Outpoint{TxID: cb.TxIDs[i], Index: uint32(j)}, o.PubKeyHash)
 			}
 		}
+		w.scan(cb.Block)
 	}
 	n := w.c.NodeByHash(b.Hash())
 	if n == nil {
@@ -195,10 +279,247 @@ func (w *crashWorker) step() error {
 		}
 		return nil
 	}
-	txs, err := w.txs(tip.Height+1, tip.Height, w.rng.IntN(5), map[types.Outpoint]bool{})
+	used := map[types.Outpoint]bool{}
+	ops, err := w.agentOps(tip.Height+1, w.rng.IntN(5), used)
 	if err != nil {
 		return err
 	}
-	_, err = w.process(w.block(tip, txs))
+	txs, err := w.txs(tip.Height+1, tip.Height, w.rng.IntN(5), used)
+	if err != nil {
+		return err
+	}
+	_, err = w.process(w.block(tip, append(ops, txs...)))
 	return err
+}
+
+// coinsOf picks unlocked outputs of owner spendable in a block at height on the tip, not in
+// used, until they hold need (at most 20 of them); ok is false when owner has too little.
+func (w *crashWorker) coinsOf(owner types.Hash, height, need uint64, used map[types.Outpoint]bool) ([]chaingen.Output, bool, error) {
+	list := w.owned[owner]
+	var ins []chaingen.Output
+	var total uint64
+	for i := 0; i < len(list) && len(ins) < 20; {
+		op := list[i]
+		e, ok, err := w.c.Utxo(op)
+		if err != nil {
+			return nil, false, err
+		}
+		if !ok || e.Locked { // spent, a stake or an escrow: forget it (a disconnect adds it back)
+			list[i] = list[len(list)-1]
+			list = list[:len(list)-1]
+			delete(w.inOwned, op)
+			continue
+		}
+		i++
+		if used[op] || (e.Coinbase && height < e.Height+consensus.CoinbaseMaturity) {
+			continue
+		}
+		ins = append(ins, chaingen.Output{Outpoint: op, Value: e.Value, PKH: e.PubKeyHash, Coinbase: e.Coinbase, Height: e.Height})
+		if total += e.Value; total >= need {
+			break
+		}
+	}
+	w.owned[owner] = list
+	if total < need || len(ins) == 0 {
+		return nil, false, nil
+	}
+	for _, in := range ins {
+		used[in.Outpoint] = true
+	}
+	return ins, true, nil
+}
+
+// agentOps builds up to n agent operations for a block at height on the tip, each acting on
+// the tip's conduct state: no two of them involve the same agent (so their order in the
+// block does not matter) and none spends an output in used.
+func (w *crashWorker) agentOps(height uint64, n int, used map[types.Outpoint]bool) ([]*types.Transaction, error) {
+	conduct := w.c.Conduct()
+	var registered, waiting []*chaingen.Wallet
+	wallets := map[types.Hash]*chaingen.Wallet{}
+	scores := map[types.Hash]uint32{}
+	for i, a := range w.agents {
+		wallets[a.PKH] = a
+		rec, ok, err := conduct.Agent(a.PKH)
+		switch {
+		case err != nil:
+			return nil, err
+		case ok:
+			registered = append(registered, a)
+			scores[a.PKH] = rec.Score
+		case height >= crashAgentFrom(i):
+			waiting = append(waiting, a)
+		}
+	}
+	touched := map[types.Hash]bool{}
+	free := func(pkhs ...types.Hash) bool {
+		for _, p := range pkhs {
+			if touched[p] {
+				return false
+			}
+		}
+		return true
+	}
+	other := func(not types.Hash) *chaingen.Wallet {
+		for try := 0; try < 4; try++ {
+			if a := registered[w.rng.IntN(len(registered))]; a.PKH != not {
+				return a
+			}
+		}
+		return nil
+	}
+	fee := func() uint64 { return w.rng.Uint64N(500) }
+	var txs []*types.Transaction
+	for i := 0; i < n; i++ {
+		var tx *types.Transaction
+		var who []types.Hash
+		switch k := w.rng.IntN(10); {
+		case k < 2: // registration
+			if len(waiting) == 0 {
+				continue
+			}
+			a := waiting[w.rng.IntN(len(waiting))]
+			f := fee()
+			if !free(a.PKH) {
+				continue
+			}
+			ins, ok, err := w.coinsOf(a.PKH, height, consensus.AgentStake+f, used)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			tx = w.g.Spend(ins...).Kind(types.KindAgentRegister, nil).Pay(a.PKH, consensus.AgentStake).Fee(f).Tx()
+			who = []types.Hash{a.PKH}
+		case k < 5: // a contract, some of them expiring soon enough to be refunded
+			if len(registered) < 2 {
+				continue
+			}
+			a := registered[w.rng.IntN(len(registered))]
+			cp := other(a.PKH)
+			if cp == nil || !free(a.PKH, cp.PKH) {
+				continue
+			}
+			value, f := consensus.MinEscrow+w.rng.Uint64N(50_000), fee()
+			expiry := consensus.MinExpiry + w.rng.IntN(200)
+			if w.rng.IntN(3) == 0 {
+				expiry = consensus.MinExpiry + w.rng.IntN(5)
+			}
+			ins, ok, err := w.coinsOf(a.PKH, height, value+f, used)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			payload := types.ContractCreatePayload{Counterparty: cp.PKH, ExpiryBlocks: uint32(expiry)}.Bytes()
+			tx = w.g.Spend(ins...).Kind(types.KindContractCreate, payload).Pay(cp.PKH, value).Fee(f).Tx()
+			who = []types.Hash{a.PKH, cp.PKH}
+		case k < 8: // the fulfilment of an open contract, or the refund of an expired one
+			if len(w.escrows) == 0 {
+				continue
+			}
+			j := w.rng.IntN(len(w.escrows))
+			id := w.escrows[j]
+			rec, ok, err := conduct.Contract(id)
+			if err != nil {
+				return nil, err
+			}
+			if !ok || rec.Status != consensus.ContractOpen {
+				w.escrows[j] = w.escrows[len(w.escrows)-1]
+				w.escrows = w.escrows[:len(w.escrows)-1]
+				delete(w.seen, id)
+				continue
+			}
+			op := types.Outpoint{TxID: id}
+			e, ok, err := w.c.Utxo(op)
+			if err != nil {
+				return nil, err
+			}
+			if !ok || used[op] || !free(rec.Initiator, rec.Counterparty) {
+				continue
+			}
+			used[op] = true
+			escrow := chaingen.Output{Outpoint: op, Value: e.Value, PKH: e.PubKeyHash, Height: e.Height}
+			payload := types.ContractRefPayload{ContractID: id}.Bytes()
+			f := w.rng.Uint64N(min(500, e.Value-1))
+			if height < rec.ExpiresAt {
+				tx = w.g.Spend(escrow).Kind(types.KindContractFulfil, payload).Fee(f).Tx()
+			} else {
+				tx = w.g.Spend(escrow).Kind(types.KindContractRefund, payload).Change(rec.Initiator, 1).Fee(f).
+					SignedBy(wallets[rec.Initiator]).Tx()
+			}
+			who = []types.Hash{rec.Initiator, rec.Counterparty}
+		case k < 9: // a review of a fulfilled contract by one of its participants
+			if len(w.done) == 0 {
+				continue
+			}
+			j := w.rng.IntN(len(w.done))
+			id := w.done[j]
+			rec, ok, err := conduct.Contract(id)
+			if err != nil {
+				return nil, err
+			}
+			all := uint8(consensus.ReviewedByInitiator | consensus.ReviewedByCounterparty)
+			if !ok || rec.Status != consensus.ContractFulfilled || rec.Reviewed == all {
+				w.done[j] = w.done[len(w.done)-1]
+				w.done = w.done[:len(w.done)-1]
+				continue
+			}
+			if !free(rec.Initiator, rec.Counterparty) {
+				continue
+			}
+			reviewer, subject := rec.Initiator, rec.Counterparty
+			if rec.Reviewed&consensus.ReviewedByInitiator != 0 || rec.Reviewed == 0 && w.rng.IntN(2) == 0 {
+				reviewer, subject = subject, reviewer
+			}
+			f := fee()
+			ins, ok, err := w.coinsOf(reviewer, height, f+1, used)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			payload := types.ReviewPayload{ContractID: id, Subject: subject, Score: uint8(consensus.MinReviewScore + w.rng.IntN(10))}.Bytes()
+			tx = w.g.Spend(ins...).Kind(types.KindReview, payload).Fee(f).Tx()
+			who = []types.Hash{reviewer, subject}
+		default: // a vouch, by an agent that reached the score for it
+			var vouchers []*chaingen.Wallet
+			for _, a := range registered {
+				if scores[a.PKH] >= consensus.VouchMinScore {
+					vouchers = append(vouchers, a)
+				}
+			}
+			if len(vouchers) == 0 {
+				continue
+			}
+			a := vouchers[w.rng.IntN(len(vouchers))]
+			target := other(a.PKH)
+			if target == nil || !free(a.PKH, target.PKH) {
+				continue
+			}
+			if done, err := conduct.Vouched(a.PKH, target.PKH); err != nil || done {
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
+			f := fee()
+			ins, ok, err := w.coinsOf(a.PKH, height, f+1, used)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			tx = w.g.Spend(ins...).Kind(types.KindVouch, types.VouchPayload{Target: target.PKH}.Bytes()).Fee(f).Tx()
+			who = []types.Hash{a.PKH, target.PKH}
+		}
+		for _, p := range who {
+			touched[p] = true
+		}
+		txs = append(txs, tx)
+	}
+	return txs, nil
 }
