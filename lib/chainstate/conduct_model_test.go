@@ -514,7 +514,7 @@ func escrowOut(k mContract) chaingen.Output {
 
 // reviewScore leans high, so that some agent reaches trusted (700) and vouches.
 func (r *modelRun) reviewScore() uint8 {
-	if r.rng.Intn(4) == 0 {
+	if r.rng.Intn(3) == 0 {
 		return uint8(1 + r.rng.Intn(10))
 	}
 	return uint8(8 + r.rng.Intn(3))
@@ -613,7 +613,13 @@ func (r *modelRun) op(m *condModel, h uint64) (*types.Transaction, string) {
 		if b == nil {
 			return nil, ""
 		}
-		expiry := uint32(10 + r.rng.Intn(20))
+		// Half the time with a fixed partner, so that the same two agents repeat and the
+		// damping of DESIGN 9.2 reaches its third and fourth steps.
+		fav := r.agents[(slices.Index(r.agents, a)+1)%len(r.agents)]
+		if _, ok := m.agents[fav.PKH]; ok && r.rng.Intn(2) == 0 {
+			b = fav
+		}
+		expiry := uint32(10 + r.rng.Intn(50))
 		if r.rng.Intn(10) == 0 {
 			expiry = 1440
 		}
@@ -769,6 +775,25 @@ func (r *modelRun) op(m *condModel, h uint64) (*types.Transaction, string) {
 	}
 }
 
+// damped counts the accepted operations that reach the third step of DESIGN 9.2's damping
+// (where integer division rounds): fulfilments, and reviews both ways.
+func (r *modelRun) damped(before, after *condModel, tx *types.Transaction) {
+	switch tx.Kind {
+	case types.KindContractFulfil:
+		p, _ := types.DecodeContractRefPayload(tx.Payload)
+		k := after.contracts[p.ContractID]
+		if after.fulfilled[lowHigh(k.initiator, k.counterparty)] >= 3 {
+			r.cov["damped fulfil k≥3"]++
+		}
+	case types.KindReview:
+		p, _ := types.DecodeReviewPayload(tx.Payload)
+		actor := types.Blake3(tx.Inputs[0].PublicKey[:])
+		if after.reviews[pair{actor, p.Subject}] >= 3 {
+			r.cov[fmt.Sprintf("damped review k≥3, positive %v", p.Score > 5)]++
+		}
+	}
+}
+
 // nextName is a fresh block name.
 func (r *modelRun) nextName(prefix string) string { r.n++; return fmt.Sprintf("%s%d", prefix, r.n) }
 
@@ -791,6 +816,7 @@ func (r *modelRun) block(parent string, m *condModel, submitInvalid bool) (strin
 		try := work.clone()
 		kind := try.apply(tx, h, ts)
 		if kind == "" {
+			r.damped(work, try, tx)
 			work = try
 			txs = append(txs, tx)
 			r.cov["ok "+label]++
@@ -999,7 +1025,7 @@ const defaultModelSeed = 20240601
 
 func TestConductModel(t *testing.T) {
 	seed := envInt("COIN_MODEL_SEED", defaultModelSeed)
-	blocks := int(envInt("COIN_MODEL_BLOCKS", 200))
+	blocks := int(envInt("COIN_MODEL_BLOCKS", 300))
 	t.Logf("seed %d (COIN_MODEL_SEED), %d blocks (COIN_MODEL_BLOCKS)", seed, blocks)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -1121,7 +1147,8 @@ func TestConductModel(t *testing.T) {
 		for _, want := range []string{"ok register", "ok vouch", "ok create", "ok fulfil", "ok refund", "ok review",
 			"vouch → ErrScoreTooLow", "vouch-unregistered → ErrNotAnAgent", "create-bad-expiry → ErrInvalidExpiry",
 			"fulfil → ErrContractExpired", "refund → ErrContractNotExpired", "review → ErrAlreadyReviewed",
-			"review-not-participant → ErrNotParticipant", "transfer-escrow → ErrSpendLocked"} {
+			"review-not-participant → ErrNotParticipant", "transfer-escrow → ErrSpendLocked",
+			"damped fulfil k≥3", "damped review k≥3, positive true", "damped review k≥3, positive false"} {
 			if r.cov[want] == 0 {
 				t.Errorf("the default seed never produced %q", want)
 			}
