@@ -266,3 +266,44 @@ func (cb *clusterBlock) stage(j *blockJournal) {
 		}
 	}
 }
+
+// ClusterSummary is a cluster as getclusterinfo shows it: its id, balance and number of
+// addresses, with the circulating supply its concentration is measured against.
+type ClusterSummary struct {
+	ID        types.Hash
+	Balance   uint64
+	Addresses uint64
+	Supply    uint64
+}
+
+// ClusterOfAddress is the cluster the address pkh belongs to at the tip (a new address: its
+// own, empty).
+func (c *Chain) ClusterOfAddress(pkh types.Hash) (ClusterSummary, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	ci, err := findCluster(c.lockedGet, pkh)
+	if err != nil {
+		return ClusterSummary{}, err
+	}
+	bal, err := balanceOf(c.lockedGet, ci.Name)
+	return ClusterSummary{ID: ci.Name, Balance: bal, Addresses: ci.Size, Supply: c.stats.UtxoTotal}, err
+}
+
+// ClusterByID finds a cluster by its id at the tip; false when no cluster has it now (it
+// merged into another, or it holds nothing and never merged).
+func (c *Chain) ClusterByID(id types.Hash) (ClusterSummary, bool, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	ci, ok, err := clusterByID(c.lockedGet, id)
+	if err != nil || !ok {
+		return ClusterSummary{}, false, err
+	}
+	bal, err := balanceOf(c.lockedGet, ci.Name)
+	if err != nil {
+		return ClusterSummary{}, false, err
+	}
+	if bal == 0 && ci.Size == 1 {
+		return ClusterSummary{}, false, nil
+	}
+	return ClusterSummary{ID: ci.Name, Balance: bal, Addresses: ci.Size, Supply: c.stats.UtxoTotal}, true, nil
+}

@@ -144,6 +144,8 @@ const (
 	InvalidAddress Reason = "invalid_address"
 	// Syncing: the node is catching up with its peers and refuses block templates.
 	Syncing Reason = "syncing"
+	// ClusterNotFound: no cluster has that id at the tip.
+	ClusterNotFound Reason = "cluster_not_found"
 	// StaleTemplate: a submitted block does not build on the tip.
 	StaleTemplate Reason = "stale_template"
 	// RegtestOnly: the method is served on regtest only.

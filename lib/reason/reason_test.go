@@ -103,6 +103,7 @@ var kindTable = []struct {
 	{reason.DecodeFailed, "decode_failed"},
 	{reason.InvalidAddress, "invalid_address"},
 	{reason.Syncing, "syncing"},
+	{reason.ClusterNotFound, "cluster_not_found"},
 	{reason.StaleTemplate, "stale_template"},
 	{reason.RegtestOnly, "regtest_only"},
 	{reason.UnknownCommand, "unknown_command"},

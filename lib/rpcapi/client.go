@@ -126,3 +126,9 @@ func (c *Client) GetConductInfo(ctx context.Context) (*ConductInfo, error) {
 	var i ConductInfo
 	return &i, c.Call(ctx, "getconductinfo", nil, &i)
 }
+
+// GetClusterInfo describes the cluster of an address (or the cluster with an id).
+func (c *Client) GetClusterInfo(ctx context.Context, addressOrID string) (*ClusterInfo, error) {
+	var i ClusterInfo
+	return &i, c.Call(ctx, "getclusterinfo", []any{addressOrID}, &i)
+}

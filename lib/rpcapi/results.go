@@ -218,3 +218,15 @@ type ConductInfo struct {
 	OpenContracts uint64 `json:"open_contracts"`
 	Hash          string `json:"hash"`
 }
+
+// ClusterInfo is getclusterinfo's result. The rate is for an owner that is no agent; an
+// agent's tier multiplies it (DESIGN 8: exemplary ×0.5 … observer ×3).
+type ClusterInfo struct {
+	ClusterID         string `json:"cluster_id"`
+	Balance           uint64 `json:"balance"`   // subunits, Σ nominal value of its unspent outputs
+	Addresses         uint64 `json:"addresses"` // addresses in the cluster
+	ConcentrationPPB  uint64 `json:"concentration_ppb"`
+	RatePerBlock      uint64 `json:"rate_per_block"` // parts per 10^12
+	YearlyDecayPct    string `json:"yearly_decay_percent"`
+	CirculatingSupply uint64 `json:"circulating_supply"`
+}

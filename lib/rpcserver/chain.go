@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/chainstate"
+	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -226,4 +228,34 @@ func (a *api) getPeerInfo(context.Context, jsonrpc.Params) (any, error) {
 		peers = []rpcapi.Peer{}
 	}
 	return rpcapi.PeerInfo{Connected: len(peers), Peers: peers}, nil
+}
+
+func (a *api) getClusterInfo(_ context.Context, p jsonrpc.Params) (any, error) {
+	s, err := p.String(0)
+	if err != nil {
+		return nil, err
+	}
+	var cs chainstate.ClusterSummary
+	if id, herr := types.ParseHash(s); herr == nil {
+		var ok bool
+		if cs, ok, err = a.b.Chain().ClusterByID(id); err != nil {
+			return nil, internal(err)
+		} else if !ok {
+			return nil, rpcapi.DomainError(reason.ClusterNotFound, "no cluster "+s+" (it may have merged into another: ask by address)")
+		}
+	} else {
+		pkh, err := a.addressParam(p, 0)
+		if err != nil {
+			return nil, err
+		}
+		if cs, err = a.b.Chain().ClusterOfAddress(types.Hash(pkh)); err != nil {
+			return nil, internal(err)
+		}
+	}
+	c := consensus.Concentration(cs.Balance, cs.Supply)
+	rate := consensus.DecayRate(c, consensus.TierNone)
+	ppm := consensus.YearlyDecayPPM(rate)
+	return rpcapi.ClusterInfo{ClusterID: cs.ID.String(), Balance: cs.Balance, Addresses: cs.Addresses,
+		ConcentrationPPB: c, RatePerBlock: rate, YearlyDecayPct: fmt.Sprintf("%d.%04d", ppm/10_000, ppm%10_000),
+		CirculatingSupply: cs.Supply}, nil
 }

@@ -27,6 +27,8 @@ type Chain interface {
 	UtxosByAddress(pkh types.Hash) ([]chainstate.AddressUtxo, error)
 	ClusterBalance(id types.Hash) (uint64, error)
 	ClusterOf(pkh types.Hash) (types.Hash, error)
+	ClusterOfAddress(pkh types.Hash) (chainstate.ClusterSummary, error)
+	ClusterByID(id types.Hash) (chainstate.ClusterSummary, bool, error)
 	InputValue(e *consensus.UtxoEntry, height uint64) (uint64, error)
 	UtxoSetInfo(ctx context.Context) (chainstate.UtxoSetInfo, error)
 	// Conduct is the confirmed agent and contract state; Directory visits its agents by

@@ -62,6 +62,7 @@ func (a *api) handlers(s *jsonrpc.Server) map[string]handler {
 		"generatetoaddress":  a.generateToAddress,
 		"getutxosbyaddress":  a.getUtxosByAddress,
 		"getclusterbalance":  a.getClusterBalance,
+		"getclusterinfo":     a.getClusterInfo,
 		"gettxoutsetinfo":    a.getTxOutSetInfo,
 		"validateaddress":    a.validateAddress,
 		"getagentprofile":    a.getAgentProfile,
