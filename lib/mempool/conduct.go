@@ -1,7 +1,10 @@
 package mempool
 
 import (
+	"fmt"
+
 	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
@@ -141,4 +144,37 @@ func (p *Pool) PendingAgents() map[types.Hash]*consensus.AgentRecord {
 		out[k] = &cp
 	}
 	return out
+}
+
+// recheckFees values every remaining transaction's inputs again at the next block's height
+// (DESIGN 8): decay lowers them block by block, so a transaction whose inputs decayed below
+// its outputs, or whose fee fell below the minimum relay fee, leaves the pool with its
+// descendants and a log line; the others keep their new fee.
+func (p *Pool) recheckFees() {
+	if len(p.txs) == 0 {
+		return
+	}
+	height, _ := p.chain.NextBlockInfo()
+	es := make([]*Entry, 0, len(p.txs))
+	for _, e := range p.txs {
+		es = append(es, e)
+	}
+	sortBySeq(es) // parents before children
+	v := view{p.chain, p, height}
+	for _, e := range es {
+		if _, ok := p.txs[e.TxID]; !ok {
+			continue
+		}
+		res, err := consensus.CheckTransactionInputs(e.Tx, height, v)
+		if err == nil && res.Fee < uint64(e.Size)*policy.MinRelayFeePerByte {
+			err = fmt.Errorf("%w: fee %d is below the minimum relay fee %d", ErrInsufficientFee, res.Fee, uint64(e.Size)*policy.MinRelayFeePerByte)
+		}
+		if err != nil {
+			p.log.Info("mempool: dropped a transaction whose inputs decayed", "txid", e.TxID, "err", err)
+			p.remove(e, true)
+			continue
+		}
+		p.fees += res.Fee - e.Fee
+		e.Fee = res.Fee
+	}
 }

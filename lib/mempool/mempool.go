@@ -314,6 +314,7 @@ type PendingOutput struct {
 	Outpoint types.Outpoint
 	Output   types.TxOutput
 	Spent    bool // spent by another pool transaction
+	Locked   bool // a stake or an escrow (DESIGN 9.1)
 }
 
 // OutputsTo lists the outputs of pool transactions paying pkh.
@@ -326,7 +327,7 @@ func (p *Pool) OutputsTo(pkh types.Hash) []PendingOutput {
 			if o.PubKeyHash == pkh {
 				op := types.Outpoint{TxID: e.TxID, Index: uint32(i)}
 				_, spent := p.spends[op]
-				out = append(out, PendingOutput{op, o, spent})
+				out = append(out, PendingOutput{op, o, spent, consensus.LockedOutput(e.Tx, i)})
 			}
 		}
 	}
@@ -364,6 +365,7 @@ func (p *Pool) ChainChanged(res *chainstate.Result) {
 func (p *Pool) BlockConnected(b *types.Block, txids []types.Hash) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	defer p.recheckFees()
 	defer p.recheckConduct()
 	for i, tx := range b.Transactions {
 		if e, ok := p.txs[txids[i]]; ok {

@@ -176,7 +176,7 @@ func (a *api) getUtxosByAddress(_ context.Context, p jsonrpc.Params) (any, error
 			}
 			out = append(out, rpcapi.UTXO{TxID: po.Outpoint.TxID.String(), Index: po.Outpoint.Index, Value: po.Output.Value,
 				BlockHeight: 0, ClusterID: cid.String(), PubKeyHash: po.Output.PubKeyHash.String(),
-				EffectiveValue: po.Output.Value, Confirmations: 0})
+				EffectiveValue: po.Output.Value, Locked: po.Locked, Confirmations: 0})
 		}
 	}
 	return out, nil
