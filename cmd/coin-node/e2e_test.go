@@ -239,14 +239,35 @@ func TestNodeAndCLIEndToEnd(t *testing.T) {
 		t.Fatalf("height %s after submitblock", got)
 	}
 
-	// Spend the first coinbase with a transaction built and signed here.
+	// Spend the first coinbase with a transaction built and signed here. The miner's cluster
+	// holds the whole supply, so the coinbase has decayed (DESIGN 8): its effective value at
+	// the next block is what the transaction can spend, and a spend of its nominal value is
+	// refused.
 	prev, err := types.ParseHash(cbid)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var now []rpcapi.UTXO
+	json.Unmarshal([]byte(n.ok("getutxosbyaddress", miner.addr)), &now)
+	var cbEff uint64
+	for _, u := range now {
+		if u.TxID == cbid && u.Index == 0 {
+			cbEff = u.EffectiveValue
+		}
+	}
+	if cbEff == 0 || cbEff >= 50*100_000_000 {
+		t.Fatalf("coinbase %s: effective value %d, want below its 50 COIN", cbid, cbEff)
+	}
+	nominal := &types.Transaction{Version: 1, Kind: types.KindTransfer,
+		Inputs:  []types.TxInput{{PrevTxID: prev, PrevIndex: 0}},
+		Outputs: []types.TxOutput{{Value: 50*100_000_000 - 1_000, PubKeyHash: payee.pkh}}}
+	types.SignInputs(nominal, miner.key, params.Regtest.Magic)
+	if _, errs, _ := n.cli("sendrawtransaction", hex.EncodeToString(nominal.Bytes())); !strings.Contains(errs, "insufficient funds") {
+		t.Fatalf("a spend of the nominal value: %s", errs)
+	}
 	tx := &types.Transaction{Version: 1, Kind: types.KindTransfer,
 		Inputs:  []types.TxInput{{PrevTxID: prev, PrevIndex: 0}},
-		Outputs: []types.TxOutput{{Value: 20 * 100_000_000, PubKeyHash: payee.pkh}, {Value: 30*100_000_000 - 1_000, PubKeyHash: miner.pkh}}}
+		Outputs: []types.TxOutput{{Value: 20 * 100_000_000, PubKeyHash: payee.pkh}, {Value: cbEff - 20*100_000_000 - 1_000, PubKeyHash: miner.pkh}}}
 	types.SignInputs(tx, miner.key, params.Regtest.Magic)
 	txid := n.ok("sendrawtransaction", hex.EncodeToString(tx.Bytes()))
 	if txid != tx.TxID().String() {
