@@ -139,11 +139,31 @@ func spendCoinbase(t *testing.T, w wallet, p *proc, blockHash string, fee uint64
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The miner's cluster holds the whole supply, so its coinbase decays (DESIGN 8): pay
+	// what it is worth at the next block, less the fee and as much again as it decayed, so
+	// that it stays valid if mined some blocks later.
+	eff := effectiveValue(t, p, w.addr, types.Outpoint{TxID: cb.TxID()})
 	tx := &types.Transaction{Version: 1, Kind: types.KindTransfer,
 		Inputs:  []types.TxInput{{PrevTxID: cb.TxID(), PrevIndex: 0}},
-		Outputs: []types.TxOutput{{Value: cb.Outputs[0].Value - fee, PubKeyHash: w.pkh}}}
+		Outputs: []types.TxOutput{{Value: eff - fee - (cb.Outputs[0].Value - eff), PubKeyHash: w.pkh}}}
 	types.SignInputs(tx, w.key, params.Regtest.Magic)
 	return tx, hex.EncodeToString(tx.Bytes())
+}
+
+// effectiveValue is what the node says the output op of addr is worth in the next block.
+func effectiveValue(t *testing.T, p *proc, addr string, op types.Outpoint) uint64 {
+	t.Helper()
+	us, err := p.RPC.GetUtxosByAddress(bg, addr, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range us {
+		if u.TxID == op.TxID.String() && u.Index == op.Index {
+			return u.EffectiveValue
+		}
+	}
+	t.Fatalf("%s is no unspent output of %s", op, addr)
+	return 0
 }
 
 // TestE2ELine: three nodes in a line A–B–C. Blocks mined on A reach C; a transaction sent to
