@@ -941,6 +941,28 @@ func (r *modelRun) compare(m *condModel, where string) {
 	if s.Agents != uint64(len(m.agents)) || s.OpenContracts != m.openContracts() {
 		fail("stats: %d agents, %d open contracts; the model %d, %d", s.Agents, s.OpenContracts, len(m.agents), m.openContracts())
 	}
+	// The directory index (not part of the hash) lists the agents by score, highest first,
+	// then by address (DESIGN 9.4), each with its current record.
+	var want []types.Hash
+	for a := range m.agents {
+		want = append(want, a)
+	}
+	sort.Slice(want, func(i, j int) bool {
+		si, sj := m.agents[want[i]].score, m.agents[want[j]].score
+		return si > sj || si == sj && bytes.Compare(want[i][:], want[j][:]) < 0
+	})
+	var dir []DirectoryEntry
+	if err := r.c.Directory(func(e DirectoryEntry) bool { dir = append(dir, e); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if len(dir) != len(want) {
+		fail("directory lists %d agents, the model has %d", len(dir), len(want))
+	}
+	for i, e := range dir {
+		if e.Address != want[i] || e.Record.Score != m.agents[want[i]].score || e.Record.ContractsCompleted != m.agents[want[i]].completed {
+			fail("directory entry %d: %s with score %d, the model's %s with %d", i, e.Address, e.Record.Score, want[i], m.agents[want[i]].score)
+		}
+	}
 	info := r.info()
 	if info.Agents != s.Agents || info.OpenContracts != s.OpenContracts {
 		fail("ConductInfo %+v disagrees with the stats %+v", info, s)
@@ -991,6 +1013,9 @@ func (r *modelRun) reorg(depth int) {
 	}
 	r.tip, r.m = parent, m
 	r.cov[fmt.Sprintf("reorg depth %d", depth)]++
+	if oldModel.hash() != m.hash() {
+		r.cov["reorg that changed the conduct state"]++
+	}
 	r.compare(m, "after reorg to "+parent)
 }
 
@@ -1148,7 +1173,8 @@ func TestConductModel(t *testing.T) {
 			"vouch → ErrScoreTooLow", "vouch-unregistered → ErrNotAnAgent", "create-bad-expiry → ErrInvalidExpiry",
 			"fulfil → ErrContractExpired", "refund → ErrContractNotExpired", "review → ErrAlreadyReviewed",
 			"review-not-participant → ErrNotParticipant", "transfer-escrow → ErrSpendLocked",
-			"damped fulfil k≥3", "damped review k≥3, positive true", "damped review k≥3, positive false"} {
+			"damped fulfil k≥3", "damped review k≥3, positive true", "damped review k≥3, positive false",
+			"reorg that changed the conduct state"} {
 			if r.cov[want] == 0 {
 				t.Errorf("the default seed never produced %q", want)
 			}
