@@ -77,7 +77,9 @@ func TestLineRelay(t *testing.T) {
 func TestSyncFromTwoPeers(t *testing.T) {
 	w := newWallet(2)
 	a := startNode(t, "A", quiet(nodeOpts{}))
-	a.mine(w, 600)
+	blocks := a.mine(w, 110)
+	ops := a.mineAgentOps(w, "sync", blocks[0].Transactions[0], blocks[1].Transactions[0], blocks[2].Transactions[0])
+	a.mine(w, 600-110-len(ops))
 	b := startNode(t, "B", quiet(nodeOpts{connect: []string{a.addr()}}))
 	waitFor(t, 60*time.Second, "B synced", func() bool { return b.tip() == a.tip() })
 	l := startNode(t, "L", quiet(nodeOpts{connect: []string{a.addr(), b.addr()}}))
@@ -106,6 +108,9 @@ func TestSyncFromTwoPeers(t *testing.T) {
 	il, _ := l.n.Chain().UtxoSetInfo(context.Background())
 	if ia.Hash != il.Hash || ia.Height != 600 {
 		t.Fatalf("utxo sets differ: %+v / %+v", ia, il)
+	}
+	if ca, cl := a.conductInfo(), l.conductInfo(); ca != cl || ca.Height != 600 || ca.Agents != 2 {
+		t.Fatalf("conduct states differ (or miss the two agents): %+v / %+v", ca, cl)
 	}
 	if !l.log.Contains("sync: caught up") {
 		t.Error("no log line for the end of the sync")
@@ -374,7 +379,7 @@ func TestReorgAcrossNetwork(t *testing.T) {
 	w := newWallet(6)
 	dirY := t.TempDir()
 	x := startNode(t, "X", nodeOpts{})
-	blocks := x.mine(w, 101)
+	blocks := x.mine(w, 110)
 	y := startNode(t, "Y", nodeOpts{dir: dirY, connect: []string{x.addr()}})
 	waitFor(t, 30*time.Second, "Y synced", func() bool { return y.tip() == x.tip() })
 	y.stop()
@@ -386,21 +391,38 @@ func TestReorgAcrossNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	y.mine(w, 2)
+	// Each side runs its own round of agent operations; X's branch has more work.
+	cb := func(i int) *types.Transaction { return blocks[i].Transactions[0] }
+	y.mineAgentOps(w, "y", cb(1), cb(2), cb(3))
+	x.mineAgentOps(w, "x", cb(4), cb(5), cb(6))
 	x.mine(w, 4)
 	if x.peerCount() != 0 || inPool(y, tx.TxID()) {
 		t.Fatal("not partitioned")
+	}
+	if cx, cy := x.conductInfo(), y.conductInfo(); cx.Hash == cy.Hash || cx.Agents != 2 || cy.Agents != 2 {
+		t.Fatalf("the partitioned sides' conduct states: X %+v, Y %+v", cx, cy)
 	}
 	y.stop()
 
 	// Heal.
 	y = startNode(t, "Y-healed", nodeOpts{dir: dirY, connect: []string{x.addr()}})
 	waitFor(t, 30*time.Second, "Y on X's chain", func() bool { return y.tip() == x.tip() })
+	// Y's agents are undone: its conduct state is X's.
+	if cx, cy := x.conductInfo(), y.conductInfo(); cx != cy {
+		t.Fatalf("conduct states differ after the reorg: X %+v, Y %+v", cx, cy)
+	}
+	if _, ok, err := y.n.Chain().Conduct().Agent(w.gen.Wallet("y-a").PKH); ok || err != nil {
+		t.Fatalf("Y's agent of the losing branch is still registered (%v)", err)
+	}
 	waitFor(t, 5*time.Second, "the losing branch's transaction back in Y's mempool", func() bool { return inPool(y, tx.TxID()) })
 	waitFor(t, 5*time.Second, "the returned transaction relayed to X", func() bool { return inPool(x, tx.TxID()) })
 	blk := x.mine(w, 1)[0]
 	waitFor(t, 5*time.Second, "Y at X's new block", func() bool { return y.tip() == blk.Hash() })
 	if _, err := y.n.Chain().TxLocation(tx.TxID()); err != nil {
 		t.Fatal("the transaction was not mined on the winning chain")
+	}
+	if cx, cy := x.conductInfo(), y.conductInfo(); cx != cy {
+		t.Fatalf("conduct states differ: X %+v, Y %+v", cx, cy)
 	}
 }
 
