@@ -117,6 +117,16 @@ func (p *proc) utxoHash() string {
 	return info.Hash
 }
 
+// conductHash is getconductinfo's hash of the node's conduct state.
+func (p *proc) conductHash() string {
+	p.t.Helper()
+	var info rpcapi.ConductInfo
+	if err := p.RPC.Call(bg, "getconductinfo", nil, &info); err != nil {
+		p.t.Fatalf("%s: getconductinfo: %v", p.name, err)
+	}
+	return info.Hash
+}
+
 func (p *proc) inMempool(txid string) bool {
 	tx, err := p.RPC.GetTransaction(bg, txid)
 	return err == nil && tx.InMempool
@@ -271,6 +281,9 @@ func TestE2ELateJoinerSync2000(t *testing.T) {
 	if ha != hl || hb != hl {
 		t.Fatalf("gettxoutsetinfo hashes differ: A %s B %s L %s", ha, hb, hl)
 	}
+	if ca, cb, cl := a.conductHash(), b.conductHash(), l.conductHash(); ca != cl || cb != cl {
+		t.Fatalf("getconductinfo hashes differ: A %s B %s L %s", ca, cb, cl)
+	}
 	var pi rpcapi.PeerInfo
 	if err := l.RPC.Call(bg, "getpeerinfo", nil, &pi); err != nil || len(pi.Peers) != 2 {
 		t.Fatalf("getpeerinfo %+v (%v)", pi, err)
@@ -304,6 +317,9 @@ func TestE2EKilledDuringSync(t *testing.T) {
 	waitUntil(t, 60*time.Second, "the restarted L at 2,000", func() bool { return l.best() == tip })
 	if ha, hl := a.utxoHash(), l.utxoHash(); ha != hl {
 		t.Fatalf("gettxoutsetinfo hashes differ after the kill: A %s L %s", ha, hl)
+	}
+	if ca, cl := a.conductHash(), l.conductHash(); ca != cl {
+		t.Fatalf("getconductinfo hashes differ after the kill: A %s L %s", ca, cl)
 	}
 	t.Logf("killed at height %d or later, restarted at %d, then synced", at, restarted)
 }
@@ -352,10 +368,13 @@ func TestE2EPartitionHeal(t *testing.T) {
 		waitUntil(t, 10*time.Second, "the losing branch's transaction back in "+p.name+"'s mempool", func() bool { return p.inMempool(txid) })
 	}
 	waitUntil(t, 10*time.Second, "the returned transaction relayed to A", func() bool { return a.inMempool(txid) })
-	want := a.utxoHash()
+	want, wantConduct := a.utxoHash(), a.conductHash()
 	for _, p := range all[1:] {
 		if h := p.utxoHash(); h != want {
 			t.Fatalf("%s: UTXO set hash %s, A has %s", p.name, h, want)
+		}
+		if h := p.conductHash(); h != wantConduct {
+			t.Fatalf("%s: conduct hash %s, A has %s", p.name, h, wantConduct)
 		}
 	}
 	if !strings.Contains(c.log(), "chain reorganised") || !strings.Contains(d.log(), "chain reorganised") {
