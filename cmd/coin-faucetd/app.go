@@ -78,7 +78,7 @@ func newApp() *cli.App {
 			&cli.DurationFlag{Name: "cooldown", Value: time.Hour, EnvVars: []string{"COIN_FAUCET_COOLDOWN"}, Usage: "`DURATION` between two claims of one address"},
 			&cli.Uint64Flag{Name: "fee-rate", Value: wallet.DefaultFeeRate, EnvVars: []string{"COIN_FAUCET_FEE_RATE"}, Usage: "fee in subunits per byte of the faucet's transactions and of /api/wallet/send"},
 			&cli.Float64Flag{Name: "ip-rate", Value: faucet.DefaultIPRate, EnvVars: []string{"COIN_FAUCET_IP_RATE"},
-				Usage: "requests per minute per client IP on the endpoints that take a mnemonic (send, derive); 0 or less: no limit"},
+				Usage: "requests per minute per client IP on the endpoints that take a mnemonic (wallet send and derive, agent register, vouch, contract create, fulfil and refund, review); 0 or less: no limit"},
 			&cli.IntFlag{Name: "ip-burst", Value: faucet.DefaultIPBurst, EnvVars: []string{"COIN_FAUCET_IP_BURST"}, Usage: "burst allowed above --ip-rate"},
 			&cli.Int64Flag{Name: "max-body", Value: faucet.DefaultMaxBodyBytes, EnvVars: []string{"COIN_FAUCET_MAX_BODY"}, Usage: "largest request body in `BYTES`"},
 			&cli.IntFlag{Name: "max-batch", Value: faucet.DefaultMaxBatch, EnvVars: []string{"COIN_FAUCET_MAX_BATCH"}, Usage: "most claims paid by one transaction"},
