@@ -181,6 +181,7 @@ func SpendAgent(ctx context.Context, node Node, net *params.Network, key Key, re
 	if err != nil {
 		return nil, err
 	}
+	AddDecayRates(ctx, node, us)
 	coins, err := Coins(us)
 	if err != nil {
 		return nil, err

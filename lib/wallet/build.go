@@ -37,9 +37,16 @@ var (
 // ErrInsufficientFunds.
 type InsufficientFundsError struct {
 	Need, Have uint64
+	// DecayMargin is the part of Need that covers the decay of every candidate input over
+	// DecayMarginBlocks more blocks (0 when none decays).
+	DecayMargin uint64
 }
 
 func (e *InsufficientFundsError) Error() string {
+	if e.DecayMargin > 0 {
+		return fmt.Sprintf("%v: need %s COIN (amount, fee and a decay margin of %s COIN), have %s COIN spendable at the next block",
+			ErrInsufficientFunds, amount.Format(e.Need), amount.Format(e.DecayMargin), amount.Format(e.Have))
+	}
 	return fmt.Sprintf("%v: need %s COIN (amount and fee), have %s COIN spendable",
 		ErrInsufficientFunds, amount.Format(e.Need), amount.Format(e.Have))
 }
@@ -50,10 +57,18 @@ func (e *InsufficientFundsError) Is(target error) bool { return target == ErrIns
 // Coin is a spendable output: where it is, what it is worth if spent in the next block
 // (its effective value), and the pubkey hash whose key signs for it.
 type Coin struct {
-	Outpoint      types.Outpoint
-	Value         uint64
-	PKH           types.Hash
+	Outpoint types.Outpoint
+	Value    uint64
+	PKH      types.Hash
+	// Confirmations is also the output's age in blocks at the next block, over which it
+	// has decayed from Nominal to Value (0 for an output of a mempool transaction).
 	Confirmations uint64
+	// Nominal is the output's nominal value; 0 (or anything not above Value) means Value:
+	// the output has not decayed.
+	Nominal uint64
+	// DecayRate is the per-block decay rate (parts per 10^12) the decay margin assumes for
+	// the coin besides what its own values show (see DecayMargin); 0: none known.
+	DecayRate uint64
 	// Signer is the pubkey hash of the key that signs for the coin when it is not PKH (a
 	// contract refund spends the escrow, which pays the counterparty, with the initiator's
 	// key: DESIGN 9.1). Zero means PKH.
@@ -106,7 +121,13 @@ type Plan struct {
 	Tx    *types.Transaction
 	TxID  types.Hash // valid before and after signing: signatures are not part of it
 	Coins []Coin     // the coins spent, in input order
-	Fee   uint64
+	// Fee is Σ coin values − Σ outputs: fee rate × size, plus DecayMargin, plus change
+	// below the dust limit when there is no change output.
+	Fee uint64
+	// DecayMargin is the part of Fee that covers the inputs' decay over DecayMarginBlocks
+	// more blocks (Σ DecayMargin of Coins), so the transaction still pays its outputs and
+	// the relay fee if it is mined that much later than the next block.
+	DecayMargin uint64
 	// ChangeIndex is the output index of the change, -1 when there is none. Change is its
 	// value.
 	ChangeIndex int
@@ -178,11 +199,12 @@ func (r *Request) check() (rate, total uint64, err error) {
 // Select builds the transaction req describes, spending req.Inputs and then coins, taken in
 // the order given until they cover the outputs and the fee. Any kind but a coinbase is
 // built, with any payload: whether the chain accepts it is the node's to say. The fee is
-// exactly the fee rate times the serialized size of the signed transaction, with the change
-// output (to req.Change, last) taking the rest; when the rest would be below the dust limit
-// there is no change output and the rest goes to the fee. A transaction with no other
-// output needs change. In the rare case where no change value fits its own varint width the
-// fee is at most 8 bytes' worth higher than exact.
+// exactly the fee rate times the serialized size of the signed transaction plus the decay
+// margin of the inputs (Σ DecayMargin: 0 when no input decays), with the change output (to
+// req.Change, last) taking the rest; when the rest would be below the dust limit there is
+// no change output and the rest goes to the fee. A transaction with no other output needs
+// change. In the rare case where no change value fits its own varint width the fee is at
+// most 8 bytes' worth higher than exact.
 func Select(coins []Coin, req Request) (*Plan, error) {
 	rate, total, err := req.check()
 	if err != nil {
@@ -215,22 +237,23 @@ func Select(coins []Coin, req Request) (*Plan, error) {
 		return nil, fmt.Errorf("%w: %d required inputs, at most %d", ErrTooLarge, len(req.Inputs), maxIn)
 	}
 
-	var in uint64
+	var in, margin uint64
 	var used []Coin
 	add := func(c Coin) {
 		used = append(used, c)
 		tx.Inputs = append(tx.Inputs, types.TxInput{PrevTxID: c.Outpoint.TxID, PrevIndex: c.Outpoint.Index})
 		in += c.Value
+		margin += DecayMargin(&c)
 	}
 	// try finishes the plan when the inputs so far pay for it.
 	try := func() (*Plan, error) {
 		sizeNoChange := tx.SerializeSize()
-		if len(tx.Inputs) == 0 || in < total || in-total < rate*uint64(sizeNoChange) {
+		if len(tx.Inputs) == 0 || in < total || in-total < rate*uint64(sizeNoChange)+margin {
 			return nil, nil
 		}
-		plan := &Plan{Tx: tx, Coins: used, ChangeIndex: -1}
+		plan := &Plan{Tx: tx, Coins: used, ChangeIndex: -1, DecayMargin: margin}
 		rest := in - total
-		if change, fee, ok := fitChange(rest, rate, sizeNoChange); ok {
+		if change, fee, ok := fitChange(rest, rate, sizeNoChange, margin); ok {
 			tx.Outputs = append(tx.Outputs, types.TxOutput{Value: change, PubKeyHash: req.Change})
 			plan.ChangeIndex, plan.Change, plan.Fee = len(tx.Outputs)-1, change, fee
 		} else if len(tx.Outputs) == 0 {
@@ -266,27 +289,30 @@ func Select(coins []Coin, req Request) (*Plan, error) {
 	// Not enough: say what the outputs would need with every offered coin as input.
 	all := &types.Transaction{Version: consensus.TxVersion, Kind: tx.Kind, LockTime: tx.LockTime, Payload: tx.Payload,
 		Outputs: tx.Outputs, Inputs: make([]types.TxInput, 0, len(req.Inputs)+len(offered))}
-	for _, c := range append(append([]Coin(nil), req.Inputs...), offered...) {
+	allCoins := append(append([]Coin(nil), req.Inputs...), offered...)
+	for _, c := range allCoins {
 		all.Inputs = append(all.Inputs, types.TxInput{PrevIndex: c.Outpoint.Index})
 	}
-	need := total + rate*uint64(all.SerializeSize())
+	allMargin := decayMargins(allCoins)
+	need := total + rate*uint64(all.SerializeSize()) + allMargin
 	if len(tx.Outputs) == 0 {
 		need += policy.DustLimit + rate*(32+3) // a change output of at least the dust limit
 	}
 	if len(req.Inputs)+len(offered) > maxIn && have >= need {
 		return nil, fmt.Errorf("%w: the payments need more than %d inputs", ErrTooLarge, maxIn)
 	}
-	return nil, &InsufficientFundsError{Need: need, Have: have}
+	return nil, &InsufficientFundsError{Need: need, Have: have, DecayMargin: allMargin}
 }
 
 // fitChange finds a change value c with c = rest − rate × (sizeNoChange + size of an output
-// of c) and c at least the dust limit. It returns ok false when there should be no change.
-func fitChange(rest, rate uint64, sizeNoChange int) (change, fee uint64, ok bool) {
+// of c) − extra and c at least the dust limit. It returns ok false when there should be no
+// change.
+func fitChange(rest, rate uint64, sizeNoChange int, extra uint64) (change, fee uint64, ok bool) {
 	const outBase = 32 // pubkey hash; the value's varint comes on top
 	var fallback uint64
 	haveFallback := false
 	for _, w := range []int{1, 3, 5, 9} {
-		f := rate * uint64(sizeNoChange+outBase+w)
+		f := rate*uint64(sizeNoChange+outBase+w) + extra
 		if rest < f+policy.DustLimit {
 			continue
 		}

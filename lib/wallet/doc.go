@@ -21,7 +21,7 @@
 // the payments, the inputs it must spend first (a contract's escrow as input 0), the change
 // address, the fee rate and an input bound. [Select] builds it: it chooses coins in the
 // caller's order until they cover the outputs plus the fee, where fee = fee rate ×
-// serialized size of the signed transaction, exactly. Change goes back to the change address
+// serialized size of the signed transaction plus the inputs' decay margin, exactly. Change goes back to the change address
 // as the last output when it is at least the dust limit (lib/policy, 1,000 subunits); a
 // smaller remainder is left to the fee instead of creating a non-standard output (a
 // transaction with no other output takes more coins for its change). [Sign] signs each input
@@ -46,6 +46,22 @@
 // outputs (fewer than 100 confirmations) and locked outputs, and values each coin at its
 // effective value (DESIGN 8); [Spend] lists, builds, signs and broadcasts a Request with
 // sendrawtransaction, and [Send] is Spend for one payment to an address.
+//
+// # Decay
+//
+// Coins are worth their effective value at the next block, but a transaction may wait in
+// the mempool, and its inputs keep decaying; the node drops it when they fall below its
+// outputs or the relay fee. So "a send never fails because of decay": the fee also covers
+// [DecayMargin] of every input, what it would lose if the transaction were mined
+// [DecayMarginBlocks] (6) blocks after the next. Each coin's rate is recovered from the
+// node's own numbers ([ImpliedDecayRate]: the highest rate that turns its nominal value
+// into its effective value over its age, with consensus.EffectiveValue), and the margin is
+// the effective value minus the consensus value at age + 6 at that rate: exact, rounding
+// included, while the rate stays as it is. Unconfirmed outputs (age 0, not decayed yet)
+// take the cluster's rate from getclusterinfo ([ClusterNode], [AddDecayRates]) or the rate
+// of the same address's confirmed outputs. Outputs that do not decay cost no margin. The
+// margin goes to the miner as fee (Plan.DecayMargin says how much). [GetBalance] adds the
+// nominal values and the clusters' rates ([Clusters]) to the balance.
 //
 // # Errors
 //

@@ -30,6 +30,9 @@ type UTXO struct {
 	Immature bool `json:"immature"`
 	// Spendable is true when the wallet would use it in a transfer now.
 	Spendable bool `json:"spendable"`
+	// DecayRate is the per-block rate (parts per 10^12) its decay margin assumes besides
+	// its own values (AddDecayRates); 0 until set.
+	DecayRate uint64 `json:"decay_rate,omitempty"`
 }
 
 // CoinValue is what an output contributes when spent in the next block: its effective
@@ -84,7 +87,7 @@ func Coins(us []UTXO) ([]Coin, error) {
 			return nil, fmt.Errorf("node listed a bad pubkey hash: %w", err)
 		}
 		coins = append(coins, Coin{Outpoint: types.Outpoint{TxID: id, Index: u.Index}, Value: CoinValue(&u.UTXO),
-			PKH: pkh, Confirmations: u.Confirmations})
+			PKH: pkh, Confirmations: u.Confirmations, Nominal: u.Value, DecayRate: u.DecayRate})
 	}
 	SortLargestFirst(coins)
 	return coins, nil
@@ -108,7 +111,9 @@ func SortLargestFirst(coins []Coin) {
 	})
 }
 
-// Balance sums a set of addresses' outputs, in subunits at their effective value.
+// Balance sums a set of addresses' outputs, in subunits at their effective value at the
+// next block (DESIGN 8), with the nominal values of the outputs that decay beside them
+// (unconfirmed outputs have not decayed; locked outputs never decay).
 type Balance struct {
 	// Confirmed: mined, mature and unlocked outputs (the chain's view, ignoring the mempool).
 	Confirmed uint64 `json:"confirmed"`
@@ -123,9 +128,18 @@ type Balance struct {
 	Locked uint64 `json:"locked"`
 	// UTXOs: the number of unspent outputs in the pending view.
 	UTXOs int `json:"utxo_count"`
+	// ConfirmedNominal, SpendableNominal and ImmatureNominal are Confirmed, Spendable and
+	// Immature at nominal value.
+	ConfirmedNominal uint64 `json:"confirmed_nominal"`
+	SpendableNominal uint64 `json:"spendable_nominal"`
+	ImmatureNominal  uint64 `json:"immature_nominal"`
+	// Clusters are the decay clusters holding the outputs of the pending view, highest
+	// rate first; set only when the node is a ClusterNode.
+	Clusters []ClusterDecay `json:"clusters,omitempty"`
 }
 
-// GetBalance reads the balance of addrs from the node (two listings per address).
+// GetBalance reads the balance of addrs from the node (two listings per address, and one
+// getclusterinfo per cluster when node is a ClusterNode).
 func GetBalance(ctx context.Context, node Node, addrs []string) (Balance, error) {
 	var b Balance
 	chain, err := ListUTXOs(ctx, node, addrs, false)
@@ -140,8 +154,10 @@ func GetBalance(ctx context.Context, node Node, addrs []string) (Balance, error)
 			b.Locked += v
 		case u.Immature:
 			b.Immature += v
+			b.ImmatureNominal += u.Value
 		default:
 			b.Confirmed += v
+			b.ConfirmedNominal += u.Value
 		}
 	}
 	pending, err := ListUTXOs(ctx, node, addrs, true)
@@ -157,6 +173,12 @@ func GetBalance(ctx context.Context, node Node, addrs []string) (Balance, error)
 		}
 		if u.Spendable {
 			b.Spendable += v
+			b.SpendableNominal += u.Value
+		}
+	}
+	if cn, ok := node.(ClusterNode); ok && len(pending) > 0 {
+		if b.Clusters, err = Clusters(ctx, cn, pending); err != nil {
+			return b, err
 		}
 	}
 	return b, nil
@@ -172,6 +194,9 @@ type SendResult struct {
 	Change uint64 `json:"change"`
 	Size   int    `json:"size"`
 	Inputs int    `json:"inputs"`
+	// DecayMargin is the part of Fee that covers the inputs' decay over DecayMarginBlocks
+	// more blocks (Plan.DecayMargin).
+	DecayMargin uint64 `json:"decay_margin"`
 }
 
 // Transfer is one payment from a set of keys: the coins of every key's address are
@@ -185,8 +210,9 @@ type Transfer struct {
 }
 
 // Spend builds req from the coins of keys' addresses (the node's pending view, largest
-// first), signs it with keys and broadcasts it through node. Change goes to keys[0] unless
-// req.Change is set. Any kind can be built (see Select); on a node error nothing was spent.
+// first, with their decay rates: AddDecayRates), signs it with keys and broadcasts it
+// through node. Change goes to keys[0] unless req.Change is set. Any kind can be built (see
+// Select); the fee includes the inputs' decay margin. On a node error nothing was spent.
 func Spend(ctx context.Context, node Node, net *params.Network, keys []Key, req Request) (*Plan, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("send: no keys")
@@ -199,6 +225,7 @@ func Spend(ctx context.Context, node Node, net *params.Network, keys []Key, req 
 	if err != nil {
 		return nil, err
 	}
+	AddDecayRates(ctx, node, us)
 	coins, err := Coins(us)
 	if err != nil {
 		return nil, err
@@ -244,5 +271,5 @@ func Send(ctx context.Context, node Node, t Transfer) (*SendResult, error) {
 		return nil, err
 	}
 	return &SendResult{TxID: plan.TxID.String(), From: t.Keys[0].Address, To: t.To, Amount: t.Amount, Fee: plan.Fee,
-		Change: plan.Change, Size: plan.Size, Inputs: len(plan.Coins)}, nil
+		Change: plan.Change, Size: plan.Size, Inputs: len(plan.Coins), DecayMargin: plan.DecayMargin}, nil
 }
