@@ -117,7 +117,7 @@ func (d *dchain) spend(ins []chaingen.Output, change types.Hash, fee uint64, pay
 		nominal += in.Value
 		eff += d.value(in.Outpoint)
 	}
-	b := d.g.Spend(ins...).Fee(nominal - eff + fee).Change(change, 1)
+	b := d.g.Spend(ins...).Fee(nominal-eff+fee).Change(change, 1)
 	for _, p := range pays {
 		b.Pay(p.PubKeyHash, p.Value)
 	}
@@ -443,9 +443,9 @@ func TestClusterMergeSeesBlockOrder(t *testing.T) {
 		t.Fatal("the parent block's balances do not order the pairs as the test needs")
 	}
 	tx1 := f.spend([]chaingen.Output{f.g.Coinbase("a4")}, f.g.Miner().PKH, 0, pay(w["A"], 15)) // A: 25
-	tx2 := f.spend([]chaingen.Output{f.out["A"], f.out["B"]}, w["B"].PKH, 1000)                 // A+B
-	tx3 := f.spend([]chaingen.Output{f.out["C"]}, w["C"].PKH, 1000, pay(P, 29))                 // C: ~1
-	tx4 := f.spend([]chaingen.Output{chaingen.OutputOf(tx3, 1), f.out["D"]}, w["D"].PKH, 1000)  // C+D
+	tx2 := f.spend([]chaingen.Output{f.out["A"], f.out["B"]}, w["B"].PKH, 1000)                // A+B
+	tx3 := f.spend([]chaingen.Output{f.out["C"]}, w["C"].PKH, 1000, pay(P, 29))                // C: ~1
+	tx4 := f.spend([]chaingen.Output{chaingen.OutputOf(tx3, 1), f.out["D"]}, w["D"].PKH, 1000) // C+D
 	f.mine("b1", "fund", tx1, tx2, tx3, tx4)
 	f.expectCluster(cid(w["A"]), 2, w["A"], w["B"])
 	f.expectGone(cid(w["B"]))
@@ -688,7 +688,7 @@ func TestDecayThroughBlocks(t *testing.T) {
 	// W registers as an agent: its stake is locked and keeps its value at any age, while
 	// W's change (same cluster, well above the threshold) decays.
 	reg := g.Spend(fw.out["W"]).Kind(types.KindAgentRegister, nil).Pay(W.PKH, consensus.AgentStake).
-		Fee(fw.out["W"].Value - d.value(fw.out["W"].Outpoint)).Change(W.PKH, 1).Tx()
+		Fee(fw.out["W"].Value-d.value(fw.out["W"].Outpoint)).Change(W.PKH, 1).Tx()
 	d.mine("b106", "b105", reg)
 	stake, ok, err := d.c.Utxo(types.Outpoint{TxID: reg.TxID(), Index: 0})
 	if err != nil || !ok || !stake.Locked {
