@@ -54,7 +54,13 @@
 // claim; a batched claim costs a block 41 bytes (one output) instead of about 217 (a
 // transaction of its own), so a block carries about five times more claims; and the chain
 // of unconfirmed change grows per round, not per claim. No claim waits for a
-// block. The engine tracks the depth of its unconfirmed chains, avoids outputs at
+// block. The faucet's coins usually decay (DESIGN 8: its cluster holds more than 0.1% of
+// the supply): the engine counts each output it spends for its effective value at the next
+// block, decayed DecayMargin blocks more at its cluster's rate (getclusterinfo), so a payout
+// still covers its outputs and the relay fee if it waits that long in the mempool, which
+// drops it otherwise; its Status (/api/status's faucet_balance) is the effective value at
+// the next block, what it can pay out. /api/wallet/balance gives an address's nominal
+// balance and, as spendable, its effective value. The engine tracks the depth of its unconfirmed chains, avoids outputs at
 // MaxChainDepth, follows new blocks to forget confirmed transactions and re-reads the
 // faucet's outputs from the node after every block and whenever the node's answer shows
 // its view was stale (for example after a node restart emptied the mempool). It reads the

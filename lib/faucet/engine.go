@@ -67,6 +67,9 @@ type Node interface {
 	GetAgentProfile(ctx context.Context, address string) (*rpcapi.AgentProfile, error)
 	ListAgents(ctx context.Context, offset, limit uint64) (*rpcapi.AgentList, error)
 	GetContract(ctx context.Context, id string) (*rpcapi.Contract, error)
+	// GetClusterInfo gives the decay rate of the faucet's cluster (DESIGN 8), for the margin
+	// its transactions keep against decay.
+	GetClusterInfo(ctx context.Context, addressOrID string) (*rpcapi.ClusterInfo, error)
 }
 
 var _ Node = (*rpcapi.Client)(nil)
@@ -88,6 +91,12 @@ type EngineConfig struct {
 	MaxChainDepth int
 	// PollInterval is how often the engine asks the node for new blocks (default 1 s).
 	PollInterval time.Duration
+	// DecayMargin is how many blocks after the next one the engine's transactions stay
+	// valid while the faucet's coins decay (default 10; DESIGN 8): every output the engine
+	// spends counts for its effective value at the next block, decayed DecayMargin blocks
+	// more at its cluster's rate, so what it pays out and the relay fee are still covered if
+	// the transaction waits that many blocks in the mempool, which drops it otherwise.
+	DecayMargin int
 	// Journal records claims before broadcast (required).
 	Journal Journal
 	// Log receives operational messages (never secrets), under the subsystem "faucet"; nil
@@ -101,6 +110,7 @@ const (
 	DefaultMaxInputs     = 500
 	DefaultMaxChainDepth = 400
 	DefaultPollInterval  = time.Second
+	DefaultDecayMargin   = 10
 )
 
 // request states: queued, taken by the engine, abandoned by the caller.
@@ -122,9 +132,12 @@ type result struct {
 }
 
 // ecoin is an output of the faucet in the engine's view, with the number of unconfirmed
-// transactions in the chain that ends with it (0 when confirmed).
+// transactions in the chain that ends with it (0 when confirmed). eff is its effective value
+// at the next block (DESIGN 8; an unconfirmed output's nominal value); Coin.Value, what coin
+// selection counts it for, is eff less the decay margin (EngineConfig.DecayMargin).
 type ecoin struct {
 	wallet.Coin
+	eff   uint64
 	depth int
 }
 
@@ -159,6 +172,9 @@ type Engine struct {
 	addrs      []string
 	ownPKH     map[types.Hash]bool
 	lastHeight atomic.Uint64
+	// rates are the decay rates per block (parts per 10^12) of the clusters of the
+	// faucet's addresses, by pubkey hash, as of the last sync.
+	rates map[types.Hash]uint64
 
 	// Snapshot for Status, written by Run.
 	mu        sync.Mutex
@@ -194,12 +210,15 @@ func NewEngine(node Node, cfg EngineConfig) (*Engine, error) {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
+	if cfg.DecayMargin <= 0 {
+		cfg.DecayMargin = DefaultDecayMargin
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	e := &Engine{node: node, cfg: cfg, log: cfg.Log.With("sys", "faucet"), reqs: make(chan *request, 4*cfg.MaxBatch), tick: make(chan struct{}, 1),
 		coins: map[types.Outpoint]*ecoin{}, pending: map[types.Hash]*ptx{}, needSync: true,
-		ownPKH: map[types.Hash]bool{}, avoid: map[types.Outpoint]bool{}, stopped: make(chan struct{})}
+		ownPKH: map[types.Hash]bool{}, rates: map[types.Hash]uint64{}, avoid: map[types.Outpoint]bool{}, stopped: make(chan struct{})}
 	for _, k := range cfg.Keys {
 		e.addrs = append(e.addrs, k.Address)
 		e.ownPKH[k.PKH] = true
@@ -242,7 +261,10 @@ func (e *Engine) Pay(ctx context.Context, c Claim) (types.Hash, error) {
 
 // Status is a snapshot of the engine's view of the faucet's funds.
 type Status struct {
-	Spendable uint64 // mature outputs, unconfirmed change included
+	// Spendable is what the faucet can pay out: its mature, unlocked outputs in the node's
+	// pending view (unconfirmed change included), at their effective value at the next
+	// block.
+	Spendable uint64
 	Immature  uint64 // coinbase outputs not yet spendable
 	Synced    bool   // the engine has read the faucet's outputs from the node
 	Paid      uint64 // claims paid since start

@@ -48,6 +48,10 @@ type fakeNode struct {
 	// conduct is the agent and contract state of the pending view (chain and mempool: the
 	// fake keeps no separate confirmed state), checked with the consensus rules.
 	conduct *consensus.ConductOverlay
+	// rate is the decay rate per block (parts per 10^12) of every cluster: confirmed,
+	// unlocked outputs are listed at their effective value at the next block and
+	// getclusterinfo gives it (0: nothing decays). The fake's own checks use nominal values.
+	rate uint64
 }
 
 func newFakeNode(net *params.Network) *fakeNode {
@@ -131,7 +135,11 @@ func (f *fakeNode) GetUtxosByAddress(_ context.Context, address string, withPool
 		if _, spent := f.spends[op]; withPool && spent {
 			continue
 		}
-		out = append(out, rpcapi.UTXO{TxID: op.TxID.String(), Index: op.Index, Value: e.Value, EffectiveValue: e.Value,
+		eff := e.Value
+		if !e.Locked {
+			eff = consensus.EffectiveValue(e.Value, f.rate, f.tip()+1-e.Height)
+		}
+		out = append(out, rpcapi.UTXO{TxID: op.TxID.String(), Index: op.Index, Value: e.Value, EffectiveValue: eff,
 			IsCoinbase: e.Coinbase, PubKeyHash: pkh.String(), Confirmations: f.tip() - e.Height + 1, BlockHeight: e.Height,
 			Locked: e.Locked})
 	}
@@ -241,6 +249,15 @@ func (f *fakeNode) SendRawTransaction(_ context.Context, h string) (string, erro
 		return "", err
 	}
 	return txid.String(), nil
+}
+
+func (f *fakeNode) GetClusterInfo(_ context.Context, address string) (*rpcapi.ClusterInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := wallet.DecodeAddress(address, f.net); err != nil {
+		return nil, reject(reason.InvalidAddress, "invalid address")
+	}
+	return &rpcapi.ClusterInfo{ClusterID: fmt.Sprintf("%064x", 1), RatePerBlock: f.rate}, nil
 }
 
 func (f *fakeNode) GetBlockCount(context.Context) (uint64, error) {

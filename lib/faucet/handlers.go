@@ -108,16 +108,18 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var sum uint64
-	n := 0
+	// balance: every confirmed output at its nominal value (getclusterbalance's count);
+	// spendable: those the next block may spend, at their effective value then.
+	var nominal, spendable uint64
 	for i := range us {
-		if us[i].Locked {
-			continue
+		u := &us[i]
+		nominal += u.Value
+		if !u.Locked && wallet.Mature(u) {
+			spendable += effectiveValue(u)
 		}
-		sum += wallet.CoinValue(&us[i])
-		n++
 	}
-	writeJSON(w, http.StatusOK, BalanceResult{Address: addr, Balance: amount.Format(sum), UTXOCount: n})
+	writeJSON(w, http.StatusOK, BalanceResult{Address: addr, Balance: amount.Format(nominal), UTXOCount: len(us),
+		Spendable: amount.Format(spendable)})
 	return nil
 }
 

@@ -80,7 +80,8 @@ func TestOpenAPIDocument(t *testing.T) {
 		{"get", "/api/wallet/new", nil, []field{{"mnemonic", "string"}, {"address", "string"}}, nil},
 		{"post", "/api/faucet", []field{{"address", "string"}}, []field{{"txid", "string"}, {"amount", "string"}}, []string{"429", "400"}},
 		{"get", "/api/status", nil, []field{{"block_height", "integer"}, {"mempool_size", "integer"}, {"faucet_balance", "string"}}, nil},
-		{"get", "/api/wallet/balance", nil, []field{{"address", "string"}, {"balance", "string"}, {"utxo_count", "integer"}}, []string{"400"}},
+		{"get", "/api/wallet/balance", nil, []field{{"address", "string"}, {"balance", "string"}, {"utxo_count", "integer"},
+			{"spendable", "string"}}, []string{"400"}}, // spendable: decay (DESIGN 8), beyond the spec
 		{"post", "/api/wallet/send", []field{{"mnemonic", "string"}, {"to", "string"}, {"amount", "number"}},
 			[]field{{"txid", "string"}, {"from", "string"}, {"to", "string"}, {"amount", "string"}}, []string{"400"}},
 		{"post", "/api/wallet/derive", []field{{"mnemonic", "string"}}, []field{{"address", "string"}}, nil},
@@ -177,6 +178,17 @@ func TestOpenAPIDocument(t *testing.T) {
 			t.Errorf("error code %s is not documented", c)
 		}
 	}
+	// Decay (DESIGN 8): balance is nominal, spendable and faucet_balance are effective values.
+	schemas = obj(t, obj(t, doc, "components"), "schemas")
+	for _, c := range []struct{ schema, field, word string }{
+		{"Balance", "balance", "nominal"}, {"Balance", "spendable", "effective value"}, {"Status", "faucet_balance", "effective value"},
+	} {
+		p := obj(t, obj(t, obj(t, schemas, c.schema), "properties"), c.field)
+		if d, _ := p["description"].(string); !strings.Contains(d, c.word) {
+			t.Errorf("%s.%s: description %q does not say %q", c.schema, c.field, d, c.word)
+		}
+	}
+
 	// 429 carries Retry-After.
 	rl := deref(t, doc, obj(t, obj(t, obj(t, paths, "/api/faucet"), "post"), "responses")["429"].(map[string]any))
 	if obj(t, rl, "headers")["Retry-After"] == nil {

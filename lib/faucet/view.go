@@ -8,8 +8,10 @@ import (
 	"sort"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/reason"
+	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
@@ -90,15 +92,26 @@ func (e *Engine) sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	e.readRates(cctx)
 	e.recomputeDepths()
 	e.coins = make(map[types.Outpoint]*ecoin, len(coins))
 	var immature uint64
+	eff := make(map[types.Outpoint]uint64, len(us))
 	for i := range us {
+		u := &us[i].UTXO
 		if us[i].Immature {
-			immature += wallet.CoinValue(&us[i].UTXO)
+			immature += effectiveValue(u)
+		}
+		if id, err := types.ParseHash(u.TxID); err == nil {
+			eff[types.Outpoint{TxID: id, Index: u.Index}] = effectiveValue(u)
 		}
 	}
 	for _, c := range coins {
+		v, ok := eff[c.Outpoint]
+		if !ok {
+			v = c.Value
+		}
+		c.Value = e.marginValue(v, c.PKH)
 		d := 0
 		if c.Confirmations == 0 {
 			d = e.depthOf(c.Outpoint.TxID)
@@ -106,7 +119,7 @@ func (e *Engine) sync(ctx context.Context) error {
 				d = 1 // an unconfirmed output the engine did not make: depth unknown, at least 1
 			}
 		}
-		e.coins[c.Outpoint] = &ecoin{Coin: c, depth: d}
+		e.coins[c.Outpoint] = &ecoin{Coin: c, eff: v, depth: d}
 	}
 	e.height = h
 	e.lastHeight.Store(h)
@@ -158,10 +171,47 @@ func (e *Engine) rebroadcast(ctx context.Context) {
 	}
 }
 
+// effectiveValue is what u is worth when spent in the next block as the node reports it
+// (DESIGN 8), never more than its nominal value.
+func effectiveValue(u *rpcapi.UTXO) uint64 {
+	if u.EffectiveValue > 0 && u.EffectiveValue <= u.Value {
+		return u.EffectiveValue
+	}
+	return u.Value
+}
+
+// readRates asks the node for the decay rate of each of the faucet's addresses' clusters.
+// When it cannot say, the rate is R_MAX, the most a cluster of no agent decays.
+func (e *Engine) readRates(ctx context.Context) {
+	for i, a := range e.addrs {
+		pkh := e.cfg.Keys[i].PKH
+		ci, err := e.node.GetClusterInfo(ctx, a)
+		if err != nil {
+			if _, known := e.rates[pkh]; !known {
+				e.log.Warn("reading the decay rate of the faucet's cluster; assuming the highest", "address", a, "err", err)
+			}
+			e.rates[pkh] = consensus.DecayRateMax
+			continue
+		}
+		e.rates[pkh] = min(ci.RatePerBlock, consensus.DecayRateOne)
+	}
+}
+
+// marginValue is what an output of pkh worth eff at the next block is still worth
+// DecayMargin blocks later at its cluster's rate: the value the engine spends it for, so
+// that its transactions stay valid while they wait that long.
+func (e *Engine) marginValue(eff uint64, pkh types.Hash) uint64 {
+	rate, ok := e.rates[pkh]
+	if !ok {
+		rate = consensus.DecayRateMax
+	}
+	return consensus.EffectiveValue(eff, rate, uint64(e.cfg.DecayMargin))
+}
+
 func (e *Engine) updateBalance() {
 	var s uint64
 	for _, c := range e.coins {
-		s += c.Value
+		s += c.eff
 	}
 	e.mu.Lock()
 	e.spendable = s
@@ -185,7 +235,8 @@ func (e *Engine) apply(plan *wallet.Plan) {
 	for i, o := range plan.Tx.Outputs {
 		if e.ownPKH[o.PubKeyHash] {
 			op := types.Outpoint{TxID: plan.TxID, Index: uint32(i)}
-			e.coins[op] = &ecoin{Coin: wallet.Coin{Outpoint: op, Value: o.Value, PKH: o.PubKeyHash}, depth: p.depth}
+			e.coins[op] = &ecoin{Coin: wallet.Coin{Outpoint: op, Value: e.marginValue(o.Value, o.PubKeyHash), PKH: o.PubKeyHash},
+				eff: o.Value, depth: p.depth}
 		}
 	}
 	e.updateBalance()

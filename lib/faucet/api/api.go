@@ -20,6 +20,9 @@ type ClaimResult struct {
 }
 
 // StatusResult is the body of GET /api/status: the spec's three fields, then extras.
+// FaucetBalance is what the faucet can still pay out: its mature, unlocked outputs in the
+// node's pending view (unconfirmed change included) at their effective value at the next
+// block (DESIGN 8), which is below their nominal value while the faucet's cluster decays.
 type StatusResult struct {
 	BlockHeight     uint64 `json:"block_height"`
 	MempoolSize     int    `json:"mempool_size"`
@@ -32,11 +35,18 @@ type StatusResult struct {
 	ClaimsPaid      uint64 `json:"claims_paid"`
 }
 
-// BalanceResult is the body of GET /api/wallet/balance.
+// BalanceResult is the body of GET /api/wallet/balance, from the address's confirmed
+// outputs (the mempool aside). Balance is their nominal value, as getclusterbalance counts
+// it: what the outputs hold, immature coinbases, agent stake and contract escrow included.
+// Spendable is what of it a transaction in the next block can spend: the outputs that are
+// mature and not locked, at their effective value at the next block (DESIGN 8: below the
+// nominal value when the address's cluster holds more than 0.1% of the supply). UTXOCount
+// is the number of outputs Balance sums.
 type BalanceResult struct {
 	Address   string `json:"address"`
 	Balance   string `json:"balance"`
 	UTXOCount int    `json:"utxo_count"`
+	Spendable string `json:"spendable"`
 }
 
 // SendRequest is the body of POST /api/wallet/send; Amount is decimal COIN, read exactly
