@@ -50,8 +50,9 @@ else a prompt), or, with --mnemonic-file FILE, act for index 0 of that mnemonic 
 Costs: register locks 50 COIN at the agent's own address as a stake that is never spendable
 again; contract create locks --amount (at least 0.00001 COIN) until the counterparty fulfils
 the contract or, once it has expired, the initiator refunds it; every operation pays a fee
-of --fee-rate subunits per byte (default 2) from the agent's coins (a fulfilment or refund
-pays it out of the escrow). balance and utxos show stake and escrow as locked; send never
+of --fee-rate subunits per byte (default 2), plus a decay margin when the agent's coins
+decay (see 'coin-wallet send --help'), from the agent's coins (a fulfilment or refund pays
+it out of the escrow). balance and utxos show stake and escrow as locked; send never
 spends them.
 
 Scores (DESIGN 9): an agent starts at 500 of 1000. A fulfilment gives the counterparty +20

@@ -43,6 +43,14 @@ address and send prints the txid as plain text, or an object with --json; the ag
 commands print JSON when piped and a table on a terminal. Amounts are COIN with 8
 decimals.
 
+Concentration decay (DESIGN 8): the outputs of a cluster (addresses that have spent
+together) holding more than 0.1% of the supply lose value every block. balance and utxos
+show both the nominal value and the effective value at the next block, which is what send
+can spend; balance also shows the cluster's yearly decay rate. send pays, on top of the
+fee rate, a decay margin: what the selected outputs would lose if the transaction were
+mined 6 blocks after the next, so that it still gets mined then (see 'coin-wallet send
+--help'); the margin is 0 when nothing decays.
+
 Examples:
    coin-wallet --network regtest new
    coin-wallet new | coin-faucet claim

@@ -267,28 +267,95 @@ func (e *env) addresses() ([]string, error) {
 func cmdBalance() *cli.Command {
 	return &cli.Command{
 		Name:  "balance",
-		Usage: "print the wallet's confirmed, unconfirmed and spendable balance",
-		Description: `Amounts in COIN at their effective value for the next block:
+		Usage: "print the wallet's confirmed, unconfirmed and spendable balance, nominal and effective, and its decay rate",
+		Description: `Amounts in COIN at their effective value for the next block (what they are worth if spent
+in the next block: concentration decay, DESIGN 8):
   confirmed    mined, mature, unlocked outputs
   unconfirmed  outputs of mempool transactions paying the wallet
   spendable    what send can use now: mempool spends applied, unconfirmed change included
   immature     coinbase outputs with fewer than 100 confirmations
-  locked       agent stake and contract escrow`,
+  locked       agent stake and contract escrow (never decays)
+and, added beside them, the same at nominal value (what the outputs say, before decay):
+  confirmed_nominal, spendable_nominal, immature_nominal
+and the decay of the wallet's clusters (getclusterinfo of the clusters holding its
+outputs; addresses that have spent together are one cluster):
+  decay_rate_per_block   the highest rate of the wallet's clusters, parts per 10^12 a block
+  yearly_decay_percent   the same as the share of a holding lost in a year, in percent
+  clusters               each cluster: cluster_id, the wallet's addresses in it, its
+                         nominal balance, concentration_ppb (share of the circulating
+                         supply in parts per billion), rate_per_block, yearly_decay_percent
+A cluster holding at most 0.1% of the supply does not decay. The rates are those of an owner
+that is no agent; an agent's tier multiplies them (x0.5 exemplary ... x3 observer).
+On a terminal: one line per amount ("confirmed: X COIN (nominal Y COIN)"), a "decay:"
+line with the highest yearly rate and a "cluster" line per cluster.`,
 		Action: withAddresses(func(e *env, ctx context.Context, cl *rpcapi.Client, addrs []string) error {
 			b, err := wallet.GetBalance(ctx, cl, addrs)
 			if err != nil {
 				return e.nodeError(err)
 			}
+			clusters := make([]clusterJSON, len(b.Clusters))
+			var top wallet.ClusterDecay // the highest rate: Clusters is sorted so
+			for i, c := range b.Clusters {
+				if i == 0 {
+					top = c
+				}
+				clusters[i] = clusterJSON{ClusterID: c.ClusterID, Addresses: c.Addresses, Balance: amount.Format(c.Balance),
+					ConcentrationPPB: c.ConcentrationPPB, RatePerBlock: c.RatePerBlock, YearlyDecayPct: yearlyPercent(c.YearlyDecayPPM)}
+			}
 			if e.json {
 				return e.printJSON(map[string]any{"confirmed": amount.Format(b.Confirmed), "unconfirmed": amount.Format(b.Unconfirmed),
 					"spendable": amount.Format(b.Spendable), "immature": amount.Format(b.Immature), "locked": amount.Format(b.Locked),
-					"utxo_count": b.UTXOs})
+					"utxo_count": b.UTXOs, "confirmed_nominal": amount.Format(b.ConfirmedNominal),
+					"spendable_nominal": amount.Format(b.SpendableNominal), "immature_nominal": amount.Format(b.ImmatureNominal),
+					"decay_rate_per_block": top.RatePerBlock, "yearly_decay_percent": yearlyPercent(top.YearlyDecayPPM),
+					"clusters": clusters})
 			}
-			return e.printf("confirmed:   %s COIN\nunconfirmed: %s COIN\nspendable:   %s COIN\nimmature:    %s COIN\nlocked:      %s COIN\nutxos:       %d\n",
-				amount.Format(b.Confirmed), amount.Format(b.Unconfirmed), amount.Format(b.Spendable), amount.Format(b.Immature),
-				amount.Format(b.Locked), b.UTXOs)
+			err = e.printf("confirmed:   %s COIN (nominal %s COIN)\nunconfirmed: %s COIN\nspendable:   %s COIN at the next block (nominal %s COIN)\n"+
+				"immature:    %s COIN (nominal %s COIN)\nlocked:      %s COIN\nutxos:       %d\n",
+				amount.Format(b.Confirmed), amount.Format(b.ConfirmedNominal), amount.Format(b.Unconfirmed), amount.Format(b.Spendable),
+				amount.Format(b.SpendableNominal), amount.Format(b.Immature), amount.Format(b.ImmatureNominal), amount.Format(b.Locked), b.UTXOs)
+			if err != nil {
+				return err
+			}
+			switch len(clusters) {
+			case 0:
+				return e.printf("decay:       none (no outputs)\n")
+			case 1:
+				err = e.printf("decay:       %s%% a year (the wallet's one cluster)\n", clusters[0].YearlyDecayPct)
+			default:
+				err = e.printf("decay:       %s%% a year (the highest of the wallet's %d clusters)\n", clusters[0].YearlyDecayPct, len(clusters))
+			}
+			for _, c := range clusters {
+				if err != nil {
+					return err
+				}
+				err = e.printf("cluster %s: %s%% a year, %s%% of the supply, %s COIN, wallet addresses %s\n", c.ClusterID,
+					c.YearlyDecayPct, ppbPercent(c.ConcentrationPPB), c.Balance, strings.Join(c.Addresses, " "))
+			}
+			return err
 		}),
 	}
+}
+
+// clusterJSON is one cluster of 'balance' in JSON.
+type clusterJSON struct {
+	ClusterID        string   `json:"cluster_id"`
+	Addresses        []string `json:"addresses"`
+	Balance          string   `json:"balance"`
+	ConcentrationPPB uint64   `json:"concentration_ppb"`
+	RatePerBlock     uint64   `json:"rate_per_block"`
+	YearlyDecayPct   string   `json:"yearly_decay_percent"`
+}
+
+// yearlyPercent writes a yearly decay in parts per million as getclusterinfo does: percent
+// with 4 decimals.
+func yearlyPercent(ppm uint64) string {
+	return fmt.Sprintf("%d.%04d", ppm/10_000, ppm%10_000)
+}
+
+// ppbPercent writes parts per billion as percent with 4 decimals (rounded down).
+func ppbPercent(ppb uint64) string {
+	return fmt.Sprintf("%d.%04d", ppb/10_000_000, ppb%10_000_000/1_000)
 }
 
 // utxoJSON is one line of 'utxos' in JSON.
@@ -312,7 +379,9 @@ func cmdUTXOs() *cli.Command {
 		Usage: "list the wallet's unspent outputs (mempool included)",
 		Description: `Lists the unspent outputs of every wallet address in the node's pending view (outputs
 spent by mempool transactions left out, outputs of mempool transactions in, with 0
-confirmations): a table on a terminal, a JSON array otherwise.`,
+confirmations): a table on a terminal, a JSON array otherwise. Each output has two values
+in COIN: amount, its nominal value, and effective_value, what it is worth if spent in the
+next block (after concentration decay, DESIGN 8; equal for outputs that do not decay).`,
 		Action: withAddresses(func(e *env, ctx context.Context, cl *rpcapi.Client, addrs []string) error {
 			us, err := wallet.ListUTXOs(ctx, cl, addrs, true)
 			if err != nil {
@@ -339,9 +408,9 @@ confirmations): a table on a terminal, a JSON array otherwise.`,
 					}
 				}
 				rows[i] = []string{u.TxID + ":" + strconv.FormatUint(uint64(u.Index), 10), u.Address, u.Amount,
-					strconv.FormatUint(u.Confirmations, 10), strings.Join(flags, ",")}
+					u.EffectiveValue, strconv.FormatUint(u.Confirmations, 10), strings.Join(flags, ",")}
 			}
-			return cliutil.PrintTable(e.out, []string{"outpoint", "address", "amount", "confirmations", "flags"}, rows)
+			return cliutil.PrintTable(e.out, []string{"outpoint", "address", "amount", "effective", "confirmations", "flags"}, rows)
 		}),
 	}
 }
@@ -350,11 +419,19 @@ func cmdSend() *cli.Command {
 	return &cli.Command{
 		Name:  "send",
 		Usage: "pay an address: select coins, add change, sign, broadcast, print the txid",
-		Description: `Selects the wallet's spendable outputs (largest first, unconfirmed change included), pays
---amount COIN to --to with a fee of exactly --fee-rate subunits per byte of the signed
-transaction, sends the change back to the wallet's first address (change below the dust
-limit of 0.00001 COIN goes to the fee instead), signs and broadcasts with
-sendrawtransaction, and prints the txid (with --json an object with the fee and change).`,
+		Description: `Selects the wallet's spendable outputs (largest first, unconfirmed change included, each at
+its effective value for the next block), pays --amount COIN to --to with a fee of exactly
+--fee-rate subunits per byte of the signed transaction plus a decay margin, sends the change
+back to the wallet's first address (change below the dust limit of 0.00001 COIN goes to the
+fee instead), signs and broadcasts with sendrawtransaction, and prints the txid (with
+--json an object with the fee, the decay_margin part of it and the change).
+
+Decay margin: outputs of a cluster holding more than 0.1% of the supply lose value every
+block (DESIGN 8), also while the transaction waits to be mined. The fee therefore also
+covers what the selected outputs would lose if it were mined 6 blocks after the next, so
+it still pays --amount and the relay fee then. The margin is 0 when nothing decays, and
+about 9,200 subunits per 50 COIN output at the highest rate (15% a year); it goes to the
+miner. Sending the whole spendable balance fails for this reason: leave the margin.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "to", Required: true, Usage: "destination `ADDRESS`"},
 			&cli.StringFlag{Name: "amount", Required: true, Usage: "`COIN` to send, for example 1.5 (at most 8 decimals)"},
@@ -414,7 +491,8 @@ sendrawtransaction, and prints the txid (with --json an object with the fee and 
 			}
 			if e.jsonFlag {
 				return e.printJSON(map[string]any{"txid": res.TxID, "from": res.From, "to": res.To, "amount": amount.Format(res.Amount),
-					"fee": amount.Format(res.Fee), "change": amount.Format(res.Change), "size": res.Size, "inputs": res.Inputs})
+					"fee": amount.Format(res.Fee), "decay_margin": amount.Format(res.DecayMargin), "change": amount.Format(res.Change),
+					"size": res.Size, "inputs": res.Inputs})
 			}
 			return e.printf("%s\n", res.TxID)
 		}),
