@@ -76,7 +76,7 @@ func countingGet(get stateGet, n *int) stateGet {
 // BenchmarkClusterMerge1M merges a cluster of 1,000,000 addresses (built by writeBigCluster,
 // 20 levels deep at most) with a one-address cluster through the block code
 // (clusterBlock.tx: the finds of both inputs' clusters, consensus.Survivor, the staged
-// writes), and finds an address 18 links below the root, cold (the write cache emptied, so
+// writes), and finds the deepest address (19 links below the root), cold (the write cache emptied, so
 // every link is a database read) and through Chain.ClusterOfAddress. reads/op is the number
 // of table reads, which depends on the depth, never on the cluster's size.
 func BenchmarkClusterMerge1M(b *testing.B) {
