@@ -282,7 +282,7 @@ func TestEngineStopped(t *testing.T) {
 }
 
 // The engine classifies the node's refusals by kind, never by text: a stale view (re-read
-// the node, try again), an unconfirmed chain too long for the node (try other outputs), or
+// the node, try again; inputs decayed below what the engine counted are one), an unconfirmed chain too long for the node (try other outputs), or
 // anything else (fail the claims). "transaction already in block chain" is no chain-depth
 // limit (issue 11), and a message that merely says "chain" or "missing inputs" without a
 // reason is no kind at all.
@@ -300,7 +300,10 @@ func TestRefusalKinds(t *testing.T) {
 		{reject(nil, "too many descendants"), refusedOther},
 		{reject(mempool.ErrAlreadyInChain, "transaction already in block chain"), refusedOther},
 		{reject(mempool.ErrPoolFull, "mempool full: fee rate too low to enter a full pool"), refusedOther},
-		{reject(mempool.ErrInsufficientFee, "insufficient fee: fee 1 is below"), refusedOther},
+		// Inputs worth less than the engine counted (decayed over blocks it has not seen yet).
+		{reject(mempool.ErrInsufficientFee, "insufficient fee: fee 1 is below"), refusedStale},
+		{rejectRule(consensus.RuleError{Err: consensus.ErrInsufficientFunds, Description: "insufficient funds: inputs 1, outputs 2"}),
+			refusedStale},
 		{reject(nil, "missing inputs: a message without a reason"), refusedOther},
 	} {
 		if got := refusalOf(tc.err); got != tc.want {
