@@ -144,9 +144,10 @@ func TestAgentsEndToEnd(t *testing.T) {
 		pb["average_review_score"] != 9.0 || pb["contracts_completed"] != 1.0 || pa["contracts_completed"] != 1.0 {
 		t.Fatalf("confirmed profiles:\n%v\n%v", pa, pb)
 	}
-	// The stake and the escrow are not spendable balance.
-	if bal := ok("GET", "/api/wallet/balance?address="+a.address, ""); mustAmount(t, bal["balance"]) >= 50*amount.Coin {
-		t.Fatalf("a's balance %v counts its stake", bal)
+	// The stake and the escrow are in the nominal balance, not in what is spendable.
+	if bal := ok("GET", "/api/wallet/balance?address="+a.address, ""); mustAmount(t, bal["spendable"]) >= 50*amount.Coin ||
+		mustAmount(t, bal["balance"]) < 50*amount.Coin || mustAmount(t, bal["balance"])-mustAmount(t, bal["spendable"]) < 50*amount.Coin {
+		t.Fatalf("a's balance %v: the stake counts in balance, not in spendable", bal)
 	}
 
 	// A second contract expires: no refund before, a refund from its expiry on.

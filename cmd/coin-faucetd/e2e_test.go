@@ -46,9 +46,18 @@ func TestEndToEnd(t *testing.T) {
 	f := startFaucetd(t, "--network", "regtest", "--rpc", n.URL(), "--data-dir", dataDir, "--mnemonic-file", mfile)
 	env = append(env, "COIN_FAUCET_URL="+f.url)
 
+	// The faucet's cluster holds all the supply but the burned coinbases, so its coins decay
+	// (DESIGN 8): faucet_balance is what it can pay, its outputs' effective value at the
+	// next block, and /api/wallet/balance shows the nominal 11,000 COIN beside it.
 	code, st, _ := httpJSON("GET", f.url+"/api/status", "")
-	if code != 200 || st["faucet_address"] != faucetAddr || st["block_height"] != 320.0 || st["faucet_balance"] != "11000.00000000" {
-		t.Fatalf("status: %d %v", code, st)
+	canPay := amount.Format(spendableEffective(t, n, faucetAddr))
+	if code != 200 || st["faucet_address"] != faucetAddr || st["block_height"] != 320.0 || st["faucet_balance"] != canPay {
+		t.Fatalf("status: %d %v, want faucet_balance %s", code, st, canPay)
+	}
+	code, fb, _ := httpJSON("GET", f.url+"/api/wallet/balance?address="+faucetAddr, "")
+	if code != 200 || fb["balance"] != "11000.00000000" || fb["spendable"] != canPay || fb["utxo_count"] != 220.0 ||
+		mustAmount(t, fb["balance"]) <= mustAmount(t, fb["spendable"]) {
+		t.Fatalf("faucet's balance: %d %v, want nominal 11000.00000000 above spendable %s", code, fb, canPay)
 	}
 
 	// coin-wallet new | coin-faucet claim -> txid
@@ -99,9 +108,16 @@ func TestEndToEnd(t *testing.T) {
 	os.WriteFile(passFile, []byte("correct horse battery staple\n"), 0o600)
 	wenv := append(env, "COIN_WALLET_DIR="+filepath.Join(dir, "user-wallet"), "COIN_WALLET_PASSPHRASE_FILE="+passFile)
 	mustRun(t, wenv, "coin-wallet restore < "+walletFile)
+	// 100 COIN is more than 0.1% of the supply: the claim decays too, so the wallet shows
+	// what the node says it is worth at the next block.
 	bal := decodeObject(t, mustRun(t, wenv, "coin-wallet balance"))
-	if bal["confirmed"] != "100.00000000" || bal["spendable"] != "100.00000000" {
-		t.Fatalf("balance after the claim was mined: %v", bal)
+	userEff := confirmedEffective(t, n, userAddr)
+	if bal["confirmed"] != amount.Format(userEff) || bal["spendable"] != amount.Format(userEff) {
+		t.Fatalf("balance after the claim was mined: %v, want %s", bal, amount.Format(userEff))
+	}
+	code, ub, _ := httpJSON("GET", f.url+"/api/wallet/balance?address="+userAddr, "")
+	if code != 200 || ub["balance"] != "100.00000000" || ub["spendable"] != amount.Format(userEff) {
+		t.Fatalf("api balance of the claimant: %d %v, want spendable %s", code, ub, amount.Format(userEff))
 	}
 	_, recv, _ := wallet.NewMnemonic(12, params.Regtest)
 	sent := decodeObject(t, mustRun(t, wenv, "coin-wallet send --json --to "+recv+" --amount 12.5"))
@@ -110,16 +126,20 @@ func TestEndToEnd(t *testing.T) {
 	}
 	fee, _ := amount.Parse(sent["fee"].(string))
 	bal = decodeObject(t, mustRun(t, wenv, "coin-wallet balance"))
-	if bal["confirmed"] != "100.00000000" || bal["unconfirmed"] != amount.Format(100*amount.Coin-1_250_000_000-fee) {
-		t.Fatalf("balance with the send in the mempool: %v (fee %d)", bal, fee)
+	change := userEff - 1_250_000_000 - fee // the input counts for its effective value
+	if bal["confirmed"] != amount.Format(userEff) || bal["unconfirmed"] != amount.Format(change) {
+		t.Fatalf("balance with the send in the mempool: %v (fee %d), want unconfirmed %s", bal, fee, amount.Format(change))
 	}
 	n.generate(t, 1, burn)
 	bal = decodeObject(t, mustRun(t, wenv, "coin-wallet balance"))
-	if want := amount.Format(100*amount.Coin - 1_250_000_000 - fee); bal["confirmed"] != want || bal["unconfirmed"] != "0.00000000" {
+	if want := amount.Format(confirmedEffective(t, n, userAddr)); bal["confirmed"] != want || bal["unconfirmed"] != "0.00000000" {
 		t.Fatalf("balance after the send was mined: %v, want %s", bal, want)
 	}
+	if code, ub, _ := httpJSON("GET", f.url+"/api/wallet/balance?address="+userAddr, ""); code != 200 || ub["balance"] != amount.Format(change) {
+		t.Fatalf("api balance of the sender: %d %v, want nominal %s", code, ub, amount.Format(change))
+	}
 	code, rb, _ := httpJSON("GET", f.url+"/api/wallet/balance?address="+recv, "")
-	if code != 200 || rb["balance"] != "12.50000000" || rb["utxo_count"] != 1.0 {
+	if code != 200 || rb["balance"] != "12.50000000" || rb["spendable"] != "12.50000000" || rb["utxo_count"] != 1.0 {
 		t.Fatalf("receiver balance: %d %v", code, rb)
 	}
 	utxos := mustRun(t, wenv, "coin-wallet utxos")
@@ -226,10 +246,109 @@ func TestEndToEnd(t *testing.T) {
 	if !hex64.MatchString(decodeObject(t, out)["txid"].(string)) {
 		t.Fatalf("claim after a restart: %s", out)
 	}
+	// The faucet keeps paying while its coins decay: 210 more blocks mined to it in three
+	// rounds of 70, each followed by claims that the engine pays before it has seen the
+	// blocks (its coins decayed 70 blocks more than it counted: the node's refusal makes it
+	// read them again); every claim confirms, and faucet_balance follows the node's
+	// effective values.
+	var late []string
+	for round := 0; round < 3; round++ {
+		n.generate(t, 70, faucetAddr)
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for i := 0; i < 5; i++ { // the first round spends the faucet's last mature coins
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, a, _ := wallet.NewMnemonic(12, params.Regtest)
+				code, body, _ := httpJSON("POST", f.url+"/api/faucet", fmt.Sprintf(`{"address":%q}`, a))
+				if code != 200 {
+					t.Errorf("claim after %d blocks to the faucet: %d %v", 70*(round+1), code, body)
+					return
+				}
+				mu.Lock()
+				late = append(late, body["txid"].(string))
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		if t.Failed() {
+			t.Fatalf("faucetd log:\n%s", f.Out.Tail(40))
+		}
+	}
+	for i := 0; i < 3; i++ {
+		if mi, err := n.RPC.GetMempoolInfo(ctx); err != nil || mi.Size == 0 {
+			break
+		}
+		n.generate(t, 1, burn)
+	}
+	for _, id := range late {
+		if tx, err := n.RPC.GetTransaction(ctx, id); err != nil || tx.Confirmations == 0 {
+			t.Fatalf("claim transaction %s after blocks to the faucet: %+v %v", id, tx, err)
+		}
+	}
+	waitFaucetBalance(t, f, n, faucetAddr)
+	code, fb, _ = httpJSON("GET", f.url+"/api/wallet/balance?address="+faucetAddr, "")
+	if code != 200 || mustAmount(t, fb["balance"]) <= mustAmount(t, fb["spendable"]) {
+		t.Fatalf("faucet's balance after the blocks: %d %v", code, fb)
+	}
+
 	// The access log has one line per request and no mnemonic.
 	logText := f.Out.String()
 	if !strings.Contains(logText, "method=POST path=/api/faucet status=200") || strings.Contains(logText, strings.Fields(userMnemonic)[0]+" "+strings.Fields(userMnemonic)[1]) {
 		t.Fatalf("faucetd log:\n%s", logText)
+	}
+}
+
+// spendableEffective is what the faucet at addr can pay out as the node sees it: the
+// effective value at the next block of its mature, unlocked outputs in the pending view.
+func spendableEffective(t *testing.T, n *node, addr string) uint64 {
+	t.Helper()
+	us, err := n.RPC.GetUtxosByAddress(context.Background(), addr, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s uint64
+	for i := range us {
+		if !us[i].Locked && wallet.Mature(&us[i]) {
+			s += us[i].EffectiveValue
+		}
+	}
+	return s
+}
+
+// confirmedEffective is the effective value at the next block of addr's confirmed, unlocked
+// outputs, as the node reports them.
+func confirmedEffective(t *testing.T, n *node, addr string) uint64 {
+	t.Helper()
+	us, err := n.RPC.GetUtxosByAddress(context.Background(), addr, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s uint64
+	for i := range us {
+		if !us[i].Locked {
+			s += us[i].EffectiveValue
+		}
+	}
+	return s
+}
+
+// waitFaucetBalance waits until /api/status's faucet_balance is the node's
+// spendableEffective (the faucet reads its outputs again after every block it sees).
+func waitFaucetBalance(t *testing.T, f *faucetd, n *node, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		want := amount.Format(spendableEffective(t, n, addr))
+		_, st, _ := httpJSON("GET", f.url+"/api/status", "")
+		if st["faucet_balance"] == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("faucet_balance %v, node says the faucet can pay %s", st["faucet_balance"], want)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
