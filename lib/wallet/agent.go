@@ -182,7 +182,7 @@ func SpendAgent(ctx context.Context, node Node, net *params.Network, key Key, re
 		return nil, err
 	}
 	AddDecayRates(ctx, node, us)
-	coins, err := Coins(us)
+	coins, err := DecayingCoins(us)
 	if err != nil {
 		return nil, err
 	}

@@ -300,3 +300,26 @@ func TestSpendUnconfirmedChangeMargin(t *testing.T) {
 		t.Fatalf("rates %d %d %d %d", us[0].DecayRate, us[1].DecayRate, us[2].DecayRate, us[3].DecayRate)
 	}
 }
+
+// Coins carries no decay information (no margin: for callers that value coins for later
+// blocks themselves); DecayingCoins does.
+func TestCoinsDecayInformation(t *testing.T) {
+	id := types.Hash{7}
+	eff := consensus.EffectiveValue(50*amount.Coin, regtestRate, 150)
+	us := []UTXO{{UTXO: rpcapi.UTXO{TxID: id.String(), Value: 50 * amount.Coin, EffectiveValue: eff, Confirmations: 150,
+		PubKeyHash: types.Hash{1}.String()}, Spendable: true, DecayRate: regtestRate}}
+	plain, err := Coins(us)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := DecayingCoins(us)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain[0].Value != eff || plain[0].Nominal != 0 || plain[0].DecayRate != 0 || DecayMargin(&plain[0]) != 0 {
+		t.Fatalf("Coins: %+v", plain[0])
+	}
+	if dec[0].Value != eff || dec[0].Nominal != 50*amount.Coin || dec[0].DecayRate != regtestRate || DecayMargin(&dec[0]) == 0 {
+		t.Fatalf("DecayingCoins: %+v", dec[0])
+	}
+}

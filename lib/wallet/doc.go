@@ -59,7 +59,9 @@
 // the effective value minus the consensus value at age + 6 at that rate: exact, rounding
 // included, while the rate stays as it is. Unconfirmed outputs (age 0, not decayed yet)
 // take the cluster's rate from getclusterinfo ([ClusterNode], [AddDecayRates]) or the rate
-// of the same address's confirmed outputs. Outputs that do not decay cost no margin. The
+// of the same address's confirmed outputs. Outputs that do not decay cost no margin, and
+// neither do coins without decay information ([Coins], for a caller such as the faucet's
+// engine that values its coins for later blocks itself; [DecayingCoins] carries it). The
 // margin goes to the miner as fee (Plan.DecayMargin says how much). [GetBalance] adds the
 // nominal values and the clusters' rates ([Clusters]) to the balance.
 //

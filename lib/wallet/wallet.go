@@ -70,8 +70,18 @@ func ListUTXOs(ctx context.Context, node Node, addrs []string, includeMempool bo
 }
 
 // Coins turns the spendable outputs of a listing into coins, largest value first (then
-// more confirmations first, then by outpoint, so the order is deterministic).
-func Coins(us []UTXO) ([]Coin, error) {
+// more confirmations first, then by outpoint, so the order is deterministic). Each coin is
+// worth its effective value at the next block and carries no decay information (Nominal
+// and DecayRate 0), so Select adds no decay margin for it: for a caller that values its
+// coins for later blocks itself. DecayingCoins is the same with the decay information.
+func Coins(us []UTXO) ([]Coin, error) { return coins(us, false) }
+
+// DecayingCoins is Coins with each coin's nominal value and UTXO.DecayRate (see
+// AddDecayRates) set, so that Select adds each coin's DecayMargin to the fee. Spend and
+// SpendAgent use it.
+func DecayingCoins(us []UTXO) ([]Coin, error) { return coins(us, true) }
+
+func coins(us []UTXO, decay bool) ([]Coin, error) {
 	coins := make([]Coin, 0, len(us))
 	for i := range us {
 		u := &us[i]
@@ -86,8 +96,12 @@ func Coins(us []UTXO) ([]Coin, error) {
 		if err != nil {
 			return nil, fmt.Errorf("node listed a bad pubkey hash: %w", err)
 		}
-		coins = append(coins, Coin{Outpoint: types.Outpoint{TxID: id, Index: u.Index}, Value: CoinValue(&u.UTXO),
-			PKH: pkh, Confirmations: u.Confirmations, Nominal: u.Value, DecayRate: u.DecayRate})
+		c := Coin{Outpoint: types.Outpoint{TxID: id, Index: u.Index}, Value: CoinValue(&u.UTXO), PKH: pkh,
+			Confirmations: u.Confirmations}
+		if decay {
+			c.Nominal, c.DecayRate = u.Value, u.DecayRate
+		}
+		coins = append(coins, c)
 	}
 	SortLargestFirst(coins)
 	return coins, nil
@@ -226,7 +240,7 @@ func Spend(ctx context.Context, node Node, net *params.Network, keys []Key, req 
 		return nil, err
 	}
 	AddDecayRates(ctx, node, us)
-	coins, err := Coins(us)
+	coins, err := DecayingCoins(us)
 	if err != nil {
 		return nil, err
 	}
