@@ -78,7 +78,14 @@ type fixture struct {
 
 func newFixture(tb testing.TB, opts Options) *fixture {
 	tb.Helper()
-	c, err := chainstate.Open(tb.TempDir(), testNet, chainstate.Options{Now: farFuture, Values: consensus.NominalValue{}})
+	return newFixtureValued(tb, opts, consensus.NominalValue{})
+}
+
+// newFixtureValued is newFixture with a value model for the chain (nil: DESIGN 8's decay, in
+// which the test wallet, holding the whole supply, decays at the highest rate).
+func newFixtureValued(tb testing.TB, opts Options, values consensus.ValueModel) *fixture {
+	tb.Helper()
+	c, err := chainstate.Open(tb.TempDir(), testNet, chainstate.Options{Now: farFuture, Values: values})
 	if err != nil {
 		tb.Fatal(err)
 	}
