@@ -112,7 +112,7 @@ func (c *Chain) newBlockNode(b *types.Block, hash types.Hash) (*Node, error) {
 // the clock.
 func (c *Chain) checkHeaderContext(h *types.BlockHeader, parent *Node) error {
 	hc := consensus.HeaderContext{Height: parent.Height + 1, ExpectedTarget: c.nextTarget(parent),
-		MedianTimePast: medianTimePast(parent), Now: uint64(c.opts.Now().Unix())}
+		MedianTimePast: medianTimePast(parent), Now: uint64(c.opts.Now().Unix()), MaxFutureDrift: c.net.MaxFutureDrift}
 	return consensus.CheckHeaderContext(h, hc)
 }
 

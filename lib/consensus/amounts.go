@@ -19,7 +19,7 @@ const (
 	MaxTxInputs    = 1_000
 	MaxTxOutputs   = 1_000
 	MaxBlockSize   = 1_048_576
-	MaxFutureDrift = 15 * 60 // seconds
+	MaxFutureDrift = 15 * 60 // seconds, on mainnet and testnet (params.Network.MaxFutureDrift)
 	MedianTimeSpan = 11
 	// LockTimeThreshold separates lock times that are heights from unix times.
 	LockTimeThreshold = 500_000_000

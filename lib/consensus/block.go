@@ -85,6 +85,9 @@ type HeaderContext struct {
 	ExpectedTarget uint32
 	MedianTimePast uint64
 	Now            uint64
+	// MaxFutureDrift is the network's limit on a timestamp ahead of Now, in seconds (0:
+	// MaxFutureDrift, 15 minutes).
+	MaxFutureDrift uint64
 }
 
 // CheckHeaderContext checks the target and timestamp of a header in its place.
@@ -96,8 +99,12 @@ func CheckHeaderContext(h *types.BlockHeader, c HeaderContext) error {
 	if h.Timestamp <= c.MedianTimePast {
 		return ruleError(ErrTimeTooOld, "block timestamp %d is not after the median time past %d", h.Timestamp, c.MedianTimePast)
 	}
-	if h.Timestamp > c.Now+MaxFutureDrift {
-		return ruleError(ErrTimeTooNew, "block timestamp %d is more than %d s ahead of the clock (%d)", h.Timestamp, MaxFutureDrift, c.Now)
+	drift := c.MaxFutureDrift
+	if drift == 0 {
+		drift = MaxFutureDrift
+	}
+	if h.Timestamp > c.Now+drift {
+		return ruleError(ErrTimeTooNew, "block timestamp %d is more than %d s ahead of the clock (%d)", h.Timestamp, drift, c.Now)
 	}
 	return nil
 }

@@ -222,6 +222,17 @@ func TestCheckHeaderContext(t *testing.T) {
 	if consensus.MaxFutureDrift != 900 {
 		t.Fatalf("MaxFutureDrift %d", consensus.MaxFutureDrift)
 	}
+	// Each network sets its own limit: regtest's is Bitcoin's two hours (DESIGN 6).
+	for _, n := range []*params.Network{params.Mainnet, params.Testnet, params.Regtest} {
+		c := ctx
+		c.MaxFutureDrift = n.MaxFutureDrift
+		want := uint64(900)
+		if n == params.Regtest {
+			want = 7200
+		}
+		noErr(t, consensus.CheckHeaderContext(at(now+want), c))
+		wantKind(t, consensus.CheckHeaderContext(at(now+want+1), c), consensus.ErrTimeTooNew)
+	}
 
 	wrong := h
 	wrong.DifficultyTarget = 0x1e0ffffe

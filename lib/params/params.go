@@ -27,6 +27,10 @@ type Network struct {
 	Retarget bool
 	// AllowGenerate enables the generatetoaddress RPC (regtest only).
 	AllowGenerate bool
+	// MaxFutureDrift is how many seconds a block's timestamp may be ahead of the node's
+	// clock: 15 minutes, and 2 hours on regtest (as Bitcoin's), so that a burst of tens of
+	// thousands of generatetoaddress blocks, each a second past the median, is accepted.
+	MaxFutureDrift uint64
 
 	genesis     genesisSpec
 	GenesisHash types.Hash
@@ -80,21 +84,23 @@ var (
 	Mainnet = &Network{
 		Name: "mainnet", Magic: [4]byte{'C', 'O', 'I', 'N'}, P2PPort: 18333, RPCPort: 18332,
 		HRP: "coin", CoinType: 7777, PowLimitBits: 0x1e0fffff, PowLimit: limit(0x1e0fffff), Retarget: true,
-		genesis:     genesisSpec{timestamp: 1767225600, nonce: mainnetGenesisNonce, message: "COIN mainnet genesis 2026-01-01: concentration decays"},
-		GenesisHash: mustHash(mainnetGenesisHash),
+		MaxFutureDrift: 15 * 60,
+		genesis:        genesisSpec{timestamp: 1767225600, nonce: mainnetGenesisNonce, message: "COIN mainnet genesis 2026-01-01: concentration decays"},
+		GenesisHash:    mustHash(mainnetGenesisHash),
 	}
 	Testnet = &Network{
 		Name: "testnet", Magic: [4]byte{'T', 'C', 'O', 'N'}, P2PPort: 28333, RPCPort: 28332,
 		HRP: "tcoin", CoinType: 1, PowLimitBits: 0x1e0fffff, PowLimit: limit(0x1e0fffff), Retarget: true,
-		genesis:     genesisSpec{timestamp: 1767225601, nonce: testnetGenesisNonce, message: "COIN testnet genesis"},
-		GenesisHash: mustHash(testnetGenesisHash),
+		MaxFutureDrift: 15 * 60,
+		genesis:        genesisSpec{timestamp: 1767225601, nonce: testnetGenesisNonce, message: "COIN testnet genesis"},
+		GenesisHash:    mustHash(testnetGenesisHash),
 	}
 	Regtest = &Network{
 		Name: "regtest", Magic: [4]byte{'R', 'C', 'O', 'N'}, P2PPort: 38333, RPCPort: 38332,
 		HRP: "tcoin", CoinType: 1, PowLimitBits: 0x207fffff, PowLimit: limit(0x207fffff), Retarget: false,
-		AllowGenerate: true,
-		genesis:       genesisSpec{timestamp: 1767225602, nonce: regtestGenesisNonce, message: "COIN regtest genesis"},
-		GenesisHash:   mustHash(regtestGenesisHash),
+		AllowGenerate: true, MaxFutureDrift: 2 * 60 * 60,
+		genesis:     genesisSpec{timestamp: 1767225602, nonce: regtestGenesisNonce, message: "COIN regtest genesis"},
+		GenesisHash: mustHash(regtestGenesisHash),
 	}
 )
 
