@@ -30,6 +30,7 @@ type fakeNode struct {
 	down      bool          // answer every call with "connection refused"
 	submitLag time.Duration // how long submitblock takes
 	refuse    error         // the node's answer to getblocktemplate, as rpcapi.Client returns it
+	rejectAll string        // when set, submitblock refuses every block with this message
 
 	templates   []templateReq      // every getblocktemplate answered
 	submissions []submission       // every submitblock received
@@ -117,6 +118,9 @@ func (f *fakeNode) SubmitBlock(ctx context.Context, hexData string) error {
 	reject := func(msg string) error {
 		f.submissions = append(f.submissions, submission{block: b, reason: msg})
 		return jsonrpc.DomainError(msg)
+	}
+	if f.rejectAll != "" {
+		return reject(f.rejectAll)
 	}
 	if b.Header.PrevHash != f.chain[len(f.chain)-1] {
 		return reject("stale block template: parent is not the tip")

@@ -254,6 +254,11 @@ type controller struct {
 	down    bool                // the last call failed for lack of an answer
 	tip     types.Hash          // the tip as last seen: a polled tip, a template's parent, our block
 	backoff time.Duration
+	// rejected holds the blocks the node refused, never submitted again; the refusal's
+	// reason is logged once, and its repetitions counted (logged again at powers of two).
+	rejected     map[types.Hash]struct{}
+	rejectReason string
+	rejectCount  int
 }
 
 func (m *Miner) control(ctx context.Context) error {
@@ -291,11 +296,17 @@ func (m *Miner) control(ctx context.Context) error {
 		case <-retry:
 			retry = nil
 		case s := <-m.h.solutions:
-			done := m.submit(ctx, &c, s)
+			done, refused := m.submit(ctx, &c, s)
 			if done {
 				return nil
 			}
 			need, why = true, "block submitted"
+			if refused {
+				// The next template is likely the same block: wait before asking again,
+				// longer each time, instead of resubmitting in a tight loop.
+				c.backoff = min(max(2*c.backoff, minBackoff), m.cfg.MaxBackoff)
+				retry = time.After(c.backoff)
+			}
 		case <-tip.C:
 			if c.cur == nil || c.cur.dead() {
 				continue // nothing is hashed, or a fresh template is on its way anyway
@@ -499,9 +510,10 @@ func (m *Miner) checkNetwork(ctx context.Context, c *controller) error {
 	return nil
 }
 
-// submit sends a claimed solution, unless its round went stale. It reports whether the
-// Blocks limit is reached.
-func (m *Miner) submit(ctx context.Context, c *controller, s solution) bool {
+// submit sends a claimed solution, unless its round went stale or the node refused the same
+// block before. It reports whether the Blocks limit is reached and whether the node refused
+// the block.
+func (m *Miner) submit(ctx context.Context, c *controller, s solution) (done, refused bool) {
 	j := s.job
 	if c.cur != nil && c.cur.round == j.round {
 		m.h.board.set(nil) // the round is solved: idle until the next template
@@ -512,22 +524,26 @@ func (m *Miner) submit(ctx context.Context, c *controller, s solution) bool {
 	if j.round.stale.Load() {
 		m.update(func(s *Stats) { s.Stale++ })
 		m.log.Info("solution for a replaced tip dropped", "height", j.work.Height, "hash", hash)
-		return false
+		return false, false
 	}
 	if [32]byte(hash) != s.hash || !pow.HashMeetsTarget((*[32]byte)(&hash), &j.target) {
 		m.log.Error("hashing kernel reported a wrong solution; dropped", "nonce", s.nonce, "kernel_hash", fmt.Sprintf("%x", s.hash), "hash", hash)
-		return false
+		return false, false
+	}
+	if _, seen := c.rejected[types.Hash(hash)]; seen {
+		m.log.Debug("solution is a block the node refused before; dropped", "height", j.work.Height, "hash", hash)
+		return false, true
 	}
 	ev := BlockEvent{Hash: hash.String(), Height: j.work.Height, Txs: len(j.work.Transactions)}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	err := m.cfg.Node.SubmitBlock(cctx, j.work.BlockHex(h))
 	cancel()
 	err = m.reachable(c, err, "")
-	var done bool
 	switch e := rpcError(err); {
 	case err == nil:
 		ev.Accepted = true
 		c.tip = types.Hash(hash)
+		c.backoff, c.rejectReason, c.rejectCount = 0, "", 0
 		m.update(func(s *Stats) {
 			s.Accepted++
 			s.Height = j.work.Height
@@ -536,17 +552,41 @@ func (m *Miner) submit(ctx context.Context, c *controller, s solution) bool {
 		m.log.Info("block accepted", "height", ev.Height, "hash", ev.Hash, "txs", ev.Txs, "fees", j.work.Fees)
 	case e != nil:
 		ev.Reason = e.Message
+		refused = true
 		m.update(func(s *Stats) { s.Rejected++ })
-		m.log.Warn("block rejected", "height", ev.Height, "hash", ev.Hash, "reason", e.Message)
+		if c.rejected == nil || len(c.rejected) >= maxRejected {
+			c.rejected = make(map[types.Hash]struct{})
+		}
+		c.rejected[types.Hash(hash)] = struct{}{}
+		m.noteRejection(c, ev, e.Message)
 	case ctx.Err() != nil:
-		return false
+		return false, false
 	default:
 		m.update(func(s *Stats) { s.SubmitErrors++ })
 		m.log.Warn("block not submitted", "height", ev.Height, "hash", ev.Hash, "err", err)
-		return false
+		return false, false
 	}
 	if m.cfg.OnBlock != nil {
 		m.cfg.OnBlock(ev)
 	}
-	return done
+	return done, refused
+}
+
+// maxRejected bounds the remembered refused blocks.
+const maxRejected = 1024
+
+// noteRejection logs a refusal once per reason: a new reason at warning level, its
+// repetitions counted and logged again at 2, 4, 8, ... times, the rest at debug level.
+func (m *Miner) noteRejection(c *controller, ev BlockEvent, why string) {
+	if why != c.rejectReason {
+		c.rejectReason, c.rejectCount = why, 1
+		m.log.Warn("block rejected", "height", ev.Height, "hash", ev.Hash, "reason", why)
+		return
+	}
+	c.rejectCount++
+	if c.rejectCount&(c.rejectCount-1) == 0 {
+		m.log.Warn("blocks rejected again for the same reason", "times", c.rejectCount, "reason", why, "next_try_in", min(max(2*c.backoff, minBackoff), m.cfg.MaxBackoff))
+		return
+	}
+	m.log.Debug("block rejected", "height", ev.Height, "hash", ev.Hash, "times", c.rejectCount)
 }

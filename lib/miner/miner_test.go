@@ -1,11 +1,13 @@
 package miner
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -180,7 +182,7 @@ func TestStaleSolutionDropped(t *testing.T) {
 	r.solved.Store(true)
 	r.stale.Store(true)
 	var c controller
-	if m.submit(context.Background(), &c, sol) {
+	if done, _ := m.submit(context.Background(), &c, sol); done {
 		t.Fatal("submit reported the limit")
 	}
 	if _, subs, _ := node.snapshot(); len(subs) != 0 {
@@ -428,3 +430,57 @@ func TestBlockHexIsBlockBytes(t *testing.T) {
 }
 
 func hexString(b []byte) string { return hex.EncodeToString(b) }
+
+// TestRejectedBlocksBackOff: a node that refuses every block (as a regtest node did when
+// templates ran past its future-drift limit) gets no tight loop of resubmissions: the miner
+// waits longer after each refusal, never submits a refused block again, and logs the reason
+// once, then only at 2, 4, 8, ... repetitions.
+func TestRejectedBlocksBackOff(t *testing.T) {
+	node := newFakeNode("regtest", easyBits)
+	node.mu.Lock()
+	node.rejectAll = "block timestamp is more than 900 s ahead of the clock"
+	node.mu.Unlock()
+	var logs syncBuffer
+	_, stop := start(t, Config{Node: node, Address: testAddress(t, 9), Threads: 2, MaxBackoff: 400 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	time.Sleep(2 * time.Second)
+	stop()
+	_, subs, _ := node.snapshot()
+	// Without backing off the miner resubmits thousands of times a second (every template
+	// is solved at once on regtest); with it, at most one try per 250–400 ms.
+	if len(subs) < 2 || len(subs) > 12 {
+		t.Fatalf("%d submissions in 2 s", len(subs))
+	}
+	seen := map[types.Hash]bool{}
+	for _, s := range subs {
+		if seen[s.block.Hash()] {
+			t.Fatalf("block %s submitted again after its refusal", s.block.Hash())
+		}
+		seen[s.block.Hash()] = true
+	}
+	warns := strings.Count(logs.String(), "level=WARN")
+	if first := strings.Count(logs.String(), "msg=\"block rejected\""); first != 1 {
+		t.Fatalf("the refusal's reason logged %d times, want once:\n%s", first, logs.String())
+	}
+	if warns > 1+4 { // the first, then at 2, 4, 8 (and 16 at most in 2 s)
+		t.Fatalf("%d warnings for %d refusals:\n%s", warns, len(subs), logs.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
