@@ -74,6 +74,7 @@ type fixture struct {
 	coins []coin                // mature coinbase outputs not handed out yet
 	fees  map[types.Hash]uint64 // fee of every transaction the fixture built
 	mined int                   // blocks mined by the fixture, for their names
+	spare []coin                // coins a test keeps for a second spend
 }
 
 func newFixture(tb testing.TB, opts Options) *fixture {

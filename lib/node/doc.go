@@ -3,10 +3,12 @@
 //
 // # Overview
 //
-// New opens <data-dir>/db, builds the mempool and, when Config.P2P is set, the P2P layer
-// (lib/p2p) on them (network.go); Run starts the RPC server (only when an RPC bind address is
+// New opens <data-dir>/db, builds the mempool (restoring <data-dir>/mempool.dat, each
+// transaction accepted again against the chain: mempool.go) and, when Config.P2P is set, the
+// P2P layer (lib/p2p) on them (network.go); Run starts the RPC server (only when an RPC bind address is
 // set), the P2P layer and the disk monitor, and blocks until its context ends, the stop RPC is
-// called or the disk runs low; then it shuts everything down in order and closes the
+// called or the disk runs low; then it shuts everything down in order, writes mempool.dat (also written
+// every MempoolSaveInterval, so a crash loses at most that much of the pool) and closes the
 // database. All block processing goes through one lock, so the mempool always matches the
 // chain tip. The node passes its chain state, mempool and itself to lib/p2p and lib/rpcserver
 // as the small interfaces each declares, checked at compile time, and converts the P2P

@@ -38,6 +38,9 @@ type Config struct {
 	MinFreeDiskPercent float64
 	DiskCheckInterval  time.Duration
 	MempoolMaxBytes    int
+	// MempoolSaveInterval is how often the mempool is written to <data-dir>/mempool.dat
+	// while the node runs (default 5 minutes; negative: only at a clean stop).
+	MempoolSaveInterval time.Duration
 	// Values, when set, replaces DESIGN 8's decay as the value model of spent outputs: for
 	// tests of other concerns that build transactions at nominal value. coin-node never sets
 	// it.
@@ -75,6 +78,9 @@ func New(cfg Config) (*Node, error) {
 	if cfg.DiskCheckInterval == 0 {
 		cfg.DiskCheckInterval = 10 * time.Second
 	}
+	if cfg.MempoolSaveInterval == 0 {
+		cfg.MempoolSaveInterval = DefaultMempoolSaveInterval
+	}
 	sigs := consensus.NewSigCache(0)
 	chain, err := chainstate.Open(filepath.Join(cfg.DataDir, "db"), cfg.Network, chainstate.Options{SigCache: sigs, Values: cfg.Values})
 	if err != nil {
@@ -83,6 +89,7 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, log: cfg.Logger, chain: chain, net: noNetwork{}, stopCh: make(chan struct{})}
 	n.pool = mempool.New(chain, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes, SigCache: sigs,
 		Log: cfg.Logger.With(logging.SubsystemKey, "mempool")})
+	n.loadMempool()
 	if cfg.P2P != nil {
 		srv, err := n.newNetwork(*cfg.P2P)
 		if err != nil {
@@ -200,6 +207,8 @@ func (n *Node) Run(ctx context.Context) (err error) {
 
 	diskErr := make(chan error, 1)
 	go n.monitorDisk(ctx, diskErr)
+	saverDone := make(chan struct{})
+	go n.saveMempoolEvery(ctx, saverDone)
 
 	select {
 	case <-ctx.Done():
@@ -216,8 +225,10 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		scancel()
 	}
 	n.net.Stop()
-	// Wait for any block being processed.
+	<-saverDone
+	// Wait for any block being processed, then keep the mempool for the next start.
 	n.procMu.Lock()
+	n.saveMempool()
 	n.procMu.Unlock()
 	return err
 }
