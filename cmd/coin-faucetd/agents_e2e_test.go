@@ -13,7 +13,7 @@ import (
 	"github.com/cointoolkit/coin/lib/wallet"
 )
 
-// scaled is DESIGN 9's score change, written out here independently of lib/consensus: a gain
+// scaled is protocol §9's score change, written out here independently of lib/consensus: a gain
 // d moves s by d × (1000 − s) / 500, a loss by |d| × s / 500 (integer division), clamped.
 func scaled(s, d int) int {
 	if d > 0 {
@@ -27,7 +27,7 @@ func scaled(s, d int) int {
 // TestAgentsEndToEnd runs the agent API on real processes (regtest node, coin-faucetd):
 // two agents funded by the faucet register, contract, fulfil and review one another back to
 // back without waiting for blocks; a second contract is refunded after it expires. Scores
-// follow DESIGN 9's arithmetic.
+// follow protocol §9's arithmetic.
 func TestAgentsEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
