@@ -47,7 +47,7 @@ func TestEndToEnd(t *testing.T) {
 	env = append(env, "COIN_FAUCET_URL="+f.url)
 
 	// The faucet's cluster holds all the supply but the burned coinbases, so its coins decay
-	// (DESIGN 8): faucet_balance is what it can pay, its outputs' effective value at the
+	// (protocol §8): faucet_balance is what it can pay, its outputs' effective value at the
 	// next block, and /api/wallet/balance shows the nominal 11,000 COIN beside it.
 	code, st, _ := httpJSON("GET", f.url+"/api/status", "")
 	canPay := amount.Format(spendableEffective(t, n, faucetAddr))
