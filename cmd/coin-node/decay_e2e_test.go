@@ -14,7 +14,7 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// TestE2EDecay: concentration decay (DESIGN 8) on a regtest coin-node, over JSON-RPC. One
+// TestE2EDecay: concentration decay (protocol §8) on a regtest coin-node, over JSON-RPC. One
 // wallet mines every block, so its cluster holds the whole supply and its coinbases decay:
 // getutxosbyaddress shows it, a spend of the nominal value is refused, one of the effective
 // value accepted; the decay pool grows by exactly what the mined inputs lost less the
