@@ -240,7 +240,7 @@ func TestNodeAndCLIEndToEnd(t *testing.T) {
 	}
 
 	// Spend the first coinbase with a transaction built and signed here. The miner's cluster
-	// holds the whole supply, so the coinbase has decayed (DESIGN 8): its effective value at
+	// holds the whole supply, so the coinbase has decayed (protocol §8): its effective value at
 	// the next block is what the transaction can spend, and a spend of its nominal value is
 	// refused.
 	prev, err := types.ParseHash(cbid)
