@@ -149,7 +149,7 @@ func spendCoinbase(t *testing.T, w wallet, p *proc, blockHash string, fee uint64
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The miner's cluster holds the whole supply, so its coinbase decays (DESIGN 8): pay
+	// The miner's cluster holds the whole supply, so its coinbase decays (protocol §8): pay
 	// what it is worth at the next block, less the fee and as much again as it decayed, so
 	// that it stays valid if mined some blocks later.
 	eff := effectiveValue(t, p, w.addr, types.Outpoint{TxID: cb.TxID()})
