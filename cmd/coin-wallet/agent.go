@@ -21,7 +21,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// The agent commands: the Proof of Conduct operations (DESIGN 9) of the wallet's first
+// The agent commands: the Proof of Conduct operations (protocol §9) of the wallet's first
 // address. Every transaction is built by lib/wallet (RegisterRequest, ..., SpendAgent); this
 // file reads flags and secrets, asks the node what the builders need (a contract's escrow),
 // and prints results and refusals.
