@@ -100,7 +100,7 @@ func TestAgentNodeError(t *testing.T) {
 	}
 }
 
-// scaled is DESIGN 9's score arithmetic, written out again for the test.
+// scaled is protocol §9's score arithmetic, written out again for the test.
 func scaled(s, d int) int {
 	if d > 0 {
 		s += d * (1000 - s) / 500
@@ -110,7 +110,7 @@ func scaled(s, d int) int {
 	return min(max(s, 0), 1000)
 }
 
-// reviewDelta is the score change of a review (DESIGN 9).
+// reviewDelta is the score change of a review (protocol §9).
 func reviewDelta(score int) int { return (2*score - 11) * 10 }
 
 // agentE2E drives the coin-wallet executable against a real regtest node.
@@ -210,7 +210,7 @@ func (h *agentE2E) height() uint64 {
 // The flow through the real executable and a real regtest node: two agents
 // register (A from an encrypted wallet, B from a mnemonic on standard input), A opens a
 // contract with B, A's fulfilment is refused and B's goes through, both review, and the
-// profiles, the directory and the contract show DESIGN 9's arithmetic; then a second
+// profiles, the directory and the contract show protocol §9's arithmetic; then a second
 // contract expires and A takes its escrow back.
 func TestAgentEndToEnd(t *testing.T) {
 	if testing.Short() {
@@ -373,7 +373,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		t.Fatalf("reviewed contract: %+v", k)
 	}
 
-	// The profiles hold DESIGN 9's arithmetic: 500, fulfilment, review.
+	// The profiles hold protocol §9's arithmetic: 500, fulfilment, review.
 	var pa, pb rpcapi.AgentProfile
 	h.ok(&pa, "", "agent", "profile")
 	h.ok(&pb, "", "agent", "profile", b)
