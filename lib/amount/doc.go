@@ -4,7 +4,7 @@
 // # Overview
 //
 // Coin (subunits per COIN) and MaxMoney (the 21,000,000 COIN supply cap) are defined here
-// and only here (DESIGN 2): lib/consensus bounds amounts and sums with them, and the wallet,
+// and only here (protocol §2): lib/consensus bounds amounts and sums with them, and the wallet,
 // the faucet and the commands read them, without importing the consensus rules for a unit.
 //
 // Format gives "12.34500000" (always 8 fractional digits). Parse reads a decimal number's
