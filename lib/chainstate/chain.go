@@ -75,7 +75,7 @@ type Options struct {
 	Sync bool
 	// CacheMiB is the leveldb block cache size (default 32).
 	CacheMiB int
-	// Values, when set, replaces DESIGN 8's decay as the effective-value model (tools and
+	// Values, when set, replaces protocol §8's decay as the effective-value model (tools and
 	// tests that want another model); nil is the consensus rule.
 	Values consensus.ValueModel
 	// SigCache, when set, skips the signature checks of transactions verified before.
