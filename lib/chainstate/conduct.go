@@ -14,7 +14,7 @@ import (
 	"lukechampine.com/blake3"
 )
 
-// Proof of Conduct's state (DESIGN 9.1): five journaled tables. Connecting a block stages
+// Proof of Conduct's state (protocol §9.1): five journaled tables. Connecting a block stages
 // the records its agent transactions changed (consensus.BlockEffect.Conduct); the journal
 // gives undo data, crash safety and reorgs, as for every other table.
 const (
