@@ -24,13 +24,13 @@ import (
 
 // A model-based test of Proof of Conduct: random sequences of agent operations, valid and
 // invalid, with reorgs, run against the real chain and against condModel below, a small
-// in-memory model written from DESIGN 9, 9.1 and 9.2 alone (it does not call CheckConduct,
+// in-memory model written from protocol §9, 9.1 and 9.2 alone (it does not call CheckConduct,
 // the score arithmetic or any other conduct code of lib/consensus). After every block the
 // records, counts, contract states, the stats and the conduct hash must agree.
 //
 // COIN_MODEL_SEED picks another seed, COIN_MODEL_BLOCKS another length.
 //
-// Same-owner damping (DESIGN 9.2, clusters) is left out of the model: the test never spends
+// Same-owner damping (protocol §9.2, clusters) is left out of the model: the test never spends
 // two wallets' outputs together, so every address stays its own cluster.
 
 // ---- The model ----------------------------------------------------------------------------
@@ -67,7 +67,7 @@ type mCoin struct {
 
 type pair [2]types.Hash
 
-// condModel is Proof of Conduct as DESIGN 9 states it: plain maps and plain arithmetic.
+// condModel is Proof of Conduct as protocol §9 states it: plain maps and plain arithmetic.
 type condModel struct {
 	agents    map[types.Hash]mAgent
 	contracts map[types.Hash]mContract
@@ -96,7 +96,7 @@ func (m *condModel) clone() *condModel {
 		fulfilled: cloneMap(m.fulfilled), reviews: cloneMap(m.reviews), coins: cloneMap(m.coins)}
 }
 
-// mChange is DESIGN 9's score change: for d > 0, s + d×(1000−s)/500; for d < 0,
+// mChange is protocol §9's score change: for d > 0, s + d×(1000−s)/500; for d < 0,
 // s − |d|×s/500; integer division, clamped to 0…1000.
 func mChange(s uint32, d int64) uint32 {
 	v := int64(s)
@@ -115,7 +115,7 @@ func mChange(s uint32, d int64) uint32 {
 	return uint32(v)
 }
 
-// mDamp is DESIGN 9.2: the k-th repetition counts d / 2^(k−1) (integer division).
+// mDamp is protocol §9.2: the k-th repetition counts d / 2^(k−1) (integer division).
 func mDamp(d int64, k uint64) int64 {
 	div := int64(1)
 	for i := uint64(1); i < k; i++ {
@@ -144,7 +144,7 @@ func (m *condModel) apply(tx *types.Transaction, h, ts uint64) consensus.ErrorKi
 	key := func(i int) types.Hash { return types.Blake3(tx.Inputs[i].PublicKey[:]) }
 	var actor types.Hash
 	var refID types.Hash // the contract a fulfil or refund names
-	// Context-free shape of the agent kinds (DESIGN 9 table, 9.1: every input is the actor's).
+	// Context-free shape of the agent kinds (protocol §9 table, 9.1: every input is the actor's).
 	if isAgentKind(tx.Kind) {
 		actor = key(0)
 		for i := range tx.Inputs {
@@ -183,7 +183,7 @@ func (m *condModel) apply(tx *types.Transaction, h, ts uint64) consensus.ErrorKi
 			}
 		}
 	}
-	// Inputs (DESIGN 5 and 9.1's locked outputs).
+	// Inputs (protocol §5 and 9.1's locked outputs).
 	for i := range tx.Inputs {
 		op := tx.Inputs[i].Outpoint()
 		c, ok := m.coins[op]
@@ -206,7 +206,7 @@ func (m *condModel) apply(tx *types.Transaction, h, ts uint64) consensus.ErrorKi
 			}
 		}
 	}
-	// Against the conduct state (DESIGN 9 table).
+	// Against the conduct state (protocol §9 table).
 	switch tx.Kind {
 	case types.KindAgentRegister:
 		if _, ok := m.agents[actor]; ok {
@@ -350,7 +350,7 @@ func (m *condModel) openContracts() uint64 {
 }
 
 // hash is ConductInfo's hash of the model's state. This is the one place the test follows
-// the implementation rather than DESIGN 9: the serialisation below mirrors the table keys
+// the implementation rather than protocol §9: the serialisation below mirrors the table keys
 // and value encodings of lib/chainstate/conduct.go (agents 'g', contracts 'k', vouches 'v',
 // fulfilled pairs 'f', review counts 'w', each in key order; BLAKE3 over key ‖ value).
 func (m *condModel) hash() types.Hash {
@@ -614,7 +614,7 @@ func (r *modelRun) op(m *condModel, h uint64) (*types.Transaction, string) {
 			return nil, ""
 		}
 		// Half the time with a fixed partner, so that the same two agents repeat and the
-		// damping of DESIGN 9.2 reaches its third and fourth steps.
+		// damping of protocol §9.2 reaches its third and fourth steps.
 		fav := r.agents[(slices.Index(r.agents, a)+1)%len(r.agents)]
 		if _, ok := m.agents[fav.PKH]; ok && r.rng.Intn(2) == 0 {
 			b = fav
@@ -775,7 +775,7 @@ func (r *modelRun) op(m *condModel, h uint64) (*types.Transaction, string) {
 	}
 }
 
-// damped counts the accepted operations that reach the third step of DESIGN 9.2's damping
+// damped counts the accepted operations that reach the third step of protocol §9.2's damping
 // (where integer division rounds): fulfilments, and reviews both ways.
 func (r *modelRun) damped(before, after *condModel, tx *types.Transaction) {
 	switch tx.Kind {
@@ -942,7 +942,7 @@ func (r *modelRun) compare(m *condModel, where string) {
 		fail("stats: %d agents, %d open contracts; the model %d, %d", s.Agents, s.OpenContracts, len(m.agents), m.openContracts())
 	}
 	// The directory index (not part of the hash) lists the agents by score, highest first,
-	// then by address (DESIGN 9.4), each with its current record.
+	// then by address (protocol §9.4), each with its current record.
 	var want []types.Hash
 	for a := range m.agents {
 		want = append(want, a)
@@ -1059,7 +1059,7 @@ func TestConductModel(t *testing.T) {
 	})
 	dir := t.TempDir()
 	// Inputs are valued at their nominal value: this test is about conduct, and the model
-	// does not follow concentration decay (DESIGN 8), only the agent rules.
+	// does not follow concentration decay (protocol §8), only the agent rules.
 	opts := Options{Now: func() time.Time { return time.Unix(1<<40, 0) }, Values: consensus.NominalValue{}}
 	c, err := Open(dir, params.Regtest, opts)
 	if err != nil {
