@@ -10,7 +10,7 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// TestSameOwnerEarnsNothing is DESIGN 9.2's same-owner rule through real blocks: Bob's wallet
+// TestSameOwnerEarnsNothing is protocol §9.2's same-owner rule through real blocks: Bob's wallet
 // has spent together with Alice's, so the clusters merged, and a contract and a review
 // between them change no score (counts still count); the same contract with Carol, another
 // owner, pays both bonuses.
