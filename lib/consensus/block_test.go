@@ -222,7 +222,7 @@ func TestCheckHeaderContext(t *testing.T) {
 	if consensus.MaxFutureDrift != 900 {
 		t.Fatalf("MaxFutureDrift %d", consensus.MaxFutureDrift)
 	}
-	// Each network sets its own limit: regtest's is Bitcoin's two hours (DESIGN 6).
+	// Each network sets its own limit: regtest's is Bitcoin's two hours (protocol §6).
 	for _, n := range []*params.Network{params.Mainnet, params.Testnet, params.Regtest} {
 		c := ctx
 		c.MaxFutureDrift = n.MaxFutureDrift
