@@ -12,7 +12,7 @@ type ClusterState struct {
 	Balance uint64
 }
 
-// Survivor is the index of the cluster whose id survives when clusters merge (DESIGN 8):
+// Survivor is the index of the cluster whose id survives when clusters merge (protocol §8):
 // union by balance, the largest balance wins; on a tie the smaller id. cs is not empty.
 func Survivor(cs []ClusterState) int {
 	best := 0
@@ -25,7 +25,7 @@ func Survivor(cs []ClusterState) int {
 	return best
 }
 
-// DecayedValue is the effective value of the output e spent in a block at height (DESIGN 8):
+// DecayedValue is the effective value of the output e spent in a block at height (protocol §8):
 // locked outputs (stake, escrow) and outputs spent in the block that made them keep their
 // value; any other decays at the rate of its cluster's concentration (clusterBalance of
 // supply, both as of the parent block) and its owner's tier, for every block of its age.
