@@ -5,7 +5,7 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// The Proof of Conduct constants (DESIGN 9; spec: stake, initial score, range, voucher score).
+// The Proof of Conduct constants (protocol §9; spec: stake, initial score, range, voucher score).
 const (
 	AgentStake      = 50 * amount.Coin
 	InitialScore    = 500
@@ -21,7 +21,7 @@ const (
 	RefundPenalty   = 50 // what an expired contract costs its counterparty
 	MinReviewScore  = 1
 	MaxReviewScore  = 10
-	// maxDampingShift bounds the 2^(k−1) of DESIGN 9.2: past it every bonus is zero anyway.
+	// maxDampingShift bounds the 2^(k−1) of protocol §9.2: past it every bonus is zero anyway.
 	maxDampingShift = 62
 )
 
@@ -45,7 +45,7 @@ func PairOf(a, b types.Hash) HashPair {
 }
 
 // Actor is the acting agent of an agent transaction: the address of input 0's public key
-// (DESIGN 9.1). For every input but a refund's escrow that is the owner of input 0.
+// (protocol §9.1). For every input but a refund's escrow that is the owner of input 0.
 func Actor(tx *types.Transaction) types.Hash {
 	return types.Blake3(tx.Inputs[0].PublicKey[:])
 }
@@ -55,7 +55,7 @@ func IsAgentKind(k types.TxKind) bool {
 	return k >= types.KindAgentRegister && k <= types.KindReview
 }
 
-// LockedOutput reports whether output j of tx is locked (DESIGN 9.1): the stake of an
+// LockedOutput reports whether output j of tx is locked (protocol §9.1): the stake of an
 // AgentRegister and the escrow of a ContractCreate, both output 0.
 func LockedOutput(tx *types.Transaction, j int) bool {
 	return j == 0 && (tx.Kind == types.KindAgentRegister || tx.Kind == types.KindContractCreate)
@@ -128,7 +128,7 @@ func CheckAgentKind(tx *types.Transaction) error {
 	return nil
 }
 
-// ScoreChange applies a score change d to s (DESIGN 9): a gain is scaled by the distance to
+// ScoreChange applies a score change d to s (protocol §9): a gain is scaled by the distance to
 // 1000 and a loss by the distance to 0, so scores approach the bounds slowly; the result is
 // clamped to 0…1000.
 func ScoreChange(s uint32, d int64) uint32 {
@@ -154,7 +154,7 @@ func ScoreChange(s uint32, d int64) uint32 {
 }
 
 // Damped is d divided by 2^(k−1) (integer division towards zero): the k-th repetition
-// between the same two agents counts less (DESIGN 9.2). k is at least 1.
+// between the same two agents counts less (protocol §9.2). k is at least 1.
 func Damped(d int64, k uint64) int64 {
 	if k <= 1 {
 		return d
@@ -170,7 +170,7 @@ func Damped(d int64, k uint64) int64 {
 func ReviewDelta(score uint8) int64 { return (2*int64(score) - 11) * 10 }
 
 // ConductContext is what CheckConduct needs besides the state: the block's height and time,
-// and whether two addresses have one owner (one cluster as of the parent block, DESIGN 9.2).
+// and whether two addresses have one owner (one cluster as of the parent block, protocol §9.2).
 type ConductContext struct {
 	Height    uint64
 	Time      uint64 // the block's timestamp (registered_at); 0 in the mempool's pending view
@@ -323,7 +323,7 @@ func (t *conductTx) otherAgent(pkh types.Hash, what string) (*AgentRecord, error
 	return a, nil
 }
 
-// CheckConduct applies the rules of DESIGN 9 that need the conduct state to an agent
+// CheckConduct applies the rules of protocol §9 that need the conduct state to an agent
 // transaction that passed CheckTransactionSanity, and returns the records it changes. It
 // changes nothing itself: the caller layers the result over its view once every other check
 // of the transaction passed. txid is the transaction's id (a ContractCreate's contract id).
@@ -515,7 +515,7 @@ func CheckConduct(tx *types.Transaction, txid types.Hash, ctx ConductContext, vi
 	return t.ch, nil
 }
 
-// LockedSpender is who may sign for the locked output e spent by input i of tx (DESIGN 9.1),
+// LockedSpender is who may sign for the locked output e spent by input i of tx (protocol §9.1),
 // or ErrSpendLocked: the stake never, the escrow only as input 0 of its own contract's
 // ContractFulfil (the counterparty, whom it pays) or ContractRefund (the initiator).
 func LockedSpender(tx *types.Transaction, i int, e *UtxoEntry, view ConductView) (types.Hash, error) {
