@@ -265,7 +265,7 @@ func TestCheckAgentKind(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Score arithmetic (DESIGN 9, 9.2), every expected value worked out by hand from the formulas.
+// Score arithmetic (protocol §9, 9.2), every expected value worked out by hand from the formulas.
 // ---------------------------------------------------------------------------------------------
 
 func TestScoreChange(t *testing.T) {
@@ -345,7 +345,7 @@ func TestDamped(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// CheckConduct: the rules of the DESIGN 9 table against a conduct state.
+// CheckConduct: the rules of the protocol §9 table against a conduct state.
 // ---------------------------------------------------------------------------------------------
 
 const (
@@ -571,7 +571,7 @@ func TestCheckConductRules(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// CheckConduct: the effects of the DESIGN 9 table and the damping of DESIGN 9.2, each expected
+// CheckConduct: the effects of the protocol §9 table and the damping of protocol §9.2, each expected
 // record written out by hand.
 // ---------------------------------------------------------------------------------------------
 
@@ -841,7 +841,7 @@ func TestCheckConductDamping(t *testing.T) {
 		if a := ch.Agents[alice.pkh]; a.Score != 500 || a.ReviewsReceived != 1 || a.ReviewScoreSum != 1 {
 			t.Fatalf("hostile review: %+v", *a)
 		}
-		// DESIGN 9.2 spares only the vouch, the fulfilment bonuses and the review: an expired
+		// protocol §9.2 spares only the vouch, the fulfilment bonuses and the review: an expired
 		// contract costs the counterparty its 50 even within one owner.
 		ch, err = checkConduct(t, refundTx(cOpen, alice), conductExpires, view, same)
 		noErr(t, err)
@@ -867,7 +867,7 @@ func newMemConductWith(m *memConduct, f func(m *memConduct)) *memConduct {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Locked outputs: LockedSpender through CheckTransactionInputs (DESIGN 9.1).
+// Locked outputs: LockedSpender through CheckTransactionInputs (protocol §9.1).
 // ---------------------------------------------------------------------------------------------
 
 var (
