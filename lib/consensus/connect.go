@@ -62,7 +62,7 @@ func (v *blockView) Conduct() ConductView {
 	return v.base.Conduct()
 }
 
-// SameOwner reports whether a and b are in one cluster of view (DESIGN 9.2).
+// SameOwner reports whether a and b are in one cluster of view (protocol §9.2).
 func SameOwner(view StateView) func(a, b types.Hash) (bool, error) {
 	return func(a, b types.Hash) (bool, error) {
 		ca, err := view.ClusterOf(a)
