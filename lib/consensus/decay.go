@@ -5,7 +5,7 @@ import (
 	"math/bits"
 )
 
-// Concentration decay (DESIGN 8), as pure integer arithmetic. The chain state decides which
+// Concentration decay (protocol §8), as pure integer arithmetic. The chain state decides which
 // outputs decay (locked outputs never do), finds the cluster balance, the circulating supply
 // and the owner's tier as of the parent block, and calls these functions; they know nothing
 // of the chain. lib/consensus/testdata/decay_vectors.json, written by the independent
@@ -31,8 +31,8 @@ const (
 	multiplierOne = 10_000
 )
 
-// Tier is an agent's Proof of Conduct reputation tier (DESIGN 9); TierNone is an owner that
-// is not an agent. Its only consensus effect here is the decay multiplier (DESIGN 8).
+// Tier is an agent's Proof of Conduct reputation tier (protocol §9); TierNone is an owner that
+// is not an agent. Its only consensus effect here is the decay multiplier (protocol §8).
 type Tier uint8
 
 // The tiers, lowest first.
@@ -45,7 +45,7 @@ const (
 	TierExemplary
 )
 
-// tierTable is DESIGN 9's score ranges and DESIGN 8's decay multipliers, one row per tier: an
+// tierTable is protocol §9's score ranges and protocol §8's decay multipliers, one row per tier: an
 // agent's rate is the non-agent rate × multiplier / 10,000, so a trusted agent decays at 75%
 // of the non-agent rate and an observer at 300%.
 var tierTable = [...]struct {
@@ -70,7 +70,7 @@ func (t Tier) String() string {
 	return fmt.Sprintf("Tier(%d)", uint8(t))
 }
 
-// TierOf is the tier of an agent's conduct score (DESIGN 9): observer 0–349, participant
+// TierOf is the tier of an agent's conduct score (protocol §9): observer 0–349, participant
 // 350–549, contributor 550–699, trusted 700–899, exemplary 900–1000. Scores are clamped to
 // 0…1000, but a score above 1000 is exemplary rather than an error.
 func TierOf(score uint32) Tier {
@@ -82,7 +82,7 @@ func TierOf(score uint32) Tier {
 	return TierObserver
 }
 
-// DecayMultiplier is the tier's factor on the decay rate, out of 10,000 (DESIGN 8): exemplary
+// DecayMultiplier is the tier's factor on the decay rate, out of 10,000 (protocol §8): exemplary
 // 5,000, trusted 7,500, contributor 10,000, participant 15,000, observer 30,000, and 10,000
 // for TierNone (and for any value that is no tier).
 func (t Tier) DecayMultiplier() uint64 {
@@ -92,7 +92,7 @@ func (t Tier) DecayMultiplier() uint64 {
 	return multiplierOne
 }
 
-// Concentration is DESIGN 8's c: clusterBalance × 10^9 / supply in parts per billion, rounded
+// Concentration is protocol §8's c: clusterBalance × 10^9 / supply in parts per billion, rounded
 // down, with both amounts taken before the block. A supply of 0 gives 0 (nothing can decay
 // when nothing circulates), and a balance above the supply (impossible on a chain, where the
 // cluster's outputs are part of the supply) gives 10^9, the whole supply. The product is
@@ -109,7 +109,7 @@ func Concentration(clusterBalance, supply uint64) uint64 {
 	return q
 }
 
-// DecayRate is DESIGN 8's rate per block in parts per 10^12 (DecayRateOne) for an output whose
+// DecayRate is protocol §8's rate per block in parts per 10^12 (DecayRateOne) for an output whose
 // cluster has the given concentration and whose owner has the given tier (TierNone for a
 // non-agent): 0 when c ≤ T; otherwise base = R_MAX × d / (d + S) with d = c − T, rounded
 // down, and then base × multiplier / 10,000, rounded down again (the two divisions are
@@ -129,7 +129,7 @@ func DecayRate(concentrationPPB uint64, tier Tier) uint64 {
 
 // EffectiveValue is what an output of nominal value v is worth after blocks = h − h0 blocks
 // of decay at rate (parts per 10^12) per block: v × (1 − rate/10^12)^blocks, computed exactly
-// as DESIGN 8's fixed-point binary exponentiation at 10^12 precision, every division rounding
+// as protocol §8's fixed-point binary exponentiation at 10^12 precision, every division rounding
 // down:
 //
 //	f = 10^12 − rate; n = blocks; acc = 10^12
