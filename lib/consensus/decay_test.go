@@ -146,7 +146,7 @@ func TestDecayRateScale(t *testing.T) {
 	}
 }
 
-// TestTiers: names, score ranges and decay multipliers (DESIGN 8 and 9).
+// TestTiers: names, score ranges and decay multipliers (protocol §8 and 9).
 func TestTiers(t *testing.T) {
 	want := []struct {
 		tier       consensus.Tier
@@ -222,7 +222,7 @@ func TestConcentration(t *testing.T) {
 	}
 }
 
-// effectiveBig is DESIGN 8's pseudo-code in math/big, a reference for the 128-bit arithmetic.
+// effectiveBig is protocol §8's pseudo-code in math/big, a reference for the 128-bit arithmetic.
 func effectiveBig(v, rate, n uint64) uint64 {
 	one := big.NewInt(consensus.DecayRateOne)
 	f := new(big.Int).Sub(one, new(big.Int).SetUint64(min(rate, consensus.DecayRateOne)))
