@@ -9,29 +9,76 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// Common-input clusters (DESIGN 8) as a union-find forest in three journaled tables, so that
+// Common-input clusters (DESIGN 8) as a union-find forest in journaled tables, so that
 // finding an address's cluster costs O(log n) reads and merging two clusters a handful of
 // writes, however many addresses they hold, and a reorg undoes merges like any other change.
 //
-// Every address has a node, ClusterIDOf(address). A node with a parent record is not a root;
-// a root is the node of a cluster. The cluster's id (its name, what the RPC calls cluster_id)
-// is decided by the merge rule (consensus.Survivor: union by balance), independent of which
-// root the forest keeps: the forest unites by size, so a tree of n nodes is at most log2(n)
-// deep, and the root record says the name. An address that has never merged has no record
-// at all: its node is its root and its own name. The balances stay keyed by name (table 'c').
+// Every address has a node, ClusterIDOf(address). A node's record ('p') says either that it
+// hangs under a parent node or, for a root (the node of a cluster), the cluster's name and
+// size. An address that has never merged has no record at all: its node is its root, its own
+// name, and finding its cluster is one read that finds nothing. The cluster's id (its name,
+// what the RPC calls cluster_id) is decided by the merge rule (consensus.Survivor: union by
+// balance), independent of which root the forest keeps: the forest unites by size, so a tree
+// of n nodes is at most log2(n) deep. The balances stay keyed by name (table 'c').
 const (
-	pfxClusterParent = 'p' // node → parent node (absent: a root)
-	pfxClusterRoot   = 'n' // root node → clusterRoot (absent: a one-address cluster named by its node)
-	pfxClusterName   = 'N' // cluster id → its root node (absent: the id is its own root)
+	pfxClusterNode = 'p' // node → clusterNode (absent: a one-address cluster named by its node)
+	pfxClusterName = 'N' // cluster id → its root node (absent: the id is its own root)
+	// pfxClusterRoot held the root records before they moved into the node records: nothing
+	// writes it, the prefix stays reserved.
+	pfxClusterRoot = 'n'
 )
 
 // maxClusterDepth bounds a find: union by size keeps trees below 64 levels for any number of
 // nodes, so a longer path is a corrupt database.
 const maxClusterDepth = 64
 
+// clusterNode is a node's record: under Parent, or (Root) the root of a cluster of Size
+// addresses named Name.
+type clusterNode struct {
+	Root   bool
+	Parent types.Hash // not a root: the node above
+	Name   types.Hash // a root: the cluster's id
+	Size   uint64     // a root: addresses in the cluster
+}
+
+// Stored forms of a node record: a tag byte, then the parent, or the name and the size.
+const (
+	nodeTagParent = 0
+	nodeTagRoot   = 1
+)
+
+func encodeClusterNode(w *bincode.Writer, n clusterNode) {
+	if !n.Root {
+		w.U8(nodeTagParent)
+		w.Raw(n.Parent[:])
+		return
+	}
+	w.U8(nodeTagRoot)
+	w.Raw(n.Name[:])
+	w.U64(n.Size)
+}
+
+func decodeClusterNode(r *bincode.Reader) clusterNode {
+	var n clusterNode
+	switch tag := r.U8(); tag {
+	case nodeTagParent:
+		r.Raw(n.Parent[:])
+	case nodeTagRoot:
+		n.Root = true
+		r.Raw(n.Name[:])
+		n.Size = r.U64()
+	default:
+		if r.Err() == nil {
+			r.Fail(fmt.Errorf("cluster node record tag %d", tag))
+		}
+	}
+	return n
+}
+
+// clusterRoot is a record of the retired root table.
 type clusterRoot struct {
 	Name types.Hash
-	Size uint64 // addresses in the cluster
+	Size uint64
 }
 
 func encodeHash(w *bincode.Writer, h types.Hash) { w.Raw(h[:]) }
@@ -42,9 +89,13 @@ func decodeHash(r *bincode.Reader) types.Hash {
 }
 
 var (
-	clusterParentTable = &tableOf[types.Hash]{name: "cluster parent", pfx: pfxClusterParent, keyLen: 33,
-		encode: encodeHash, decode: decodeHash}
-	clusterRootTable = &tableOf[clusterRoot]{name: "cluster root", pfx: pfxClusterRoot, keyLen: 33,
+	clusterNodeTable = &tableOf[clusterNode]{name: "cluster node", pfx: pfxClusterNode, keyLen: 33,
+		encode: encodeClusterNode, decode: decodeClusterNode}
+	// clusterParentTable is the node table under the name the registry (tables.go) knows it by.
+	clusterParentTable = clusterNodeTable
+	// clusterRootTable is the retired root table ('n'), registered so that its prefix is not
+	// taken by another table.
+	clusterRootTable = &tableOf[clusterRoot]{name: "cluster root (retired)", pfx: pfxClusterRoot, keyLen: 33,
 		encode: func(w *bincode.Writer, r clusterRoot) {
 			w.Raw(r.Name[:])
 			w.U64(r.Size)
@@ -61,8 +112,19 @@ var (
 
 // stateGet reads a key of a journaled table: through the write cache's slots while a block
 // connects, through the cache and the database under the read lock otherwise, or through a
-// block's own pending changes first.
+// block's own pending changes first. It does not keep the key it is given, so callers may
+// reuse one buffer for their keys (keyBuf).
 type stateGet func(key []byte) (any, error)
+
+// keyBuf is scratch space for the key of a hash in a table: a lookup through a stateGet
+// need not allocate its key.
+type keyBuf [33]byte
+
+func (b *keyBuf) of(p byte, h types.Hash) []byte {
+	b[0] = p
+	copy(b[1:], h[:])
+	return b[:]
+}
 
 // clusterInfo is where an address's cluster stands.
 type clusterInfo struct {
@@ -73,44 +135,41 @@ type clusterInfo struct {
 
 // findCluster follows pkh's node to its root.
 func findCluster(get stateGet, pkh types.Hash) (clusterInfo, error) {
-	return findNode(get, consensus.ClusterIDOf(pkh))
+	return findNode(get, new(keyBuf), consensus.ClusterIDOf(pkh))
 }
 
-func findNode(get stateGet, x types.Hash) (clusterInfo, error) {
+// findNode follows the node x to its root, with k as scratch space for the keys.
+func findNode(get stateGet, k *keyBuf, x types.Hash) (clusterInfo, error) {
 	for depth := 0; ; depth++ {
 		if depth > maxClusterDepth {
 			return clusterInfo{}, storageErr("cluster forest", fmt.Errorf("node %s is deeper than %d", x, maxClusterDepth))
 		}
-		v, err := get(hashKey(pfxClusterParent, x))
+		v, err := get(k.of(pfxClusterNode, x))
 		if err != nil {
 			return clusterInfo{}, err
 		}
 		if v == nil {
-			break
+			return clusterInfo{Root: x, Name: x, Size: 1}, nil
 		}
-		x = v.(types.Hash)
+		n := v.(clusterNode)
+		if n.Root {
+			return clusterInfo{Root: x, Name: n.Name, Size: n.Size}, nil
+		}
+		x = n.Parent
 	}
-	v, err := get(hashKey(pfxClusterRoot, x))
-	if err != nil {
-		return clusterInfo{}, err
-	}
-	if v == nil {
-		return clusterInfo{Root: x, Name: x, Size: 1}, nil
-	}
-	r := v.(clusterRoot)
-	return clusterInfo{Root: x, Name: r.Name, Size: r.Size}, nil
 }
 
 // clusterByID finds a cluster by its id: its root and size, or false when no cluster has
 // that id (it merged into another, or no address ever started it).
 func clusterByID(get stateGet, id types.Hash) (clusterInfo, bool, error) {
+	var k keyBuf
 	root := id
-	if v, err := get(hashKey(pfxClusterName, id)); err != nil {
+	if v, err := get(k.of(pfxClusterName, id)); err != nil {
 		return clusterInfo{}, false, err
 	} else if v != nil {
 		root = v.(types.Hash)
 	}
-	ci, err := findNode(get, root)
+	ci, err := findNode(get, &k, root)
 	if err != nil || ci.Name != id || ci.Root != root {
 		return clusterInfo{}, false, err
 	}
@@ -118,24 +177,124 @@ func clusterByID(get stateGet, id types.Hash) (clusterInfo, bool, error) {
 }
 
 func balanceOf(get stateGet, name types.Hash) (uint64, error) {
-	v, err := get(hashKey(pfxCluster, name))
+	var k keyBuf
+	return balanceAt(get, &k, name)
+}
+
+func balanceAt(get stateGet, k *keyBuf, name types.Hash) (uint64, error) {
+	v, err := get(k.of(pfxCluster, name))
 	if err != nil || v == nil {
 		return 0, err
 	}
 	return v.(uint64), nil
 }
 
+// clusterMemo remembers, while one block connects, where the addresses it looked up stand,
+// so that an address found several times (an input's owner, its change output, the input's
+// value, the conduct rules' same-owner test) costs one hash and one map lookup after the
+// first. The chain's view before the block (chainView) and the block's own clusters
+// (clusterBlock) share it: until the block's first merge both forests are the same. A merge
+// marks the roots it changes; an entry found under one of them before the merge is found
+// again from its node (whose hash it keeps).
+type clusterMemo struct {
+	m       map[types.Hash]memoEntry // address → its node and cluster
+	gen     uint32                   // merges so far
+	changed map[types.Hash]uint32    // root → the merge that last changed it
+}
+
+type memoEntry struct {
+	node types.Hash
+	ci   clusterInfo
+	gen  uint32
+}
+
+func newClusterMemo(n int) *clusterMemo {
+	return &clusterMemo{m: make(map[types.Hash]memoEntry, n)}
+}
+
+// find is findCluster through the memo.
+func (m *clusterMemo) find(get stateGet, k *keyBuf, pkh types.Hash) (clusterInfo, error) {
+	e, ok := m.m[pkh]
+	if ok {
+		if m.changed == nil || e.gen >= m.changed[e.ci.Root] {
+			return e.ci, nil
+		}
+	} else {
+		e.node = consensus.ClusterIDOf(pkh)
+	}
+	ci, err := findNode(get, k, e.node)
+	if err != nil {
+		return clusterInfo{}, err
+	}
+	m.m[pkh] = memoEntry{node: e.node, ci: ci, gen: m.gen}
+	return ci, nil
+}
+
+// merged records a merge that changed the roots of cs.
+func (m *clusterMemo) merged(cs []clusterInfo) {
+	m.gen++
+	if m.changed == nil {
+		m.changed = make(map[types.Hash]uint32)
+	}
+	for _, ci := range cs {
+		m.changed[ci.Root] = m.gen
+	}
+}
+
+// nameRec is a staged cluster name record: the root node, or deleted.
+type nameRec struct {
+	root types.Hash
+	del  bool
+}
+
 // clusterBlock applies one block's cluster changes transaction by transaction: merges and
 // balances as the block's earlier transactions left them (DESIGN 8), over the chain's state
 // before the block. stage writes the result into the block's journal.
 type clusterBlock struct {
-	c    *Chain
-	vals map[string]any // key → new value (nil: deleted)
+	c     *Chain
+	bal   map[types.Hash]uint64      // cluster name → new balance (0: deleted)
+	nodes map[types.Hash]clusterNode // node → new record
+	names map[types.Hash]nameRec     // cluster name → new name record
+	memo  *clusterMemo
+	getFn stateGet // cb.get, made once
+	k     keyBuf
 }
 
+func newClusterBlock(c *Chain, memo *clusterMemo) *clusterBlock {
+	if memo == nil {
+		memo = newClusterMemo(0)
+	}
+	cb := &clusterBlock{c: c, bal: make(map[types.Hash]uint64), nodes: make(map[types.Hash]clusterNode),
+		names: make(map[types.Hash]nameRec), memo: memo}
+	cb.getFn = cb.get
+	return cb
+}
+
+// get reads a cluster key as the block's transactions so far left it.
 func (cb *clusterBlock) get(k []byte) (any, error) {
-	if v, ok := cb.vals[string(k)]; ok {
-		return v, nil
+	if len(k) == 33 {
+		var h types.Hash
+		copy(h[:], k[1:])
+		switch k[0] {
+		case pfxCluster:
+			if b, ok := cb.bal[h]; ok {
+				if b == 0 {
+					return nil, nil
+				}
+				return b, nil
+			}
+		case pfxClusterNode:
+			if n, ok := cb.nodes[h]; ok {
+				return n, nil
+			}
+		case pfxClusterName:
+			if r, ok := cb.names[h]; ok {
+				if r.del {
+					return nil, nil
+				}
+				return r.root, nil
+			}
+		}
 	}
 	s, err := cb.c.slotLocked(k)
 	if err != nil {
@@ -144,23 +303,27 @@ func (cb *clusterBlock) get(k []byte) (any, error) {
 	return s.val, nil
 }
 
-func (cb *clusterBlock) set(k []byte, v any) { cb.vals[string(k)] = v }
+func (cb *clusterBlock) balance(name types.Hash) (uint64, error) {
+	if b, ok := cb.bal[name]; ok {
+		return b, nil
+	}
+	return balanceAt(cb.getFn, &cb.k, name)
+}
+
+func (cb *clusterBlock) find(pkh types.Hash) (clusterInfo, error) {
+	return cb.memo.find(cb.getFn, &cb.k, pkh)
+}
 
 func (cb *clusterBlock) addBalance(name types.Hash, d int64) error {
-	k := hashKey(pfxCluster, name)
-	bal, err := balanceOf(cb.get, name)
+	bal, err := cb.balance(name)
 	if err != nil {
 		return err
 	}
 	nb := int64(bal) + d
-	switch {
-	case nb < 0:
+	if nb < 0 {
 		return storageErr("cluster balance", fmt.Errorf("cluster %s would go negative", name))
-	case nb == 0:
-		cb.set(k, nil)
-	default:
-		cb.set(k, uint64(nb))
 	}
+	cb.bal[name] = uint64(nb)
 	return nil
 }
 
@@ -168,9 +331,10 @@ func (cb *clusterBlock) addBalance(name types.Hash, d int64) error {
 // cluster's balance and its outputs join their payees'.
 func (cb *clusterBlock) tx(spent []*consensus.UtxoEntry, outs []types.TxOutput) error {
 	if len(spent) > 1 {
-		var cs []clusterInfo
+		var buf [4]clusterInfo
+		cs := buf[:0]
 		for _, e := range spent {
-			ci, err := findCluster(cb.get, e.PubKeyHash)
+			ci, err := cb.find(e.PubKeyHash)
 			if err != nil {
 				return err
 			}
@@ -185,7 +349,7 @@ func (cb *clusterBlock) tx(spent []*consensus.UtxoEntry, outs []types.TxOutput) 
 		}
 	}
 	for _, e := range spent {
-		ci, err := findCluster(cb.get, e.PubKeyHash)
+		ci, err := cb.find(e.PubKeyHash)
 		if err != nil {
 			return err
 		}
@@ -194,7 +358,7 @@ func (cb *clusterBlock) tx(spent []*consensus.UtxoEntry, outs []types.TxOutput) 
 		}
 	}
 	for i := range outs {
-		ci, err := findCluster(cb.get, outs[i].PubKeyHash)
+		ci, err := cb.find(outs[i].PubKeyHash)
 		if err != nil {
 			return err
 		}
@@ -211,7 +375,7 @@ func (cb *clusterBlock) merge(cs []clusterInfo) error {
 	states := make([]consensus.ClusterState, len(cs))
 	var total, size uint64
 	for i, ci := range cs {
-		bal, err := balanceOf(cb.get, ci.Name)
+		bal, err := cb.balance(ci.Name)
 		if err != nil {
 			return err
 		}
@@ -229,41 +393,44 @@ func (cb *clusterBlock) merge(cs []clusterInfo) error {
 	root := cs[big].Root
 	for i, ci := range cs {
 		if ci.Name != survivor {
-			cb.set(hashKey(pfxCluster, ci.Name), nil)
+			cb.bal[ci.Name] = 0
 			if ci.Name != ci.Root {
-				cb.set(hashKey(pfxClusterName, ci.Name), nil)
+				cb.names[ci.Name] = nameRec{del: true}
 			}
 		}
 		if i != big {
-			cb.set(hashKey(pfxClusterParent, ci.Root), root)
-			cb.set(hashKey(pfxClusterRoot, ci.Root), nil)
+			cb.nodes[ci.Root] = clusterNode{Parent: root}
 		}
 	}
-	if total == 0 {
-		cb.set(hashKey(pfxCluster, survivor), nil)
-	} else {
-		cb.set(hashKey(pfxCluster, survivor), total)
-	}
-	cb.set(hashKey(pfxClusterRoot, root), clusterRoot{Name: survivor, Size: size})
+	cb.bal[survivor] = total
+	cb.nodes[root] = clusterNode{Root: true, Name: survivor, Size: size}
 	if survivor != root {
-		cb.set(hashKey(pfxClusterName, survivor), root)
+		cb.names[survivor] = nameRec{root: root}
 	}
+	cb.memo.merged(cs)
 	return nil
 }
 
-// stage writes the block's cluster changes into its journal, in key order.
+// stage writes the block's cluster changes into its journal, in key order: names ('N'),
+// balances ('c'), then nodes ('p').
 func (cb *clusterBlock) stage(j *blockJournal) {
-	keys := make([]string, 0, len(cb.vals))
-	for k := range cb.vals {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if v := cb.vals[k]; v == nil {
-			j.del([]byte(k))
+	var k keyBuf
+	for _, h := range sortedHashes(cb.names) {
+		if r := cb.names[h]; r.del {
+			j.del(k.of(pfxClusterName, h))
 		} else {
-			j.put([]byte(k), v)
+			j.put(k.of(pfxClusterName, h), r.root)
 		}
+	}
+	for _, h := range sortedHashes(cb.bal) {
+		if b := cb.bal[h]; b == 0 {
+			j.del(k.of(pfxCluster, h))
+		} else {
+			j.put(k.of(pfxCluster, h), b)
+		}
+	}
+	for _, h := range sortedHashes(cb.nodes) {
+		j.put(k.of(pfxClusterNode, h), cb.nodes[h])
 	}
 }
 

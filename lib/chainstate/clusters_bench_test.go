@@ -55,12 +55,12 @@ func writeBigCluster(tb testing.TB, c *Chain, n uint64, balance uint64) (deep ui
 		}
 	}
 	for i := uint64(1); i < n; i++ {
-		put(hashKey(pfxClusterParent, nodes[i]), clusterParentTable, nodes[i&(i-1)])
+		put(hashKey(pfxClusterNode, nodes[i]), clusterNodeTable, clusterNode{Parent: nodes[i&(i-1)]})
 		if bits.OnesCount64(i) > bits.OnesCount64(deep) {
 			deep = i
 		}
 	}
-	put(hashKey(pfxClusterRoot, nodes[0]), clusterRootTable, clusterRoot{Name: nodes[0], Size: n})
+	put(hashKey(pfxClusterNode, nodes[0]), clusterNodeTable, clusterNode{Root: true, Name: nodes[0], Size: n})
 	put(hashKey(pfxCluster, nodes[0]), clusterTable, balance)
 	if err := c.db.Write(batch, nil); err != nil {
 		tb.Fatal(err)
@@ -105,7 +105,7 @@ func BenchmarkClusterMerge1M(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
 			c.wc.reset() // cold: every link read from the database
-			cb := &clusterBlock{c: c, vals: make(map[string]any)}
+			cb := newClusterBlock(c, nil)
 			b.StartTimer()
 			if err := cb.tx(spent, nil); err != nil {
 				b.Fatal(err)

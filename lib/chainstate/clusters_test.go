@@ -460,13 +460,13 @@ func TestClusterMergeSeesBlockOrder(t *testing.T) {
 	}
 }
 
-// clusterTables is every record of the cluster tables (forest parents, roots, names and
+// clusterTables is every record of the cluster tables (forest nodes, names and
 // balances), key → value, as written to the database.
 func clusterTables(t *testing.T, c *Chain) map[string]string {
 	t.Helper()
 	flushForTest(t, c)
 	out := map[string]string{}
-	for _, pfx := range []byte{pfxClusterParent, pfxClusterRoot, pfxClusterName, pfxCluster} {
+	for _, pfx := range []byte{pfxClusterNode, pfxClusterName, pfxCluster} {
 		it := c.db.NewIterator(util.BytesPrefix([]byte{pfx}), nil)
 		for it.Next() {
 			out[string(it.Key())] = string(it.Value())

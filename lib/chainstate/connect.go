@@ -28,10 +28,11 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 		return ConnectedBlock{}, err
 	}
 	b, ids := bw.b, bw.ids
+	memo := newClusterMemo(2 * len(ids))
 	eff, err := consensus.CheckBlockConnect(consensus.BlockInput{
 		Block: b, TxIDs: ids, Height: n.Height, MedianTimePast: medianTimePast(n.Parent),
 		PoolBefore: c.stats.Pool, Magic: c.net.Magic,
-		View:       chainView{c},
+		View:       newConnectView(c, memo),
 		SigWorkers: c.opts.SigWorkers, SkipSignatures: n.Status == StatusValid, SigCache: c.opts.SigCache,
 	})
 	if err != nil {
@@ -50,7 +51,7 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	var key [37]byte
 	inBlock := txidSet(ids)
 	// Clusters: transaction by transaction, merges first, then balances (DESIGN 8).
-	cb := &clusterBlock{c: c, vals: make(map[string]any)}
+	cb := newClusterBlock(c, memo)
 	k := 0
 	for _, tx := range b.Transactions {
 		n := 0

@@ -12,6 +12,7 @@ import (
 var (
 	_ consensus.StateView = (*Chain)(nil)
 	_ consensus.StateView = chainView{}
+	_ consensus.StateView = connectView{}
 )
 
 // lockedGet reads a key through the write cache and the database; the caller holds c.mu.
@@ -19,13 +20,15 @@ func (c *Chain) lockedGet(k []byte) (any, error) { return c.getLocked(k) }
 
 // slotGet reads a key through the write cache's slots (connecting a block, c.mu held for
 // writing).
-func (v chainView) slotGet(k []byte) (any, error) {
-	s, err := v.c.slotLocked(k)
+func (c *Chain) slotGet(k []byte) (any, error) {
+	s, err := c.slotLocked(k)
 	if err != nil {
 		return nil, err
 	}
 	return s.val, nil
 }
+
+func (v chainView) slotGet(k []byte) (any, error) { return v.c.slotGet(k) }
 
 // ClusterOf is the cluster the address pkh belongs to at the tip.
 func (c *Chain) ClusterOf(pkh types.Hash) (types.Hash, error) {
@@ -41,23 +44,33 @@ func (c *Chain) ClusterOf(pkh types.Hash) (types.Hash, error) {
 func (c *Chain) InputValue(e *consensus.UtxoEntry, height uint64) (uint64, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.inputValue(c.lockedGet, e, height)
+	return c.inputValue(c.lockedGet, nil, e, height)
 }
 
 // inputValue values e by the concentration of its owner's cluster in the supply and the
 // owner's tier, all as of the tip (the parent of the block at height).
-func (c *Chain) inputValue(get stateGet, e *consensus.UtxoEntry, height uint64) (uint64, error) {
+// m, when set, memoises the finds of one block.
+func (c *Chain) inputValue(get stateGet, m *viewMemo, e *consensus.UtxoEntry, height uint64) (uint64, error) {
 	if e.Locked || height <= e.Height {
 		return e.Value, nil
 	}
 	if c.opts.Values != nil {
 		return c.opts.Values.EffectiveValue(e, height), nil
 	}
-	ci, err := findCluster(get, e.PubKeyHash)
+	var ci clusterInfo
+	var err error
+	var k *keyBuf
+	if m != nil {
+		k = &m.k
+		ci, err = m.find(get, k, e.PubKeyHash)
+	} else {
+		k = new(keyBuf)
+		ci, err = findNode(get, k, consensus.ClusterIDOf(e.PubKeyHash))
+	}
 	if err != nil {
 		return 0, err
 	}
-	bal, err := balanceOf(get, ci.Name)
+	bal, err := balanceAt(get, k, ci.Name)
 	if err != nil {
 		return 0, err
 	}
@@ -67,7 +80,7 @@ func (c *Chain) inputValue(get stateGet, e *consensus.UtxoEntry, height uint64) 
 		return e.Value, nil // below the threshold whatever the owner's tier
 	}
 	tier := consensus.TierNone
-	if v, err := get(hashKey(pfxAgent, e.PubKeyHash)); err != nil {
+	if v, err := get(k.of(pfxAgent, e.PubKeyHash)); err != nil {
 		return 0, err
 	} else if v != nil {
 		tier = consensus.TierOf(v.(*consensus.AgentRecord).Score)
@@ -81,5 +94,33 @@ func (v chainView) ClusterOf(pkh types.Hash) (types.Hash, error) {
 }
 
 func (v chainView) InputValue(e *consensus.UtxoEntry, height uint64) (uint64, error) {
-	return v.c.inputValue(v.slotGet, e, height)
+	return v.c.inputValue(v.slotGet, nil, e, height)
+}
+
+// connectView is the chainView one block connects against, with its finds memoised in the
+// cluster memo it shares with the block's clusterBlock.
+type connectView struct {
+	chainView
+	m *viewMemo
+}
+
+// viewMemo is a connectView's state: the cluster memo, the slot reader made once and scratch
+// space for keys.
+type viewMemo struct {
+	*clusterMemo
+	get stateGet
+	k   keyBuf
+}
+
+func newConnectView(c *Chain, m *clusterMemo) connectView {
+	return connectView{chainView{c}, &viewMemo{clusterMemo: m, get: c.slotGet}}
+}
+
+func (v connectView) ClusterOf(pkh types.Hash) (types.Hash, error) {
+	ci, err := v.m.find(v.m.get, &v.m.k, pkh)
+	return ci.Name, err
+}
+
+func (v connectView) InputValue(e *consensus.UtxoEntry, height uint64) (uint64, error) {
+	return v.c.inputValue(v.m.get, v.m, e, height)
 }
