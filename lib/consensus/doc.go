@@ -28,5 +28,5 @@
 // example through the node's RPC: "invalid proof of work: ..."). Each kind also has a stable
 // reason (ErrorKind.Reason, one table in errors.go): the node's RPC sends it as
 // error.data.reason, and a kind matches the lib/reason value of its reason with errors.Is,
-// as it matches the same error received by an RPC client (DESIGN 11).
+// as it matches the same error received by an RPC client (protocol §11).
 package consensus
