@@ -12,17 +12,17 @@ import "github.com/cointoolkit/coin/lib/types"
 // Errors from a StateView are storage failures, never rule violations.
 type StateView interface {
 	UtxoView
-	// ClusterOf is the cluster the address pkh belongs to (DESIGN 8): a new address starts
+	// ClusterOf is the cluster the address pkh belongs to (protocol §8): a new address starts
 	// its own, ClusterIDOf(pkh).
 	ClusterOf(pkh types.Hash) (types.Hash, error)
 	// InputValue is the effective value of the output e when it is spent in a block at
-	// height (DESIGN 8): at most e.Value.
+	// height (protocol §8): at most e.Value.
 	InputValue(e *UtxoEntry, height uint64) (uint64, error)
-	// Conduct is the Proof of Conduct state: agents and contracts (DESIGN 9).
+	// Conduct is the Proof of Conduct state: agents and contracts (protocol §9).
 	Conduct() ConductView
 }
 
-// ConductView is the agent and contract state of DESIGN 9.1.
+// ConductView is the agent and contract state of protocol §9.1.
 type ConductView interface {
 	// Agent is the record of the agent with address pkh, or false when it is no agent.
 	Agent(pkh types.Hash) (*AgentRecord, bool, error)
@@ -31,13 +31,13 @@ type ConductView interface {
 	// Vouched reports whether voucher has vouched for target.
 	Vouched(voucher, target types.Hash) (bool, error)
 	// FulfilledBetween counts the fulfilled contracts between a and b, in either direction
-	// (DESIGN 9.2).
+	// (protocol §9.2).
 	FulfilledBetween(a, b types.Hash) (uint64, error)
-	// ReviewsOf counts the reviews reviewer has given subject (DESIGN 9.2).
+	// ReviewsOf counts the reviews reviewer has given subject (protocol §9.2).
 	ReviewsOf(reviewer, subject types.Hash) (uint64, error)
 }
 
-// AgentRecord is an agent's on-chain record (DESIGN 9.1).
+// AgentRecord is an agent's on-chain record (protocol §9.1).
 type AgentRecord struct {
 	Score              uint32
 	ContractsCompleted uint64
@@ -61,7 +61,7 @@ const (
 	ContractExpired
 )
 
-// ContractRecord is a contract's on-chain record (DESIGN 9.1).
+// ContractRecord is a contract's on-chain record (protocol §9.1).
 type ContractRecord struct {
 	ID            types.Hash
 	Initiator     types.Hash
