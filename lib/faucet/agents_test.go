@@ -99,7 +99,7 @@ func noIPLimit(_ *EngineConfig, c *Config) { c.IPRate = -1 }
 
 // Two agents register, contract, fulfil and review each other back to back, without a
 // block: each operation relies on the pending effect of the one before. Scores follow
-// DESIGN 9's arithmetic.
+// protocol §9's arithmetic.
 func TestAgentLifecycle(t *testing.T) {
 	h := newHarness(t, 6, noIPLimit)
 	a, b := h.funded(t), h.funded(t)
