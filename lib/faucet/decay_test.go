@@ -12,7 +12,7 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// While the faucet's cluster decays (DESIGN 8), /api/status's faucet_balance is what it can
+// While the faucet's cluster decays (protocol §8), /api/status's faucet_balance is what it can
 // pay out (its spendable outputs at their effective value at the next block),
 // /api/wallet/balance shows the nominal balance beside the spendable one, and every payout
 // still covers its outputs and the relay fee if it is mined DecayMargin blocks after the
