@@ -22,7 +22,7 @@
 // Logging is log/slog (lib/logging's conventions): the engine and the server log under the
 // subsystem "faucet", the access log under "http", so coin-faucetd's --log-level sets each.
 //
-// The agent endpoints (agents.go; DESIGN 9 and 9.4) act for the wallet whose mnemonic is in
+// The agent endpoints (agents.go; protocol §9 and 9.4) act for the wallet whose mnemonic is in
 // the body, like /api/wallet/send (account 0, index 0; the same per-IP limits; one operation
 // at a time per address). Register, vouch, contract create, fulfil and refund (an extension,
 // with GET /api/agent/contract) and review are built by lib/wallet's agent requests from the
@@ -54,7 +54,7 @@
 // claim; a batched claim costs a block 41 bytes (one output) instead of about 217 (a
 // transaction of its own), so a block carries about five times more claims; and the chain
 // of unconfirmed change grows per round, not per claim. No claim waits for a
-// block. The faucet's coins usually decay (DESIGN 8: its cluster holds more than 0.1% of
+// block. The faucet's coins usually decay (protocol §8: its cluster holds more than 0.1% of
 // the supply): the engine counts each output it spends for its effective value at the next
 // block, decayed DecayMargin blocks more at its cluster's rate (getclusterinfo), so a payout
 // still covers its outputs and the relay fee if it waits that long in the mempool, which
