@@ -67,7 +67,7 @@ type Node interface {
 	GetAgentProfile(ctx context.Context, address string) (*rpcapi.AgentProfile, error)
 	ListAgents(ctx context.Context, offset, limit uint64) (*rpcapi.AgentList, error)
 	GetContract(ctx context.Context, id string) (*rpcapi.Contract, error)
-	// GetClusterInfo gives the decay rate of the faucet's cluster (DESIGN 8), for the margin
+	// GetClusterInfo gives the decay rate of the faucet's cluster (protocol §8), for the margin
 	// its transactions keep against decay.
 	GetClusterInfo(ctx context.Context, addressOrID string) (*rpcapi.ClusterInfo, error)
 }
@@ -92,7 +92,7 @@ type EngineConfig struct {
 	// PollInterval is how often the engine asks the node for new blocks (default 1 s).
 	PollInterval time.Duration
 	// DecayMargin is how many blocks after the next one the engine's transactions stay
-	// valid while the faucet's coins decay (default 10; DESIGN 8): every output the engine
+	// valid while the faucet's coins decay (default 10; protocol §8): every output the engine
 	// spends counts for its effective value at the next block, decayed DecayMargin blocks
 	// more at its cluster's rate, so what it pays out and the relay fee are still covered if
 	// the transaction waits that many blocks in the mempool, which drops it otherwise.
@@ -133,7 +133,7 @@ type result struct {
 
 // ecoin is an output of the faucet in the engine's view, with the number of unconfirmed
 // transactions in the chain that ends with it (0 when confirmed). eff is its effective value
-// at the next block (DESIGN 8; an unconfirmed output's nominal value); Coin.Value, what coin
+// at the next block (protocol §8; an unconfirmed output's nominal value); Coin.Value, what coin
 // selection counts it for, is eff less the decay margin (EngineConfig.DecayMargin).
 type ecoin struct {
 	wallet.Coin
