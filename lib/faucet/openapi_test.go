@@ -81,7 +81,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		{"post", "/api/faucet", []field{{"address", "string"}}, []field{{"txid", "string"}, {"amount", "string"}}, []string{"429", "400"}},
 		{"get", "/api/status", nil, []field{{"block_height", "integer"}, {"mempool_size", "integer"}, {"faucet_balance", "string"}}, nil},
 		{"get", "/api/wallet/balance", nil, []field{{"address", "string"}, {"balance", "string"}, {"utxo_count", "integer"},
-			{"spendable", "string"}}, []string{"400"}}, // spendable: decay (DESIGN 8), beyond the spec
+			{"spendable", "string"}}, []string{"400"}}, // spendable: decay (protocol §8), beyond the spec
 		{"post", "/api/wallet/send", []field{{"mnemonic", "string"}, {"to", "string"}, {"amount", "number"}},
 			[]field{{"txid", "string"}, {"from", "string"}, {"to", "string"}, {"amount", "string"}}, []string{"400"}},
 		{"post", "/api/wallet/derive", []field{{"mnemonic", "string"}}, []field{{"address", "string"}}, nil},
@@ -178,7 +178,7 @@ func TestOpenAPIDocument(t *testing.T) {
 			t.Errorf("error code %s is not documented", c)
 		}
 	}
-	// Decay (DESIGN 8): balance is nominal, spendable and faucet_balance are effective values.
+	// Decay (protocol §8): balance is nominal, spendable and faucet_balance are effective values.
 	schemas = obj(t, obj(t, doc, "components"), "schemas")
 	for _, c := range []struct{ schema, field, word string }{
 		{"Balance", "balance", "nominal"}, {"Balance", "spendable", "effective value"}, {"Status", "faucet_balance", "effective value"},
