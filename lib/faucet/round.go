@@ -160,7 +160,7 @@ const (
 // staleKinds are the node's refusals that mean the engine's view of its outputs was stale:
 // an input is missing or spent, by a block or by a transaction in the mempool, or not yet
 // spendable; or the inputs are worth less than the engine counted (blocks it has not seen
-// yet decayed them beyond its margin, DESIGN 8), below the outputs or the relay fee.
+// yet decayed them beyond its margin, protocol §8), below the outputs or the relay fee.
 var staleKinds = []reason.Reason{reason.MissingInputs, reason.Conflict, reason.DoubleSpend, reason.ImmatureCoinbase,
 	reason.InsufficientFunds, reason.FeeTooLow}
 
