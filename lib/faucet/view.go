@@ -172,7 +172,7 @@ func (e *Engine) rebroadcast(ctx context.Context) {
 }
 
 // effectiveValue is what u is worth when spent in the next block as the node reports it
-// (DESIGN 8), never more than its nominal value.
+// (protocol §8), never more than its nominal value.
 func effectiveValue(u *rpcapi.UTXO) uint64 {
 	if u.EffectiveValue > 0 && u.EffectiveValue <= u.Value {
 		return u.EffectiveValue
