@@ -8,7 +8,7 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// The pending view of DESIGN 9.3. An agent transaction is checked against the chain's
+// The pending view of protocol §9.3. An agent transaction is checked against the chain's
 // conduct state with the effects of the agent transactions accepted before it, so its own
 // effect is known the moment it is accepted. One that relies on another pending
 // transaction's effect (the counterparty's registration, the contract's creation or
@@ -122,7 +122,7 @@ func (p *Pool) recheckConduct() {
 	p.conductStale = false
 }
 
-// Conduct is the pending view (DESIGN 9.3): the chain's agent and contract state with the
+// Conduct is the pending view (protocol §9.3): the chain's agent and contract state with the
 // effects of the pool's agent transactions. It is a snapshot of the pool's part; the
 // chain's part is read when asked.
 func (p *Pool) Conduct() consensus.ConductView {
@@ -147,7 +147,7 @@ func (p *Pool) PendingAgents() map[types.Hash]*consensus.AgentRecord {
 }
 
 // recheckFees values every remaining transaction's inputs again at the next block's height
-// (DESIGN 8): decay lowers them block by block, so a transaction whose inputs decayed below
+// (protocol §8): decay lowers them block by block, so a transaction whose inputs decayed below
 // its outputs, or whose fee fell below the minimum relay fee, leaves the pool with its
 // descendants and a log line; the others keep their new fee.
 func (p *Pool) recheckFees() {
