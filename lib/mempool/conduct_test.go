@@ -25,7 +25,7 @@ func (f *fixture) bigCoins() []coin {
 	return out
 }
 
-// TestPendingConductView is DESIGN 9.3: register, create a contract, fulfil it and review it,
+// TestPendingConductView is protocol §9.3: register, create a contract, fulfil it and review it,
 // all waiting in the pool together; each is checked against the effects of the ones before
 // it, is their child for block assembly, and the fulfilment (with the review that needs it)
 // leaves the pool with a log line once a block makes it invalid (the contract expired).
@@ -117,7 +117,7 @@ func TestPendingConductView(t *testing.T) {
 	}
 }
 
-// TestRecheckFeesDropsDecayed is DESIGN 8's mempool re-check: a transaction that pays exactly
+// TestRecheckFeesDropsDecayed is protocol §8's mempool re-check: a transaction that pays exactly
 // the minimum relay fee at the next block's height is accepted, and after one more block its
 // input has decayed below that and it leaves the pool with a log line.
 func TestRecheckFeesDropsDecayed(t *testing.T) {
