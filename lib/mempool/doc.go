@@ -12,7 +12,7 @@
 // Reorganized puts back the transactions of disconnected blocks and revalidates the pool.
 // Select orders transactions for a block template by fee rate, parents before children.
 //
-// Save and Load keep the pool across restarts (persist.go, DESIGN 11): Save writes
+// Save and Load keep the pool across restarts (persist.go, protocol §11): Save writes
 // mempool.dat atomically (a versioned header, then each transaction's bincode with its
 // arrival time, in arrival order); Load offers every transaction to Accept against the
 // current chain, drops the refused ones with a log line and reads what it can of a
@@ -26,7 +26,7 @@
 // sends it as is). Each wraps the rule's kind: a policy rule's ErrorKind (ErrConflict, ...,
 // declared with their reasons in errors.go) or a consensus rule violation (its
 // consensus.RuleError), reachable with errors.Is/As. Every kind has a stable reason that the
-// node's RPC sends as error.data.reason (lib/reason, DESIGN 11). DecodeSnapshot's errors
+// node's RPC sends as error.data.reason (lib/reason, protocol §11). DecodeSnapshot's errors
 // match ErrSnapshotFormat (not a mempool.dat of this version and network) or
 // ErrSnapshotCorrupt (damaged after the header; the entries before were read).
 package mempool
