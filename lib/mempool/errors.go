@@ -38,7 +38,7 @@ type ErrorKind string
 // Error makes an ErrorKind usable with errors.Is.
 func (k ErrorKind) Error() string { return string(k) }
 
-// Reason is the kind's stable name in the node's RPC errors (error.data.reason, DESIGN 11).
+// Reason is the kind's stable name in the node's RPC errors (error.data.reason, protocol §11).
 func (k ErrorKind) Reason() reason.Reason { return reasons[k] }
 
 // Is matches target by reason, so that errors.Is(err, reason.AlreadyInChain) holds for an
