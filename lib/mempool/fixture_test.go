@@ -82,7 +82,7 @@ func newFixture(tb testing.TB, opts Options) *fixture {
 	return newFixtureValued(tb, opts, consensus.NominalValue{})
 }
 
-// newFixtureValued is newFixture with a value model for the chain (nil: DESIGN 8's decay, in
+// newFixtureValued is newFixture with a value model for the chain (nil: protocol §8's decay, in
 // which the test wallet, holding the whole supply, decays at the highest rate).
 func newFixtureValued(tb testing.TB, opts Options, values consensus.ValueModel) *fixture {
 	tb.Helper()
