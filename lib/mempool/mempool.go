@@ -62,7 +62,7 @@ type Pool struct {
 	now      func() time.Time
 	log      *slog.Logger
 
-	// The pending view of DESIGN 9.3: the chain's conduct state with the effects of the
+	// The pending view of protocol §9.3: the chain's conduct state with the effects of the
 	// pool's agent transactions, in arrival order. The writers are the pool transactions
 	// whose effect on an agent (by address) or a contract (by id) is the latest; a later
 	// transaction that depends on that record becomes their child.
@@ -314,7 +314,7 @@ type PendingOutput struct {
 	Outpoint types.Outpoint
 	Output   types.TxOutput
 	Spent    bool // spent by another pool transaction
-	Locked   bool // a stake or an escrow (DESIGN 9.1)
+	Locked   bool // a stake or an escrow (protocol §9.1)
 }
 
 // OutputsTo lists the outputs of pool transactions paying pkh.
