@@ -13,11 +13,11 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// The pool outlives a restart (DESIGN 11): the node writes it to <data-dir>/mempool.dat at a
+// The pool outlives a restart (protocol §11): the node writes it to <data-dir>/mempool.dat at a
 // clean stop and every few minutes, and loads it at start, every transaction going through
 // Accept against the chain as it is then.
 //
-// mempool.dat, version 1, all bincode (DESIGN 3):
+// mempool.dat, version 1, all bincode (protocol §3):
 //
 //	magic "COINMEMPOOL\x00" (12 raw bytes) ‖ version u32 (= 1) ‖ network magic [4]u8 ‖
 //	count u64 ‖ count × { tx: Vec<u8> (the transaction's bincode, ≤ 100,000 bytes) ‖
