@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The mempool outlives a restart (DESIGN 11): New loads <data-dir>/mempool.dat, every
+// The mempool outlives a restart (protocol §11): New loads <data-dir>/mempool.dat, every
 // transaction going through the pool's acceptance against the chain as it is then; Run
 // writes the file every MempoolSaveInterval and at a clean stop. lib/mempool owns the
 // format and the atomic write (persist.go).
