@@ -41,7 +41,7 @@ type Config struct {
 	// MempoolSaveInterval is how often the mempool is written to <data-dir>/mempool.dat
 	// while the node runs (default 5 minutes; negative: only at a clean stop).
 	MempoolSaveInterval time.Duration
-	// Values, when set, replaces DESIGN 8's decay as the value model of spent outputs: for
+	// Values, when set, replaces protocol §8's decay as the value model of spent outputs: for
 	// tests of other concerns that build transactions at nominal value. coin-node never sets
 	// it.
 	Values consensus.ValueModel
