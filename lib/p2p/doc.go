@@ -1,4 +1,4 @@
-// Package p2p is the node's peer-to-peer layer (DESIGN 12): it listens on the P2P port,
+// Package p2p is the node's peer-to-peer layer (protocol §12): it listens on the P2P port,
 // keeps outbound connections up, syncs the chain headers-first from its peers, relays new
 // blocks and mempool transactions, and drops and bans peers that misbehave. Server
 // implements the node's Network interface. It declares what it needs of the node
