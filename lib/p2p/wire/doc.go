@@ -1,4 +1,4 @@
-// Package wire is the P2P wire format of DESIGN 12: frames and the messages they carry. It is
+// Package wire is the P2P wire format of protocol §12: frames and the messages they carry. It is
 // pure (no I/O beyond reading one frame from an io.Reader) and knows only hashes, headers,
 // blocks and transactions.
 //
