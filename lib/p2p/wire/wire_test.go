@@ -62,7 +62,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// TestFrameLayout pins the DESIGN 12 layout with a fixed vector.
+// TestFrameLayout pins the protocol §12 layout with a fixed vector.
 func TestFrameLayout(t *testing.T) {
 	f := Encode(magic, &MsgPing{Nonce: 1})
 	want := append([]byte("RCON"), []byte("ping\x00\x00\x00\x00\x00\x00\x00\x00")...)
