@@ -3,7 +3,7 @@
 //
 // # Overview
 //
-// Mainnet, Testnet and Regtest are the three networks of DESIGN 6. Each genesis block is
+// Mainnet, Testnet and Regtest are the three networks of protocol §6. Each genesis block is
 // built from constants (timestamp, nonce, coinbase message) and its hash is fixed as a
 // constant too; a test rebuilds every genesis block and compares, so a change to the block
 // format or to these constants fails loudly. Genesis outputs are not spendable and are not
