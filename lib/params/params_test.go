@@ -58,7 +58,7 @@ func TestByName(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	// DESIGN 6's table.
+	// protocol §6's table.
 	want := []struct {
 		name, magic, hrp string
 		p2p, rpc         uint16
