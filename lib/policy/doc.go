@@ -1,5 +1,5 @@
 // Package policy holds the node's relay and standardness values that both the mempool, which
-// enforces them, and the wallet, which builds transactions to meet them, read (DESIGN 5). They
+// enforces them, and the wallet, which builds transactions to meet them, read (protocol §5). They
 // are policy, not consensus: a block may contain a transaction that breaks them.
 //
 // # Overview
