@@ -1,6 +1,6 @@
 package policy
 
-// Relay and standardness policy (DESIGN 5).
+// Relay and standardness policy (protocol §5).
 const (
 	// MinRelayFeePerByte is the mempool's minimum relay fee in subunits per serialized byte.
 	MinRelayFeePerByte = 1
