@@ -1,5 +1,5 @@
 // Package reason names the kinds of domain error the node reports: the stable snake_case
-// string sent as error.data.reason in every domain error of the node's JSON-RPC (DESIGN 11),
+// string sent as error.data.reason in every domain error of the node's JSON-RPC (protocol §11),
 // so that clients branch on the kind of a refusal and never on its message text.
 //
 // # Overview
