@@ -88,7 +88,7 @@ const (
 	KnownInvalid      Reason = "known_invalid"
 )
 
-// The Proof of Conduct rules' reasons (consensus.ErrorKind, DESIGN 9 and 9.4). The faucet's
+// The Proof of Conduct rules' reasons (consensus.ErrorKind, protocol §9 and 9.4). The faucet's
 // agent API sends the same names as its error codes.
 const (
 	// Context-free.
