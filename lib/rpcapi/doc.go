@@ -13,7 +13,7 @@
 // # Errors
 //
 // Every domain error of the node (code -1) carries error.data = {"reason": "..."} (ErrorData,
-// DESIGN 11), the stable name of its kind from lib/reason; the node builds these errors with
+// protocol §11), the stable name of its kind from lib/reason; the node builds these errors with
 // DomainError and NewDomainError. Client methods (and Call, CallRaw) turn such an answer into
 // a *NodeError: errors.Is matches it against the kinds by reason, so errors.Is(err,
 // consensus.ErrMissingInputs), errors.Is(err, mempool.ErrAlreadyInChain) and errors.Is(err,
