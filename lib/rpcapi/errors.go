@@ -7,7 +7,7 @@ import (
 	"github.com/cointoolkit/coin/lib/reason"
 )
 
-// ErrorData is the data member of every domain error the node sends (code -1, DESIGN 11):
+// ErrorData is the data member of every domain error the node sends (code -1, protocol §11):
 // the reason names the kind of the error.
 type ErrorData struct {
 	Reason reason.Reason `json:"reason"`
