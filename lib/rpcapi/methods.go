@@ -29,7 +29,7 @@ type Method struct {
 	Regtest bool
 }
 
-// Methods lists every method of the node, the spec's fifteen and DESIGN 11's extensions.
+// Methods lists every method of the node, the spec's fifteen and protocol §11's extensions.
 var Methods = []Method{
 	{Name: "getblockcount", Category: "chain", Summary: "Height of the chain tip.", Result: "integer: the tip height"},
 	{Name: "getblockhash", Category: "chain", Summary: "Hash of the main-chain block at a height.",
