@@ -220,7 +220,7 @@ type ConductInfo struct {
 }
 
 // ClusterInfo is getclusterinfo's result. The rate is for an owner that is no agent; an
-// agent's tier multiplies it (DESIGN 8: exemplary ×0.5 … observer ×3).
+// agent's tier multiplies it (protocol §8: exemplary ×0.5 … observer ×3).
 type ClusterInfo struct {
 	ClusterID         string `json:"cluster_id"`
 	Balance           uint64 `json:"balance"`   // subunits, Σ nominal value of its unspent outputs
