@@ -17,7 +17,7 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// The Proof of Conduct methods (DESIGN 9.1, 9.4). Profiles, the directory and contracts are
+// The Proof of Conduct methods (protocol §9.1, 9.4). Profiles, the directory and contracts are
 // the pending view's (the chain's records with the mempool's agent transactions applied), so
 // a client sees the effect of an operation the moment the node accepted it;
 // getconductinfo is the confirmed state, comparable between nodes.
