@@ -17,7 +17,7 @@
 // code -1 with a precise message: "block not found", "transaction not found", "invalid
 // address", "missing inputs", "insufficient fee", "conflicts with a mempool transaction",
 // "stale block template", "invalid proof of work", ... Every domain error also carries
-// error.data.reason, the stable name of its kind (DESIGN 11): a refused block or transaction
+// error.data.reason, the stable name of its kind (protocol §11): a refused block or transaction
 // gets the reason of its consensus or mempool rule (rejection, through reason.Of), the
 // handlers' own refusals one of lib/reason's node kinds (rpcapi.DomainError). A storage
 // failure is -32603 without details.
