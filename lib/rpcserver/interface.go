@@ -46,7 +46,7 @@ type Mempool interface {
 	Get(txid types.Hash) (*mempool.Entry, bool)
 	SpentBy(op types.Outpoint) (types.Hash, bool)
 	OutputsTo(pkh types.Hash) []mempool.PendingOutput
-	// Conduct is the pending view (chain and mempool agent transactions, DESIGN 9.3);
+	// Conduct is the pending view (chain and mempool agent transactions, protocol §9.3);
 	// PendingAgents are the agents the mempool changes, with their pending records.
 	Conduct() consensus.ConductView
 	PendingAgents() map[types.Hash]*consensus.AgentRecord
