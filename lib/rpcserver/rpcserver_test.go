@@ -41,7 +41,7 @@ var (
 		"timestamp": tInteger, "difficulty_target": tInteger, "nonce": tInteger, "height": tInteger,
 		"transactions": tArray}
 	specTemplateTx = map[string]string{"txid": tString, "data": tString, "fee": tInteger}
-	// UTXO: the spec's fields and DESIGN 11's extensions.
+	// UTXO: the spec's fields and protocol §11's extensions.
 	specUTXO = map[string]string{"txid": tString, "index": tInteger, "value": tInteger, "block_height": tInteger,
 		"is_coinbase": tBool, "cluster_id": tString, "pubkey_hash": tString,
 		"effective_value": tInteger, "locked": tBool, "confirmations": tInteger}
