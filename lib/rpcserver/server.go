@@ -106,7 +106,7 @@ func internal(err error) error {
 }
 
 // rejection is the answer to a block or transaction the node refused: a domain error with
-// the message and the reason of the rule's kind (consensus or mempool, DESIGN 11), or an
+// the message and the reason of the rule's kind (consensus or mempool, protocol §11), or an
 // internal error when the refusal is no rule's (a storage failure).
 func rejection(err error) error {
 	var re *mempool.RejectError
