@@ -23,7 +23,7 @@ type BlockSpec struct {
 }
 
 // NewCoinbase is the coinbase transaction of a block at height paying value to pkh
-// (DESIGN 5: kind 0, no inputs, the height and extra data as payload).
+// (protocol §5: kind 0, no inputs, the height and extra data as payload).
 func NewCoinbase(height uint64, pkh Hash, value uint64, extra []byte) *Transaction {
 	return &Transaction{
 		Version: 1, Kind: KindCoinbase,
