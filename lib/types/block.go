@@ -10,7 +10,7 @@ import (
 // HeaderSize is the length of the fixed header layout that is hashed.
 const HeaderSize = 88
 
-// BlockHeader is the DESIGN 6 header.
+// BlockHeader is the protocol §6 header.
 type BlockHeader struct {
 	Version          uint32
 	PrevHash         Hash
