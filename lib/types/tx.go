@@ -12,7 +12,7 @@ import (
 // TxKind is the transaction kind, a bincode enum without fields.
 type TxKind uint32
 
-// The transaction kinds of DESIGN 5.
+// The transaction kinds of protocol §5.
 const (
 	KindCoinbase TxKind = iota
 	KindTransfer
@@ -68,7 +68,7 @@ type TxOutput struct {
 	PubKeyHash Hash
 }
 
-// Transaction is the DESIGN 5 transaction.
+// Transaction is the protocol §5 transaction.
 type Transaction struct {
 	Version  uint32
 	Kind     TxKind
