@@ -10,7 +10,7 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// The Proof of Conduct transactions (DESIGN 9), built once for coin-wallet and the faucet.
+// The Proof of Conduct transactions (protocol §9), built once for coin-wallet and the faucet.
 // Each constructor returns the Request of one operation of the acting agent (actor: its
 // pubkey hash); [BuildAgent] selects coins of the actor only, signs with the actor's key and
 // applies the context-free rules, and [SpendAgent] lists, builds and broadcasts. The
@@ -99,7 +99,7 @@ func FulfilRequest(e Escrow) Request {
 }
 
 // RefundRequest takes the escrow of an expired contract back to the initiator, who signs
-// for it (DESIGN 9.1): input 0 is the escrow with the initiator as its signer, and every
+// for it (protocol §9.1): input 0 is the escrow with the initiator as its signer, and every
 // output pays the initiator (its change is the only output; the fee comes out of the
 // escrow).
 func RefundRequest(e Escrow) Request {
@@ -125,7 +125,7 @@ func ReviewRequest(actor, contractID, subject types.Hash, score int) (Request, e
 
 // BuildAgent builds and signs the agent transaction req for the acting agent key. Only
 // key's coins are selected (every input of an agent transaction belongs to the actor,
-// DESIGN 9); coins of other addresses are ignored. Change goes to the actor. The required
+// protocol §9); coins of other addresses are ignored. Change goes to the actor. The required
 // inputs (a contract's escrow) must be the actor's to sign: a fulfil by anyone but the
 // counterparty is refused with consensus.ErrNotCounterparty, a refund by anyone but the
 // initiator with consensus.ErrNotInitiator. The signed transaction passes
