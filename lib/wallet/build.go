@@ -11,7 +11,7 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// The wallet's fee policy (DESIGN 5); the relay fee and the dust limit it must respect are
+// The wallet's fee policy (protocol §5); the relay fee and the dust limit it must respect are
 // lib/policy's.
 const (
 	// DefaultFeeRate is the wallet's fee rate in subunits per serialized byte.
@@ -71,7 +71,7 @@ type Coin struct {
 	DecayRate uint64
 	// Signer is the pubkey hash of the key that signs for the coin when it is not PKH (a
 	// contract refund spends the escrow, which pays the counterparty, with the initiator's
-	// key: DESIGN 9.1). Zero means PKH.
+	// key: protocol §9.1). Zero means PKH.
 	Signer types.Hash
 }
 
@@ -95,12 +95,12 @@ type Request struct {
 	// Kind is the transaction's kind. The zero value (KindCoinbase, which has no inputs and
 	// is never built by a wallet) means KindTransfer.
 	Kind types.TxKind
-	// Payload is the kind's payload bincode (DESIGN 5 and 9); a transfer has none.
+	// Payload is the kind's payload bincode (protocol §5 and 9); a transfer has none.
 	Payload []byte
 	// LockTime is the transaction's lock time (0: none).
 	LockTime uint64
 	// Locked, when set, is output 0: an AgentRegister's stake or a ContractCreate's escrow,
-	// which the chain locks (DESIGN 9.1).
+	// which the chain locks (protocol §9.1).
 	Locked *Payment
 	// Payments are the outputs after Locked, in order.
 	Payments []Payment
