@@ -10,7 +10,7 @@ import (
 )
 
 // DecayMarginBlocks is how many blocks after the next one a transaction the wallet builds
-// may wait in the mempool and still be mined (DESIGN 8): the fee covers fee rate × size
+// may wait in the mempool and still be mined (protocol §8): the fee covers fee rate × size
 // plus what the selected inputs would lose to decay over these extra blocks, so neither
 // the outputs nor the relay fee end up uncovered when the inputs decay further before the
 // transaction is mined. Six blocks (about six minutes) cover a few busy blocks at a cost
@@ -35,7 +35,7 @@ var _ ClusterNode = (*rpcapi.Client)(nil)
 // rate consensus gives any output) with consensus.EffectiveValue(nominal, r, blocks) ≥
 // effective: an upper bound of the rate at which an output of nominal value decayed to
 // effective over blocks blocks, since a spend's rate applies to the output's whole age
-// (DESIGN 8). It is 0 when nothing decayed or blocks is 0. For outputs of a few COIN or
+// (protocol §8). It is 0 when nothing decayed or blocks is 0. For outputs of a few COIN or
 // more the bound is within a few parts per 10^12 of the rate itself; for tiny outputs it
 // may be much higher, which costs at most a few subunits of margin.
 func ImpliedDecayRate(nominal, effective, blocks uint64) uint64 {
@@ -142,7 +142,7 @@ func AddDecayRates(ctx context.Context, node Node, us []UTXO) {
 
 // ClusterDecay is a decay cluster holding some of a wallet's outputs, as getclusterinfo
 // describes it. The rate is that of an owner that is no agent; an agent's tier multiplies
-// it (DESIGN 8).
+// it (protocol §8).
 type ClusterDecay struct {
 	ClusterID string `json:"cluster_id"`
 	// Addresses are the wallet's addresses with outputs in the cluster.
