@@ -5,7 +5,7 @@
 //
 // # Overview
 //
-// Keys follow DESIGN 4: SLIP-0010 ed25519 at m/44'/COIN_TYPE'/account'/0'/index' from the
+// Keys follow protocol §4: SLIP-0010 ed25519 at m/44'/COIN_TYPE'/account'/0'/index' from the
 // BIP-39 seed, COIN_TYPE 7777 on mainnet and 1 on testnet and regtest ([Keyring],
 // [AddressFromMnemonic]). The derivation is checked against vectors made by an independent
 // JavaScript implementation (scripts/vectors, testdata/wallet).
@@ -29,7 +29,7 @@
 // refund); the txid covers kind, payload and outputs but not signatures, so every input signs
 // the same message.
 //
-// The Proof of Conduct operations (DESIGN 9) are built here once, for coin-wallet and the
+// The Proof of Conduct operations (protocol §9) are built here once, for coin-wallet and the
 // faucet: [RegisterRequest], [VouchRequest], [ContractCreateRequest], [FulfilRequest] and
 // [RefundRequest] (of an [Escrow], read from getcontract with [EscrowOf]) and
 // [ReviewRequest] return the Request of one operation of the acting agent, after the rules
@@ -44,7 +44,7 @@
 // set of addresses with getutxosbyaddress (include_mempool=true, so unconfirmed change is
 // spendable and mempool-spent outputs are not offered twice), skips immature coinbase
 // outputs (fewer than 100 confirmations) and locked outputs, and values each coin at its
-// effective value (DESIGN 8); [Spend] lists, builds, signs and broadcasts a Request with
+// effective value (protocol §8); [Spend] lists, builds, signs and broadcasts a Request with
 // sendrawtransaction, and [Send] is Spend for one payment to an address.
 //
 // # Decay
