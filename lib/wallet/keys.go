@@ -85,7 +85,7 @@ func (r *Keyring) Key(index uint32) (Key, error) {
 func (r *Keyring) Wipe() { clear(r.seed) }
 
 // AddressFromMnemonic is the address at account 0 and the given index of a mnemonic (no
-// BIP-39 passphrase) on net. Index 0 is "the address of a mnemonic" (DESIGN 4).
+// BIP-39 passphrase) on net. Index 0 is "the address of a mnemonic" (protocol §4).
 func AddressFromMnemonic(mnemonic string, net *params.Network, index uint32) (string, error) {
 	r, err := KeyringFromMnemonic(mnemonic, "", net, 0)
 	if err != nil {
