@@ -9,7 +9,7 @@ import (
 )
 
 // Sign fills every input's public key and signature, whatever the transaction's kind: the
-// signed message (DESIGN 5) covers the txid, which covers kind, payload and outputs. keys
+// signed message (protocol §5) covers the txid, which covers kind, payload and outputs. keys
 // must hold the key of each coin's signer (its PKH, or Signer when set); plan.Coins[i] is
 // input i. One key's signature serves all its inputs, since every input signs the same
 // message.
