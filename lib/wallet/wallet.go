@@ -36,7 +36,7 @@ type UTXO struct {
 }
 
 // CoinValue is what an output contributes when spent in the next block: its effective
-// value as the node reports it (DESIGN 8), never more than its nominal value.
+// value as the node reports it (protocol §8), never more than its nominal value.
 func CoinValue(u *rpcapi.UTXO) uint64 {
 	if u.EffectiveValue > 0 && u.EffectiveValue <= u.Value {
 		return u.EffectiveValue
@@ -126,7 +126,7 @@ func SortLargestFirst(coins []Coin) {
 }
 
 // Balance sums a set of addresses' outputs, in subunits at their effective value at the
-// next block (DESIGN 8), with the nominal values of the outputs that decay beside them
+// next block (protocol §8), with the nominal values of the outputs that decay beside them
 // (unconfirmed outputs have not decayed; locked outputs never decay).
 type Balance struct {
 	// Confirmed: mined, mature and unlocked outputs (the chain's view, ignoring the mempool).
