@@ -1,4 +1,4 @@
-// Command decaychart draws how a holding that never moves decays under DESIGN 8, with the
+// Command decaychart draws how a holding that never moves decays under protocol §8, with the
 // real lib/consensus functions, as an SVG line chart, and prints the remaining share at the
 // end of each year:
 //
