@@ -9,7 +9,7 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// Common-input clusters (DESIGN 8) as a union-find forest in journaled tables, so that
+// Common-input clusters (protocol §8) as a union-find forest in journaled tables, so that
 // finding an address's cluster costs O(log n) reads and merging two clusters a handful of
 // writes, however many addresses they hold, and a reorg undoes merges like any other change.
 //
@@ -248,7 +248,7 @@ type nameRec struct {
 }
 
 // clusterBlock applies one block's cluster changes transaction by transaction: merges and
-// balances as the block's earlier transactions left them (DESIGN 8), over the chain's state
+// balances as the block's earlier transactions left them (protocol §8), over the chain's state
 // before the block. stage writes the result into the block's journal.
 type clusterBlock struct {
 	c     *Chain
