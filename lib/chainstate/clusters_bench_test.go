@@ -16,7 +16,7 @@ import (
 	"github.com/syndtr/goleveldb/leveldb"
 )
 
-// bigClusterSize is the number of addresses of the benchmark's big cluster (DESIGN 8's cost
+// bigClusterSize is the number of addresses of the benchmark's big cluster (protocol §8's cost
 // bound names a cluster of 1,000,000 addresses).
 const bigClusterSize = 1_000_000
 
