@@ -16,7 +16,7 @@ import (
 	"github.com/syndtr/goleveldb/leveldb/util"
 )
 
-// The cluster forest and concentration decay (DESIGN 8) through real blocks, with the
+// The cluster forest and concentration decay (protocol §8) through real blocks, with the
 // consensus value model (decay on, the default). chaingen builds spends at nominal value, so
 // dchain sizes every spend and every coinbase from the chain's own Chain.InputValue as of
 // the block's parent, which must be the chain's tip when the block is built.
@@ -431,7 +431,7 @@ func TestClusterMerges(t *testing.T) {
 }
 
 // TestClusterMergeSeesBlockOrder: a merge compares balances as the block's earlier
-// transactions left them, not as the parent block did (DESIGN 8), in both directions: a
+// transactions left them, not as the parent block did (protocol §8), in both directions: a
 // cluster that an earlier transaction paid wins, and one that an earlier transaction
 // emptied loses.
 func TestClusterMergeSeesBlockOrder(t *testing.T) {
@@ -598,7 +598,7 @@ func TestClusterMergesUndoneOnReorg(t *testing.T) {
 
 // TestDecayThroughBlocks: a spend above its effective value is refused, one at it accepted;
 // the pool grows by exactly Σ(nominal − effective) of a block's inputs (each effective value
-// recomputed here from DESIGN 8's formula); the next coinbase may claim 1% of the pool and
+// recomputed here from protocol §8's formula); the next coinbase may claim 1% of the pool and
 // not one subunit more; a stake (locked) keeps its value while its owner's other outputs
 // decay.
 func TestDecayThroughBlocks(t *testing.T) {
