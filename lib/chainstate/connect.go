@@ -50,7 +50,7 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	j := blockJournal{ops: make([]journalOp, 0, len(eff.Spent)+len(eff.Created)+len(ids)+8)}
 	var key [37]byte
 	inBlock := txidSet(ids)
-	// Clusters: transaction by transaction, merges first, then balances (DESIGN 8).
+	// Clusters: transaction by transaction, merges first, then balances (protocol §8).
 	cb := newClusterBlock(c, memo)
 	k := 0
 	for _, tx := range b.Transactions {
