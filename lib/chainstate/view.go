@@ -39,7 +39,7 @@ func (c *Chain) ClusterOf(pkh types.Hash) (types.Hash, error) {
 }
 
 // InputValue is what the output e is worth when spent in a block at height, with the chain
-// at the tip as that block's parent: the one pricing of a spent output (DESIGN 8), for the
+// at the tip as that block's parent: the one pricing of a spent output (protocol §8), for the
 // mempool here and for blocks through chainView.
 func (c *Chain) InputValue(e *consensus.UtxoEntry, height uint64) (uint64, error) {
 	c.mu.RLock()
