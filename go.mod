@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/btcsuite/btcd/btcutil v1.2.0
+	github.com/hdevalence/ed25519consensus v0.2.0
 	github.com/mattn/go-isatty v0.0.24
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/syndtr/goleveldb v1.0.1-0.20220721030215-126854af5e6d
@@ -17,6 +18,7 @@ require (
 )
 
 require (
+	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/clipperhouse/displaywidth v0.10.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.6.0 // indirect

@@ -1,7 +1,6 @@
 package consensus
 
 import (
-	"runtime"
 	"sync"
 
 	"github.com/cointoolkit/coin/lib/types"
@@ -66,37 +65,44 @@ func (c *SigCache) Len() int {
 }
 
 // Preverify checks the signatures of a block's non-coinbase transactions that the cache does
-// not know, on up to workers goroutines (0: every CPU), and records the ones that verify.
-// It judges nothing: a transaction that fails is simply not cached, and the block's connect
-// reports the failure. Callers run it ahead of connecting, while earlier blocks connect.
+// not know, in batches on up to workers goroutines (0: every CPU), and records the ones that
+// verify. It judges nothing: a transaction that fails is simply not cached, and the block's
+// connect reports the failure. Callers run it ahead of connecting, while earlier blocks connect.
 func (c *SigCache) Preverify(b *types.Block, magic [4]byte, workers int) {
 	if c == nil || len(b.Transactions) < 2 {
 		return
 	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+	c.PreverifyTransactions(b.Transactions[1:], nil, magic, workers)
+}
+
+// PreverifyTransactions is Preverify for any transactions (txids[i] the id of txs[i], or nil
+// to compute them): those the cache does not know are verified together in batches and the
+// ones that verify are recorded. It returns how many were verified here.
+func (c *SigCache) PreverifyTransactions(txs []*types.Transaction, txids []types.Hash, magic [4]byte, workers int) int {
+	if c == nil || len(txs) == 0 {
+		return 0
 	}
-	txs := b.Transactions[1:]
-	var wg sync.WaitGroup
-	next := make(chan *types.Transaction)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for tx := range next {
-				key := SigCacheKey(tx)
-				if c.Has(key) {
-					continue
-				}
-				if VerifySignatures(tx, tx.TxID(), magic) == nil {
-					c.Add(key)
-				}
-			}
-		}()
+	todo := make([]*types.Transaction, 0, len(txs))
+	ids := make([]types.Hash, 0, len(txs))
+	keys := make([]types.Hash, 0, len(txs))
+	for i, tx := range txs {
+		key := SigCacheKey(tx)
+		if c.Has(key) {
+			continue
+		}
+		todo = append(todo, tx)
+		keys = append(keys, key)
+		if txids != nil {
+			ids = append(ids, txids[i])
+		} else {
+			ids = append(ids, tx.TxID())
+		}
 	}
-	for _, tx := range txs {
-		next <- tx
+	errs := VerifyTransactions(todo, ids, magic, workers)
+	for i, key := range keys {
+		if errs == nil || errs[i] == nil {
+			c.Add(key)
+		}
 	}
-	close(next)
-	wg.Wait()
+	return len(todo)
 }

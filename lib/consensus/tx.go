@@ -1,10 +1,9 @@
 package consensus
 
 import (
-	"crypto/ed25519"
-
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/types"
+	"github.com/hdevalence/ed25519consensus"
 	"lukechampine.com/blake3"
 )
 
@@ -215,21 +214,25 @@ func SigChecks(tx *types.Transaction, txid types.Hash, magic [4]byte, dst []SigC
 	return dst
 }
 
-// Verify checks one signature.
+// Verify checks one signature with the ZIP 215 rules (DESIGN 4): the cofactored equation
+// [8][S]B = [8]R + [8][k]A, non-canonical encodings of A and R accepted, S < L. Batch
+// verification (VerifyBatch) accepts exactly the signatures this accepts.
 func (c *SigCheck) Verify() error {
-	if !ed25519.Verify(c.PublicKey[:], c.Message, c.Signature[:]) {
-		return ruleError(ErrBadSignature, "transaction %s: input %d: invalid signature", c.TxID, c.Input)
+	if !ed25519consensus.Verify(c.PublicKey[:], c.Message, c.Signature[:]) {
+		return c.invalid()
 	}
 	return nil
 }
 
-// VerifySignatures checks every input signature of tx, one after another.
+// invalid is the error of an invalid signature, the same whether single or batch verification
+// found it.
+func (c *SigCheck) invalid() error {
+	return ruleError(ErrBadSignature, "transaction %s: input %d: invalid signature", c.TxID, c.Input)
+}
+
+// VerifySignatures checks every input signature of tx: one by one for a single input, as a
+// batch for several (the error names the first invalid input either way).
 func VerifySignatures(tx *types.Transaction, txid types.Hash, magic [4]byte) error {
-	checks := SigChecks(tx, txid, magic, nil)
-	for i := range checks {
-		if err := checks[i].Verify(); err != nil {
-			return err
-		}
-	}
-	return nil
+	checks := SigChecks(tx, txid, magic, make([]SigCheck, 0, len(tx.Inputs)))
+	return VerifyBatch(checks)
 }
