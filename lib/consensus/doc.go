@@ -12,11 +12,12 @@
 // A StateView answers every question a rule may ask of the chain state: the unspent output
 // at an outpoint, the cluster an address belongs to, what an input is worth at a height, and
 // the agents and contracts of Proof of Conduct. Block connection and mempool acceptance ask
-// the same questions of the same kind of view, so they cannot disagree. Two parts are still
-// simple: ValueModel (behind InputValue) is NominalValue until concentration decay, and the
-// conduct state is NoConduct until Proof of Conduct adds its tables. The agent
-// transaction kinds (AgentRegister … Review) are rejected by CheckAgentKind with
-// ErrAgentNotEnabled until Proof of Conduct enables them.
+// the same questions of the same kind of view, so they cannot disagree. Concentration decay
+// is decay.go (the arithmetic) and clusters.go (the merge rule and DecayedValue); the chain
+// state values inputs with them. Proof of Conduct is conduct.go: CheckAgentKind (the
+// context-free rules of the agent kinds), CheckConduct (the rules against the agent and
+// contract records, returning the records a transaction changes) and LockedSpender (who may
+// spend a stake or an escrow).
 //
 // All arithmetic on amounts is uint64 with overflow checks; there is no floating point.
 //
