@@ -40,8 +40,8 @@ func BenchmarkAgentEndpoints(b *testing.B) {
 	_, burn, _ := wallet.NewMnemonic(12, params.Regtest)
 	n.generate(b, 2*agents+10, faucetAddr) // 50 COIN each; a claim is 100
 	n.generate(b, consensus.CoinbaseMaturity, burn)
-	f := startFaucetd(b, "--network", "regtest", "--rpc", n.URL(), "--data-dir", filepath.Join(dir, "data"),
-		"--mnemonic-file", mfile, "--ip-rate", "0", "--access-log", filepath.Join(dir, "access.log"))
+	f := startFaucetd(b, limitsOff("--network", "regtest", "--rpc", n.URL(), "--data-dir", filepath.Join(dir, "data"),
+		"--mnemonic-file", mfile, "--ip-rate", "0", "--access-log", filepath.Join(dir, "access.log"))...)
 
 	call := func(method, path, body string) (map[string]any, time.Duration, error) {
 		t0 := time.Now()

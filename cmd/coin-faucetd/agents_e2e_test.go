@@ -46,8 +46,8 @@ func TestAgentsEndToEnd(t *testing.T) {
 	_, burn, _ := wallet.NewMnemonic(12, params.Regtest)
 	n.generate(t, 6, faucetAddr)
 	n.generate(t, 100, burn)
-	f := startFaucetd(t, "--network", "regtest", "--rpc", n.URL(), "--data-dir", filepath.Join(dir, "faucet-data"),
-		"--mnemonic-file", mfile, "--ip-rate", "0")
+	f := startFaucetd(t, limitsOff("--network", "regtest", "--rpc", n.URL(), "--data-dir", filepath.Join(dir, "faucet-data"),
+		"--mnemonic-file", mfile, "--ip-rate", "0")...)
 
 	call := func(method, path, body string) (int, map[string]any) {
 		t.Helper()

@@ -26,6 +26,7 @@ import (
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/wallet"
 	"github.com/urfave/cli/v2"
+	"golang.org/x/net/netutil"
 )
 
 const appName = "coin-faucetd"
@@ -40,10 +41,17 @@ const appDescription = `coin-faucetd serves the faucet's HTTP/JSON API (GET /ope
 
 The faucet's funds are the wallet in --wallet-dir (its passphrase from --passphrase-file,
 else COIN_WALLET_PASSPHRASE, else a terminal prompt) or the mnemonic in --mnemonic-file;
-fund the faucet's address (printed at start and in /api/status). Claims and rate limits
-are kept in --data-dir (LevelDB), so a restart does not reset them. Concurrent claims are
-paid by one spender that batches waiting claims into one transaction and spends its own
-unconfirmed change, so no claim waits for a block. Mainnet is refused.
+fund the faucet's address (printed at start and in /api/status). Claims are kept in
+--data-dir (LevelDB) with the signed transaction that pays them, written before it is
+broadcast and sent again until it is mined, so a claim answered 200 is paid exactly once
+whatever crashes, and a restart does not reset the per-address limit. Concurrent claims
+are paid by one spender that batches waiting claims into one transaction and spends its
+own unconfirmed change, so no claim waits for a block. Mainnet is refused.
+
+Limits (429 with Retry-After and a code naming the limit): one claim per address per
+--cooldown (address_rate_limited); --claims-per-ip per client network per hour and
+--requests-per-second on every endpoint (client_rate_limited); --budget-per-hour claims
+for the whole faucet (budget_exhausted). Behind a reverse proxy set --trusted-proxies.
 
 Every flag can also be set with the environment variable shown in its help. SIGINT or
 SIGTERM stop the service cleanly.
@@ -80,6 +88,17 @@ func newApp() *cli.App {
 			&cli.Float64Flag{Name: "ip-rate", Value: faucet.DefaultIPRate, EnvVars: []string{"COIN_FAUCET_IP_RATE"},
 				Usage: "requests per minute per client IP on the endpoints that take a mnemonic (wallet send and derive, agent register, vouch, contract create, fulfil and refund, review); 0 or less: no limit"},
 			&cli.IntFlag{Name: "ip-burst", Value: faucet.DefaultIPBurst, EnvVars: []string{"COIN_FAUCET_IP_BURST"}, Usage: "burst allowed above --ip-rate"},
+			&cli.Float64Flag{Name: "requests-per-second", Value: faucet.DefaultRequestRate, EnvVars: []string{"COIN_REQUESTS_PER_SECOND"},
+				Usage: "requests per second per client on every endpoint (a mnemonic endpoint also takes one of --ip-rate's); 0: no limit"},
+			&cli.IntFlag{Name: "requests-burst", Value: faucet.DefaultRequestBurst, EnvVars: []string{"COIN_REQUESTS_BURST"}, Usage: "burst allowed above --requests-per-second"},
+			&cli.IntFlag{Name: "claims-per-ip", Value: faucet.DefaultClaimsPerClient, EnvVars: []string{"COIN_CLAIMS_PER_IP"},
+				Usage: "claims paid per hour per client network (IPv4 address, IPv6 /64); 0: no limit"},
+			&cli.IntFlag{Name: "budget-per-hour", Value: faucet.DefaultBudgetPerHour, EnvVars: []string{"COIN_BUDGET_PER_HOUR"},
+				Usage: "claims paid per hour by the whole faucet; 0: no limit"},
+			&cli.IntFlag{Name: "trusted-proxies", Value: 0, EnvVars: []string{"COIN_TRUSTED_PROXIES"},
+				Usage: "how many X-Forwarded-For hops (reverse proxies of yours) to trust to name the client; 0: the client is the socket's peer"},
+			&cli.IntFlag{Name: "max-connections", Value: defaultMaxConnections, EnvVars: []string{"COIN_FAUCET_MAX_CONNECTIONS"},
+				Usage: "most HTTP connections open at once; more wait to be accepted"},
 			&cli.Int64Flag{Name: "max-body", Value: faucet.DefaultMaxBodyBytes, EnvVars: []string{"COIN_FAUCET_MAX_BODY"}, Usage: "largest request body in `BYTES`"},
 			&cli.IntFlag{Name: "max-batch", Value: faucet.DefaultMaxBatch, EnvVars: []string{"COIN_FAUCET_MAX_BATCH"}, Usage: "most claims paid by one transaction"},
 			&cli.IntFlag{Name: "max-chain-depth", Value: faucet.DefaultMaxChainDepth, EnvVars: []string{"COIN_FAUCET_MAX_CHAIN_DEPTH"},
@@ -188,16 +207,22 @@ func run(c *cli.Context) error {
 	}
 	srv, err := faucet.NewServer(faucet.Config{Net: net, Node: node, Engine: engine, Claims: claims, Amount: amt,
 		Cooldown: cooldown, FeeRate: feeRate, IPRate: ipRate(c.Float64("ip-rate")), IPBurst: c.Int("ip-burst"),
-		MaxBodyBytes: c.Int64("max-body"), AccessLog: accessLog, Log: logger})
+		RequestRate: ipRate(c.Float64("requests-per-second")), RequestBurst: c.Int("requests-burst"),
+		ClaimsPerClient: offIfZero(c.Int("claims-per-ip")), BudgetPerHour: offIfZero(c.Int("budget-per-hour")),
+		TrustedProxies: c.Int("trusted-proxies"), MaxBodyBytes: c.Int64("max-body"), AccessLog: accessLog, Log: logger})
 	if err != nil {
 		return err
 	}
-	ln, err := net2Listen(c.String("listen"))
+	ln, err := listen(c.String("listen"), c.Int("max-connections"))
 	if err != nil {
 		return err
+	}
+	if !isLoopback(ln.Addr()) {
+		daemonLog.Warn("--listen is not a loopback address: mnemonics travel in request bodies (send, derive, agent endpoints), "+
+			"so put a TLS-terminating reverse proxy in front and set --trusted-proxies", "listen", ln.Addr().String())
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
-		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 16 << 10,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 30 * time.Second, MaxHeaderBytes: 16 << 10,
 		ErrorLog: log.New(io.Discard, "", 0)}
 
 	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
@@ -231,12 +256,36 @@ func ipRate(v float64) float64 {
 	return v
 }
 
-func net2Listen(addr string) (net.Listener, error) {
+// offIfZero maps a flag's "0: no limit" to the server's "negative: off".
+func offIfZero(v int) int {
+	if v <= 0 {
+		return -1
+	}
+	return v
+}
+
+// defaultMaxConnections bounds the HTTP connections open at once (DESIGN 14): enough for
+// a busy faucet's clients with keep-alive, far below the process's file limit.
+const defaultMaxConnections = 512
+
+// listen opens the HTTP listener, accepting at most maxConns connections at once (the
+// others wait in the kernel's backlog until one closes).
+func listen(addr string, maxConns int) (net.Listener, error) {
+	if maxConns < 1 {
+		return nil, errors.New("--max-connections must be at least 1")
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--listen %s: %w", addr, err)
 	}
-	return ln, nil
+	return netutil.LimitListener(ln, maxConns), nil
+}
+
+// isLoopback reports whether a listener's address is a loopback address (an unspecified
+// address such as 0.0.0.0 listens on every interface: not loopback).
+func isLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
 }
 
 // openAccessLog is the access logger on standard error ("-"), on a file, or none ("off").

@@ -45,9 +45,9 @@ func BenchmarkFaucetClaims(b *testing.B) {
 	_, burn, _ := wallet.NewMnemonic(12, params.Regtest)
 	n.generate(b, blocks, faucetAddr)
 	n.generate(b, consensus.CoinbaseMaturity, burn)
-	f := startFaucetd(b, "--network", "regtest", "--rpc", n.URL(), "--data-dir", filepath.Join(dir, "data"),
+	f := startFaucetd(b, limitsOff("--network", "regtest", "--rpc", n.URL(), "--data-dir", filepath.Join(dir, "data"),
 		"--mnemonic-file", mfile, "--amount", amountCOIN, "--access-log", filepath.Join(dir, "access.log"),
-		"--max-batch", fmt.Sprint(envInt("COIN_BENCH_MAX_BATCH", 250)))
+		"--max-batch", fmt.Sprint(envInt("COIN_BENCH_MAX_BATCH", 250)))...)
 
 	var (
 		mu        sync.Mutex

@@ -43,7 +43,7 @@ func TestEndToEnd(t *testing.T) {
 	n.generate(t, 100, burn)
 
 	dataDir := filepath.Join(dir, "faucet-data")
-	f := startFaucetd(t, "--network", "regtest", "--rpc", n.URL(), "--data-dir", dataDir, "--mnemonic-file", mfile)
+	f := startFaucetd(t, limitsOff("--network", "regtest", "--rpc", n.URL(), "--data-dir", dataDir, "--mnemonic-file", mfile)...)
 	env = append(env, "COIN_FAUCET_URL="+f.url)
 
 	// The faucet's cluster holds all the supply but the burned coinbases, so its coins decay
@@ -80,7 +80,7 @@ func TestEndToEnd(t *testing.T) {
 
 	// A second claim for that address: 429 with Retry-After, and coin-faucet exits 2.
 	code, body, hdr := httpJSON("POST", f.url+"/api/faucet", fmt.Sprintf(`{"address":%q}`, userAddr))
-	if code != 429 || hdr.Get("Retry-After") == "" || body["error"].(map[string]any)["code"] != "rate_limited" {
+	if code != 429 || hdr.Get("Retry-After") == "" || body["error"].(map[string]any)["code"] != "address_rate_limited" {
 		t.Fatalf("second claim: %d %v", code, body)
 	}
 	if _, errs, c := sh(t, env, "coin-faucet claim "+userAddr); c != 2 || !strings.Contains(errs, "rate limited") {
@@ -230,7 +230,7 @@ func TestEndToEnd(t *testing.T) {
 	fenv := []string{"COIN_NETWORK=regtest", "COIN_WALLET_DIR=" + filepath.Join(dir, "faucet-wallet"), "COIN_WALLET_PASSPHRASE=faucet pass"}
 	mustRun(t, fenv, "coin-wallet restore --mnemonic-file "+mfile)
 	t.Setenv("COIN_WALLET_PASSPHRASE", "faucet pass") // inherited by coin-faucetd
-	f.restart(t, "--network", "regtest", "--rpc", n.URL(), "--data-dir", dataDir, "--wallet-dir", filepath.Join(dir, "faucet-wallet"))
+	f.restart(t, limitsOff("--network", "regtest", "--rpc", n.URL(), "--data-dir", dataDir, "--wallet-dir", filepath.Join(dir, "faucet-wallet"))...)
 	if _, st, _ := httpJSON("GET", f.url+"/api/status", ""); st["faucet_address"] != faucetAddr {
 		t.Fatalf("faucet address from the wallet dir: %v", st["faucet_address"])
 	}

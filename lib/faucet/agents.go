@@ -2,7 +2,6 @@ package faucet
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -460,7 +459,7 @@ func (s *Server) agentContract(w http.ResponseWriter, r *http.Request) error {
 
 // reviewScore reads a review score: an integer (a JSON number without fraction or
 // exponent).
-func reviewScore(n json.Number) (int, error) {
+func reviewScore(n api.Number) (int, error) {
 	if n == "" {
 		return 0, apiErr(http.StatusBadRequest, "bad_request", "field score is required")
 	}

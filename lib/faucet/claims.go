@@ -23,8 +23,22 @@ var ErrRateLimited = errors.New("rate limited")
 // ErrDataDirInUse is returned when another process has the data directory open.
 var ErrDataDirInUse = errors.New("data directory is in use by another process")
 
-// RateLimitError says when the address (or client) may try again.
+// The codes of 429 answers, one per limit (DESIGN 14).
+const (
+	// CodeAddressRateLimited: the address was paid less than the cooldown ago, or has a
+	// claim in flight.
+	CodeAddressRateLimited = "address_rate_limited"
+	// CodeClientRateLimited: the client (its IPv4 address or IPv6 /64) made too many
+	// claims this hour, or too many requests this second.
+	CodeClientRateLimited = "client_rate_limited"
+	// CodeBudgetExhausted: the faucet paid its hourly budget of claims.
+	CodeBudgetExhausted = "budget_exhausted"
+)
+
+// RateLimitError says which limit refused a request (Code, one of the Code constants) and
+// when to try again.
 type RateLimitError struct {
+	Code       string
 	What       string
 	RetryAfter time.Duration
 }
@@ -125,7 +139,7 @@ func (s *ClaimStore) Reserve(addr string) (release func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, busy := s.inflight[addr]; busy {
-		return nil, &RateLimitError{What: "a claim for this address is in progress", RetryAfter: time.Second}
+		return nil, &RateLimitError{Code: CodeAddressRateLimited, What: "a claim for this address is in progress", RetryAfter: time.Second}
 	}
 	last, ok, err := s.Last(addr)
 	if err != nil {
@@ -133,7 +147,7 @@ func (s *ClaimStore) Reserve(addr string) (release func(), err error) {
 	}
 	if ok {
 		if wait := last.Time.Add(s.cooldown).Sub(s.now()); wait > 0 {
-			return nil, &RateLimitError{What: fmt.Sprintf("this address was paid less than %s ago", s.cooldown), RetryAfter: wait}
+			return nil, &RateLimitError{Code: CodeAddressRateLimited, What: fmt.Sprintf("this address was paid less than %s ago", s.cooldown), RetryAfter: wait}
 		}
 	}
 	s.inflight[addr] = struct{}{}

@@ -3,6 +3,7 @@ package faucet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -72,8 +73,23 @@ func (s *Server) faucet(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer release()
+	// The client's and the faucet's hourly counts take the claim now and give it back if
+	// it is not paid.
+	undoClient, wait := s.claimsPerClient.take(clientNet(clientAddr(r, s.cfg.TrustedProxies)))
+	if undoClient == nil {
+		return &RateLimitError{Code: CodeClientRateLimited, RetryAfter: wait,
+			What: fmt.Sprintf("this client was paid %d claims in the last hour", s.cfg.ClaimsPerClient)}
+	}
+	undoBudget, wait := s.budget.take("")
+	if undoBudget == nil {
+		undoClient()
+		return &RateLimitError{Code: CodeBudgetExhausted, RetryAfter: wait,
+			What: fmt.Sprintf("the faucet paid its budget of %d claims in the last hour", s.cfg.BudgetPerHour)}
+	}
 	txid, err := s.cfg.Engine.Pay(r.Context(), Claim{Address: addr, PKH: pkh, Amount: s.cfg.Amount})
 	if err != nil {
+		undoClient()
+		undoBudget()
 		return err
 	}
 	writeJSON(w, http.StatusOK, ClaimResult{TxID: txid.String(), Amount: amount.Format(s.cfg.Amount)})

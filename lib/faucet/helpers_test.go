@@ -90,7 +90,10 @@ func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *har
 	}
 	ecfg := EngineConfig{Net: testNet, Keys: []wallet.Key{h.key}, Journal: h.claims, PollInterval: 20 * time.Millisecond,
 		Log: logging.New(h.log, slog.LevelDebug)}
+	// DESIGN 14's per-client limits are off (every test client is 127.0.0.1) unless a test
+	// turns them on.
 	scfg := Config{Net: testNet, Node: h.node, Claims: h.claims, Cooldown: time.Hour,
+		RequestRate: -1, ClaimsPerClient: -1, BudgetPerHour: -1,
 		AccessLog: logging.New(h.log, slog.LevelDebug), Log: logging.New(h.log, slog.LevelDebug)}
 	for _, o := range opts {
 		o(&ecfg, &scfg)

@@ -46,7 +46,11 @@ func (s *Server) toAPIError(err error) *Error {
 	case errors.As(err, &e):
 		return e
 	case errors.As(err, &rl):
-		return &Error{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: rl.Error(), RetryAfter: rl.RetryAfter}
+		code := rl.Code
+		if code == "" {
+			code = CodeAddressRateLimited
+		}
+		return &Error{Status: http.StatusTooManyRequests, Code: code, Message: rl.Error(), RetryAfter: rl.RetryAfter}
 	case errors.Is(err, keys.ErrBadMnemonic):
 		return apiErr(http.StatusBadRequest, "invalid_mnemonic", "%v", err)
 	case errors.Is(err, keys.ErrBadAddress):
@@ -152,10 +156,10 @@ func required(field, v string) error {
 
 // parseAmount reads a request amount: a JSON number in COIN, parsed exactly from its
 // decimal text (DESIGN 2).
-func parseAmount(n json.Number) (uint64, error) { return parseAmountField("amount", n) }
+func parseAmount(n api.Number) (uint64, error) { return parseAmountField("amount", n) }
 
 // parseAmountField is parseAmount for the request field named field.
-func parseAmountField(field string, n json.Number) (uint64, error) {
+func parseAmountField(field string, n api.Number) (uint64, error) {
 	if n == "" {
 		return 0, apiErr(http.StatusBadRequest, "bad_request", "field %s is required", field)
 	}

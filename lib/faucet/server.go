@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -39,6 +38,19 @@ type Config struct {
 	// mnemonic (default 30; negative disables), with bursts of IPBurst (default 10).
 	IPRate  float64
 	IPBurst int
+	// RequestRate is the sustained rate, per second and client, of every request (default
+	// 20; negative disables), with bursts of RequestBurst (default 100). A request to an
+	// endpoint that takes a mnemonic takes a token from this bucket and one from IPRate's.
+	RequestRate  float64
+	RequestBurst int
+	// ClaimsPerClient bounds the claims per hour of one client network (IPv4 /32, IPv6
+	// /64; default 5; negative disables). BudgetPerHour bounds the claims per hour of all
+	// clients together (default 100; negative disables).
+	ClaimsPerClient int
+	BudgetPerHour   int
+	// TrustedProxies is how many X-Forwarded-For hops, counted from the socket's peer,
+	// are reverse proxies of the operator's (default 0: the client is the socket's peer).
+	TrustedProxies int
 	// MaxBodyBytes bounds request bodies (default 16 KiB).
 	MaxBodyBytes int64
 	// NodeTimeout bounds each call to the node made for a request (default 30 s).
@@ -57,6 +69,11 @@ const (
 	DefaultIPRate       = 30
 	DefaultIPBurst      = 10
 	DefaultMaxBodyBytes = 16 << 10
+	// DESIGN 14's limits.
+	DefaultRequestRate     = 20
+	DefaultRequestBurst    = 100
+	DefaultClaimsPerClient = 5
+	DefaultBudgetPerHour   = 100
 )
 
 // Route is one endpoint of the API. The router, the per-IP limits and the OpenAPI test
@@ -64,8 +81,8 @@ const (
 type Route struct {
 	Method string
 	Path   string
-	// TakesMnemonic marks endpoints whose body carries a mnemonic: they are rate limited
-	// per client IP.
+	// TakesMnemonic marks endpoints whose body carries a mnemonic (and costs a PBKDF2):
+	// they are rate limited per client by IPRate as well as by RequestRate.
 	TakesMnemonic bool
 	Handle        func(w http.ResponseWriter, r *http.Request) error
 }
@@ -76,8 +93,13 @@ type Server struct {
 	log    *slog.Logger
 	access *slog.Logger // nil: no access log
 	routes []Route
-	ip     *ipLimiter
-	locks  keyedMutex
+	ip     *ipLimiter // the endpoints that take a mnemonic, per client
+	reqs   *ipLimiter // every request, per client
+	// claimsPerClient and budget count the claims of the last hour, per client network
+	// and in all.
+	claimsPerClient *window
+	budget          *window
+	locks           keyedMutex
 }
 
 // NewServer checks cfg and fills its defaults.
@@ -106,6 +128,21 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.IPBurst == 0 {
 		cfg.IPBurst = DefaultIPBurst
 	}
+	if cfg.RequestRate == 0 {
+		cfg.RequestRate = DefaultRequestRate
+	}
+	if cfg.RequestBurst == 0 {
+		cfg.RequestBurst = DefaultRequestBurst
+	}
+	if cfg.ClaimsPerClient == 0 {
+		cfg.ClaimsPerClient = DefaultClaimsPerClient
+	}
+	if cfg.BudgetPerHour == 0 {
+		cfg.BudgetPerHour = DefaultBudgetPerHour
+	}
+	if cfg.TrustedProxies < 0 {
+		return nil, errors.New("faucet server: trusted proxies must not be negative")
+	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -121,6 +158,15 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.IPRate > 0 {
 		s.ip = newIPLimiter(cfg.IPRate, cfg.IPBurst)
+	}
+	if cfg.RequestRate > 0 {
+		s.reqs = newIPLimiter(cfg.RequestRate*60, cfg.RequestBurst)
+	}
+	if cfg.ClaimsPerClient > 0 {
+		s.claimsPerClient = newWindow(cfg.ClaimsPerClient, time.Hour)
+	}
+	if cfg.BudgetPerHour > 0 {
+		s.budget = newWindow(cfg.BudgetPerHour, time.Hour)
 	}
 	s.routes = []Route{
 		{Method: http.MethodGet, Path: "/api/wallet/new", Handle: s.walletNew},
@@ -146,9 +192,9 @@ func NewServer(cfg Config) (*Server, error) {
 // Routes lists the API's endpoints.
 func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
 
-// Handler is the API with its middleware: panic recovery, bounded bodies, per-IP limits on
-// the endpoints that take a mnemonic, JSON errors for unknown paths and methods, and the
-// access log.
+// Handler is the API with its middleware: panic recovery, a token bucket per client on
+// every request, bounded bodies, a stricter one on the endpoints that take a mnemonic, JSON
+// errors for unknown paths and methods, and the access log.
 func (s *Server) Handler() http.Handler {
 	byPath := map[string]map[string]Route{}
 	for _, rt := range s.routes {
@@ -168,10 +214,15 @@ func (s *Server) Handler() http.Handler {
 				}
 			}
 			if s.access != nil {
-				s.access.Info("request", "client", clientIP(r), "method", r.Method, "path", r.URL.Path,
+				s.access.Info("request", "client", clientAddr(r, s.cfg.TrustedProxies).String(), "method", r.Method, "path", r.URL.Path,
 					"status", rw.status, "bytes", rw.bytes, "duration", time.Since(start).Round(time.Microsecond))
 			}
 		}()
+		client := clientNet(clientAddr(r, s.cfg.TrustedProxies))
+		if ok, wait := s.reqs.allow(client); !ok {
+			s.writeError(rw, clientLimited(wait, "too many requests from this client"))
+			return
+		}
 		methods, ok := byPath[r.URL.Path]
 		if !ok {
 			s.writeError(rw, apiErr(http.StatusNotFound, "not_found", "no endpoint %s", r.URL.Path))
@@ -193,10 +244,8 @@ func (s *Server) Handler() http.Handler {
 			r.Body = http.MaxBytesReader(rw, r.Body, s.cfg.MaxBodyBytes)
 		}
 		if rt.TakesMnemonic {
-			if ok, wait := s.ip.allow(clientIP(r)); !ok {
-				e := apiErr(http.StatusTooManyRequests, "rate_limited", "too many requests from this address; retry in %d s", retrySeconds(wait))
-				e.RetryAfter = wait
-				s.writeError(rw, e)
+			if ok, wait := s.ip.allow(client); !ok {
+				s.writeError(rw, clientLimited(wait, "too many requests with a mnemonic from this client"))
 				return
 			}
 		}
@@ -230,12 +279,11 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
+// clientLimited is the 429 of a per-client limit.
+func clientLimited(wait time.Duration, what string) *Error {
+	e := apiErr(http.StatusTooManyRequests, CodeClientRateLimited, "%s; retry in %d s", what, retrySeconds(wait))
+	e.RetryAfter = wait
+	return e
 }
 
 // keyedMutex serialises work per key.

@@ -76,6 +76,9 @@ func TestBadRequests(t *testing.T) {
 		{"POST", "/api/wallet/send", `{"mnemonic":"` + faucetMnemonic + `","to":"` + valid + `","amount":21000001}`, 400, "invalid_amount"},
 		{"POST", "/api/wallet/send", `{"mnemonic":"` + faucetMnemonic + `","to":"` + valid + `","amount":0.00000999}`, 400, "invalid_amount"},
 		{"POST", "/api/wallet/send", `{"mnemonic":"` + faucetMnemonic + `","to":"` + valid + `","amount":true}`, 400, "bad_request"},
+		{"POST", "/api/wallet/send", `{"mnemonic":"` + faucetMnemonic + `","to":"` + valid + `","amount":"1"}`, 400, "bad_request"},
+		{"POST", "/api/agent/contract/create", `{"mnemonic":"` + faucetMnemonic + `","counterparty":"` + valid + `","value_coin":"1"}`, 400, "bad_request"},
+		{"POST", "/api/agent/review", `{"mnemonic":"` + faucetMnemonic + `","subject_address":"` + valid + `","score":"5","contract_id":"00"}`, 400, "bad_request"},
 		{"POST", "/api/wallet/send", `{"mnemonic":"` + faucetMnemonic + `","to":"` + valid + `"}`, 400, "bad_request"},
 		{"POST", "/api/wallet/send", `{"mnemonic":"` + faucetMnemonic + `","to":"` + mainnetAddr + `","amount":1}`, 400, "invalid_address"},
 		{"GET", "/api/nothing", "", 404, "not_found"},
@@ -112,7 +115,7 @@ func TestClaimRateLimitPersists(t *testing.T) {
 		t.Fatalf("first claim: %d %s", r.Status, r.Raw)
 	}
 	r = h.do(t, http.MethodPost, "/api/faucet", claimBody(strings.ToUpper(a)))
-	if r.Status != http.StatusTooManyRequests || r.errCode() != "rate_limited" {
+	if r.Status != http.StatusTooManyRequests || r.errCode() != "address_rate_limited" {
 		t.Fatalf("second claim: %d %s", r.Status, r.Raw)
 	}
 	ra, err := strconv.Atoi(r.Header.Get("Retry-After"))
@@ -209,8 +212,12 @@ func TestSend(t *testing.T) {
 	if r.Status != 400 || r.errCode() != "insufficient_funds" {
 		t.Fatalf("overspend: %d %s", r.Status, r.Raw)
 	}
-	// Amount given as a decimal string is accepted too (parsed exactly).
+	// The spec's amount is a number: a decimal string is refused, and nothing is sent.
 	r = h.do(t, http.MethodPost, "/api/wallet/send", fmt.Sprintf(`{"mnemonic":%q,"to":%q,"amount":"0.12345678"}`, m, to))
+	if r.Status != 400 || r.errCode() != "bad_request" || !strings.Contains(r.Raw, "amount must be a number") {
+		t.Fatalf("send with a string amount: %d %s", r.Status, r.Raw)
+	}
+	r = h.do(t, http.MethodPost, "/api/wallet/send", fmt.Sprintf(`{"mnemonic":%q,"to":%q,"amount":0.12345678}`, m, to))
 	if r.Status != 200 || r.Body["amount"] != "0.12345678" {
 		t.Fatalf("send: %d %s", r.Status, r.Raw)
 	}
@@ -231,7 +238,7 @@ func TestPerIPLimit(t *testing.T) {
 		}
 	}
 	r := h.do(t, http.MethodPost, "/api/wallet/derive", body)
-	if r.Status != 429 || r.errCode() != "rate_limited" {
+	if r.Status != 429 || r.errCode() != "client_rate_limited" {
 		t.Fatalf("derive beyond the burst: %d %s", r.Status, r.Raw)
 	}
 	if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 || ra > 60 {

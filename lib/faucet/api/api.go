@@ -1,6 +1,43 @@
 package api
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"reflect"
+)
+
+// Number is a JSON number kept as its text, so that amounts are read exactly (DESIGN 2).
+// Unlike json.Number it refuses a JSON string such as "1": the spec's amounts, scores and
+// counts are numbers.
+type Number string
+
+// numberType is what a Number is reported as in a type error ("must be a number").
+var numberType = reflect.TypeFor[float64]()
+
+// UnmarshalJSON takes a JSON number's text and refuses any other value (null leaves n as
+// it is).
+func (n *Number) UnmarshalJSON(b []byte) error {
+	switch {
+	case len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9'):
+		*n = Number(b)
+		return nil
+	case string(b) == "null":
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		return &json.UnmarshalTypeError{Value: "string", Type: numberType}
+	}
+	return &json.UnmarshalTypeError{Value: "value", Type: numberType}
+}
+
+// MarshalJSON writes the number's text (0 when empty).
+func (n Number) MarshalJSON() ([]byte, error) {
+	if n == "" {
+		return []byte("0"), nil
+	}
+	return []byte(n), nil
+}
+
+// String is the number's text.
+func (n Number) String() string { return string(n) }
 
 // NewWalletResult is the body of GET /api/wallet/new.
 type NewWalletResult struct {
@@ -52,9 +89,9 @@ type BalanceResult struct {
 // SendRequest is the body of POST /api/wallet/send; Amount is decimal COIN, read exactly
 // from its text.
 type SendRequest struct {
-	Mnemonic string      `json:"mnemonic"`
-	To       string      `json:"to"`
-	Amount   json.Number `json:"amount"`
+	Mnemonic string `json:"mnemonic"`
+	To       string `json:"to"`
+	Amount   Number `json:"amount"`
 }
 
 // TransferResult is the body of POST /api/wallet/send.
@@ -153,10 +190,10 @@ type VouchResult struct {
 // ContractCreateRequest is the body of POST /api/agent/contract/create. ValueCoin is
 // decimal COIN, read exactly from its text; ExpiryBlocks is optional (default 1,440).
 type ContractCreateRequest struct {
-	Mnemonic     string      `json:"mnemonic"`
-	Counterparty string      `json:"counterparty"`
-	ValueCoin    json.Number `json:"value_coin"`
-	ExpiryBlocks json.Number `json:"expiry_blocks,omitempty"`
+	Mnemonic     string `json:"mnemonic"`
+	Counterparty string `json:"counterparty"`
+	ValueCoin    Number `json:"value_coin"`
+	ExpiryBlocks Number `json:"expiry_blocks,omitempty"`
 }
 
 // ContractCreateResult is the body of POST /api/agent/contract/create.
@@ -206,10 +243,10 @@ type Contract struct {
 
 // ReviewRequest is the body of POST /api/agent/review; Score is an integer from 1 to 10.
 type ReviewRequest struct {
-	Mnemonic       string      `json:"mnemonic"`
-	SubjectAddress string      `json:"subject_address"`
-	Score          json.Number `json:"score"`
-	ContractID     string      `json:"contract_id"`
+	Mnemonic       string `json:"mnemonic"`
+	SubjectAddress string `json:"subject_address"`
+	Score          Number `json:"score"`
+	ContractID     string `json:"contract_id"`
 }
 
 // ReviewResult is the body of POST /api/agent/review; NewConductScore is the subject's

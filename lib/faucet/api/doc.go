@@ -5,7 +5,8 @@
 // # Overview
 //
 // The types are plain JSON structs with the spec's field names, in the order the server
-// writes them. The package imports only encoding/json, so a client of the faucet depends on
+// writes them; request numbers are [Number], a JSON number kept as its text (a string such as
+// "1" is refused). The package imports only encoding/json and reflect, so a client of the faucet depends on
 // these types and not on the server's dependencies (the wallet, the node client, LevelDB);
 // lib/faucet aliases them under their old names (faucet.ClaimResult, ...).
 //

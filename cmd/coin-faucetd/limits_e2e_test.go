@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/wallet"
+)
+
+// fundedFaucet starts a node and a faucet (extra arguments after the usual ones) whose
+// address holds mature coinbases of 50 COIN.
+func fundedFaucet(t testing.TB, coinbases int, extra ...string) (*node, *faucetd, string) {
+	t.Helper()
+	n := startNode(t)
+	dir := t.TempDir()
+	m, faucetAddr, err := wallet.NewMnemonic(12, params.Regtest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfile := filepath.Join(dir, "faucet-mnemonic")
+	if err := os.WriteFile(mfile, []byte(m+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, burn, _ := wallet.NewMnemonic(12, params.Regtest)
+	n.generate(t, coinbases, faucetAddr)
+	n.generate(t, 100, burn)
+	f := startFaucetd(t, append([]string{"--network", "regtest", "--rpc", n.URL(), "--data-dir", filepath.Join(dir, "faucet-data"),
+		"--mnemonic-file", mfile}, extra...)...)
+	return n, f, faucetAddr
+}
+
+// The issue's report through the real executable with its default limits: 12 fresh
+// addresses claimed at once from one client get 5 payments and 7 refusals with 429
+// client_rate_limited and a Retry-After; a string amount in /api/wallet/send is refused.
+func TestFaucetdDefaultLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	_, f, _ := fundedFaucet(t, 20)
+	var mu sync.Mutex
+	got := map[string]int{}
+	var wg sync.WaitGroup
+	for i := 0; i < 12; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, a, _ := wallet.NewMnemonic(12, params.Regtest)
+			code, body, hdr := httpJSON("POST", f.url+"/api/faucet", fmt.Sprintf(`{"address":%q}`, a))
+			key := fmt.Sprint(code)
+			if code == 429 {
+				e, _ := body["error"].(map[string]any)
+				key += fmt.Sprint(" ", e["code"], " retry-after=", hdr.Get("Retry-After") != "")
+			}
+			mu.Lock()
+			got[key]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if got["200"] != 5 || got["429 client_rate_limited retry-after=true"] != 7 {
+		t.Fatalf("12 claims from one client: %v\nfaucetd:\n%s", got, f.Out.Tail(30))
+	}
+	m, _, _ := wallet.NewMnemonic(12, params.Regtest)
+	_, to, _ := wallet.NewMnemonic(12, params.Regtest)
+	code, body, _ := httpJSON("POST", f.url+"/api/wallet/send", fmt.Sprintf(`{"mnemonic":%q,"to":%q,"amount":"1"}`, m, to))
+	if code != 400 {
+		t.Fatalf("send with a string amount: %d %v", code, body)
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{"127.0.0.1:80": true, "[::1]:80": true, "0.0.0.0:80": false, "[::]:80": false, "192.0.2.1:80": false} {
+		a, err := net.ResolveTCPAddr("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if isLoopback(a) != want {
+			t.Errorf("isLoopback(%s) = %v", addr, !want)
+		}
+	}
+}

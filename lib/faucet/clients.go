@@ -1,0 +1,143 @@
+package faucet
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Who a request comes from, and the per-client and global limits on claims (DESIGN 14).
+
+// clientAddr is the IP address of the client that made r: the socket's peer, or, when
+// trusted proxies (reverse proxies the operator runs) stand in front, the address the
+// outermost trusted proxy saw. The last trustedProxies hops of the request's path (the
+// socket's peer and the X-Forwarded-For entries appended by the proxies) are the proxies;
+// the hop before them is the client. Anything a client wrote in X-Forwarded-For itself is
+// to the left of that and is never read. A hop that is not an IP address, or too few hops,
+// make the leftmost readable hop the client.
+func clientAddr(r *http.Request, trustedProxies int) netip.Addr {
+	peer := peerAddr(r)
+	if trustedProxies <= 0 {
+		return peer
+	}
+	var hops []string
+	for _, h := range r.Header.Values("X-Forwarded-For") {
+		for _, e := range strings.Split(h, ",") {
+			hops = append(hops, strings.TrimSpace(e))
+		}
+	}
+	// hops[len-1] was added by the proxy next to us (our socket's peer), and so on leftwards.
+	client := peer
+	for i := len(hops) - 1; i >= 0 && len(hops)-i <= trustedProxies; i-- {
+		a, err := netip.ParseAddr(hops[i])
+		if err != nil {
+			break
+		}
+		client = a.Unmap()
+	}
+	return client
+}
+
+// peerAddr is the socket's peer address of r.
+func peerAddr(r *http.Request) netip.Addr {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.IPv6Unspecified()
+	}
+	return a.Unmap()
+}
+
+// clientNet is the network a client address is counted in: its IPv4 address (/32), or its
+// IPv6 /64 (one site: a host gets a /64 or more from its provider, so counting single IPv6
+// addresses would let one host claim without limit).
+func clientNet(a netip.Addr) string {
+	if a.Is4() {
+		return a.String()
+	}
+	p, err := a.Prefix(64)
+	if err != nil {
+		return a.String()
+	}
+	return p.String()
+}
+
+// window counts events over a sliding window (an hour): at most max events in any window.
+// A key's events are a slice of at most max times, so memory is bounded by the keys seen
+// within one window times max; keys whose events all left the window are swept.
+type window struct {
+	mu     sync.Mutex
+	max    int
+	period time.Duration
+	events map[string][]time.Time
+	now    func() time.Time
+	swept  time.Time
+}
+
+func newWindow(max int, period time.Duration) *window {
+	return &window{max: max, period: period, events: map[string][]time.Time{}, now: time.Now}
+}
+
+// take counts an event for key now, unless key already had max events within the window:
+// then it returns how long until the oldest leaves it. The returned undo removes the event
+// again (a claim that was not paid does not count).
+func (w *window) take(key string) (undo func(), wait time.Duration) {
+	if w == nil || w.max <= 0 {
+		return func() {}, 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	if now.Sub(w.swept) > w.period {
+		w.sweep(now)
+	}
+	ev := w.live(key, now)
+	if len(ev) >= w.max {
+		return nil, ev[0].Add(w.period).Sub(now)
+	}
+	t := now
+	w.events[key] = append(ev, t)
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		ev := w.events[key]
+		for i := range ev {
+			if ev[i].Equal(t) {
+				w.events[key] = append(ev[:i:i], ev[i+1:]...)
+				break
+			}
+		}
+		if len(w.events[key]) == 0 {
+			delete(w.events, key)
+		}
+	}, 0
+}
+
+// live drops key's events older than the window and returns the rest, oldest first.
+func (w *window) live(key string, now time.Time) []time.Time {
+	ev := w.events[key]
+	i := 0
+	for i < len(ev) && now.Sub(ev[i]) >= w.period {
+		i++
+	}
+	if i > 0 {
+		ev = append(ev[:0:0], ev[i:]...)
+		w.events[key] = ev
+	}
+	return ev
+}
+
+func (w *window) sweep(now time.Time) {
+	w.swept = now
+	for k := range w.events {
+		if len(w.live(k, now)) == 0 {
+			delete(w.events, k)
+		}
+	}
+}
