@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sort"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/p2p/addrman"
@@ -43,22 +44,189 @@ func (s *Server) acceptLoop() {
 			conn.Close()
 			continue
 		}
-		s.mu.Lock()
-		if s.inbound >= s.cfg.MaxInbound {
-			s.mu.Unlock()
-			s.log.Debug("refused inbound connection: inbound slots full", "peer", conn.RemoteAddr().String(), "max_inbound", s.cfg.MaxInbound)
+		victim, why := s.admitInbound(ip)
+		if why != "" {
+			s.log.Debug("refused inbound connection: "+why, "peer", conn.RemoteAddr().String(),
+				"max_inbound", s.cfg.MaxInbound, "max_inbound_per_ip", s.cfg.MaxInboundPerIP)
 			conn.Close()
 			continue
 		}
-		s.inbound++
-		s.mu.Unlock()
+		if victim != nil {
+			s.log.Info("evicting inbound peer to make room", "peer", victim.Addr(), "for", conn.RemoteAddr().String(),
+				"max_inbound", s.cfg.MaxInbound)
+			victim.Disconnect(errEvicted)
+		}
 		s.goRun(func() {
 			s.handleConn(conn, true, "")
 			s.mu.Lock()
 			s.inbound--
+			if s.inboundIP[ip]--; s.inboundIP[ip] <= 0 {
+				delete(s.inboundIP, ip)
+			}
 			s.mu.Unlock()
 		})
 	}
+}
+
+// admitInbound decides about a new inbound connection from ip: refused (why says so) when
+// ip has MaxInboundPerIP connections already, or when every inbound slot is taken and no
+// peer can be evicted; else counted, with the peer to evict to make room, if any.
+func (s *Server) admitInbound(ip netip.Addr) (victim *peer.Peer, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg.MaxInboundPerIP > 0 && s.inboundIP[ip] >= s.cfg.MaxInboundPerIP {
+		return nil, "too many connections from this address"
+	}
+	if s.inbound >= s.cfg.MaxInbound {
+		ps := s.evictionVictimLocked()
+		if ps == nil {
+			return nil, "inbound slots full"
+		}
+		ps.evicted = true
+		victim = ps.p
+	}
+	s.inbound++
+	s.inboundIP[ip]++
+	return victim, ""
+}
+
+// Inbound eviction, in the manner of Bitcoin Core's AttemptToEvictConnection, simplified:
+// when every inbound slot is taken, a newcomer may replace the least useful inbound peer.
+// Protected are the evictProtectBlocks peers that most recently sent a block new to us, the
+// evictProtectTxs that most recently sent a transaction the mempool accepted, and the
+// evictProtectOldest longest-connected of the rest (so a node with few inbound peers evicts
+// none). Of the others, the victim is the youngest connection of the network group (IPv4
+// /16, IPv6 /32) holding the most of them: an attacker with many addresses in one range
+// evicts its own connections first.
+const (
+	evictProtectBlocks = 4
+	evictProtectTxs    = 4
+	evictProtectOldest = 8
+)
+
+// errEvicted ends an inbound connection evicted to make room for another.
+var errEvicted = errors.New("evicted to make room for a new inbound connection")
+
+// evictionVictimLocked picks the inbound peer to evict, or nil (s.mu held).
+func (s *Server) evictionVictimLocked() *peerState {
+	var cands []*peerState
+	for _, ps := range s.peers {
+		if ps.p.Inbound() && !ps.evicted {
+			cands = append(cands, ps)
+		}
+	}
+	protect := func(n int, recent func(*peerState) time.Time) {
+		sort.SliceStable(cands, func(i, j int) bool { return recent(cands[i]).After(recent(cands[j])) })
+		k := 0
+		for k < n && k < len(cands) && !recent(cands[k]).IsZero() {
+			k++
+		}
+		cands = cands[k:]
+	}
+	protect(evictProtectBlocks, func(ps *peerState) time.Time { return ps.lastBlock })
+	protect(evictProtectTxs, func(ps *peerState) time.Time { return ps.lastTx })
+	// Oldest first (peer ids grow with connection order), then protect the oldest.
+	sort.Slice(cands, func(i, j int) bool { return cands[i].p.ID() < cands[j].p.ID() })
+	if len(cands) <= evictProtectOldest {
+		return nil
+	}
+	cands = cands[evictProtectOldest:]
+	groups := map[string][]*peerState{}
+	for _, ps := range cands {
+		g := netGroup(ps.p.IP())
+		groups[g] = append(groups[g], ps)
+	}
+	var best []*peerState
+	for _, g := range groups {
+		// The group with the most connections; on a tie the one with the youngest.
+		if len(g) > len(best) || (len(g) == len(best) && g[len(g)-1].p.ID() > best[len(best)-1].p.ID()) {
+			best = g
+		}
+	}
+	return best[len(best)-1]
+}
+
+// netGroup is the network range an address is counted in for eviction: IPv4 /16, IPv6 /32.
+func netGroup(ip netip.Addr) string {
+	ip = ip.Unmap()
+	bits := 32
+	if ip.Is4() {
+		bits = 16
+	}
+	if pfx, err := ip.Prefix(bits); err == nil {
+		return pfx.String()
+	}
+	return ip.String()
+}
+
+// stallRecord is an IP's handshake stalls: the ban score they add up to and the last one.
+type stallRecord struct {
+	score int
+	last  time.Time
+}
+
+// maxStallRecords bounds the IPs whose stalls are remembered.
+const maxStallRecords = 10_000
+
+// handshakeStalled charges p's IP for letting the handshake time out: the IP's stall score
+// grows by HandshakeStallScore and the connection carries all of it, so at the ban
+// threshold the IP is banned (peer.Config.OnBan) like any misbehaving peer.
+func (s *Server) handshakeStalled(p *peer.Peer, reason string) {
+	ip := p.IP()
+	if s.cfg.HandshakeStallScore <= 0 || !ip.IsValid() {
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	r := s.stallRecordLocked(ip, now)
+	if r == nil {
+		if len(s.stalls) >= maxStallRecords {
+			for k, old := range s.stalls {
+				if now.Sub(old.last) > s.cfg.HandshakeStallMemory || len(s.stalls) >= maxStallRecords {
+					delete(s.stalls, k)
+				}
+			}
+		}
+		r = &stallRecord{}
+		s.stalls[ip] = r
+	}
+	r.score += s.cfg.HandshakeStallScore
+	r.last = now
+	score := r.score
+	s.mu.Unlock()
+	s.log.Info("peer stalled the handshake", "peer", p.Addr(), "ban_score", score, "reason", reason)
+	p.AddBanScore(score, "handshake stalled: "+reason)
+}
+
+// stallRecordLocked is ip's unexpired stall record, or nil (s.mu held).
+func (s *Server) stallRecordLocked(ip netip.Addr, now time.Time) *stallRecord {
+	r := s.stalls[ip]
+	if r != nil && now.Sub(r.last) > s.cfg.HandshakeStallMemory {
+		delete(s.stalls, ip)
+		return nil
+	}
+	return r
+}
+
+// stallScore is the ban score ip's recent handshake stalls add up to.
+func (s *Server) stallScore(ip netip.Addr) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.stallRecordLocked(ip, time.Now()); r != nil {
+		return r.score
+	}
+	return 0
+}
+
+// noteUseful records that ps sent a block or a transaction new to us (for eviction).
+func (s *Server) noteUseful(ps *peerState, block bool) {
+	s.mu.Lock()
+	if block {
+		ps.lastBlock = time.Now()
+	} else {
+		ps.lastTx = time.Now()
+	}
+	s.mu.Unlock()
 }
 
 func remoteIP(c net.Conn) netip.Addr {
@@ -210,6 +378,12 @@ func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string) {
 	if inbound && v.ListenPort != 0 && p.IP().IsValid() {
 		ps.listenAddr = netip.AddrPortFrom(p.IP(), v.ListenPort).String()
 	}
+	// An address whose earlier handshakes stalled starts with their ban score.
+	if stalled := s.stallScore(p.IP()); inbound && stalled > 0 &&
+		p.AddBanScore(stalled, "earlier handshake stalls from this address") {
+		s.log.Info("peer rejected: banned for earlier handshake stalls", "peer", p.Addr())
+		return
+	}
 	s.mu.Lock()
 	if other, ok := s.nonces[v.Nonce]; ok {
 		s.mu.Unlock()
@@ -261,6 +435,9 @@ func (s *Server) rejected(p *peer.Peer, dialAddr string, err error) {
 		s.log.Info("peer rejected: wrong network", "peer", p.Addr(), "reason", reason)
 	case errors.Is(err, peer.ErrWrongGenesis):
 		s.log.Info("peer rejected: wrong genesis hash", "peer", p.Addr(), "reason", reason)
+	case p.Inbound() && errors.Is(err, peer.ErrTimeout):
+		s.handshakeStalled(p, reason)
+		return
 	default:
 		s.log.Info("peer rejected: handshake failed", "peer", p.Addr(), "reason", reason)
 	}
@@ -348,9 +525,19 @@ func (s *Server) HandleMessage(p *peer.Peer, m wire.Message, size int) {
 	case *wire.MsgHeaders:
 		s.onHeaders(ps, m)
 	case *wire.MsgBlock:
+		hash := m.Block.Hash()
+		st := s.chain.HeaderState(hash)
 		s.onBlock(ps, m.Block, size)
+		if !st.HaveBlock && !st.Invalid && p.Err() == nil {
+			s.noteUseful(ps, true)
+		}
 	case *wire.MsgTx:
+		txid := m.Tx.TxID()
+		_, had := s.pool.Get(txid)
 		s.onTx(ps, m.Tx)
+		if _, has := s.pool.Get(txid); has && !had {
+			s.noteUseful(ps, false)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -34,6 +35,18 @@ type Config struct {
 	Connect     []string
 	MaxOutbound int // default 16; negative: none
 	MaxInbound  int // default 64; negative: none
+	// MaxInboundPerIP bounds the inbound connections (handshaking or not) from one IP
+	// address (default 4; negative: no bound). When all MaxInbound slots are taken a new
+	// connection evicts the least useful inbound peer, if any (conn.go, evictionVictim).
+	MaxInboundPerIP int
+	// HandshakeStallScore is the ban score an IP earns each time an inbound connection from
+	// it lets the handshake time out (default 25, so the fourth stall within
+	// HandshakeStallMemory bans it; negative: none). The score it has gathered is added to
+	// the ban score of its next connection too.
+	HandshakeStallScore int
+	// HandshakeStallMemory is how long an IP's stalls are remembered after its last one
+	// (default 1 h).
+	HandshakeStallMemory time.Duration
 	// DataDir holds peers.json; empty keeps addresses and bans in memory.
 	DataDir   string
 	Logger    *slog.Logger
@@ -73,6 +86,9 @@ func (c *Config) setDefaults() {
 	defInt(&c.MaxOutbound, 16)
 	defInt(&c.MaxInbound, 64)
 	c.MaxOutbound, c.MaxInbound = max(c.MaxOutbound, 0), max(c.MaxInbound, 0)
+	defInt(&c.MaxInboundPerIP, 4)
+	defInt(&c.HandshakeStallScore, 25)
+	def(&c.HandshakeStallMemory, time.Hour)
 	def(&c.BanDuration, 24*time.Hour)
 	def(&c.BlockTimeout, 60*time.Second)
 	def(&c.StallTimeout, 10*time.Second)
@@ -116,6 +132,12 @@ type peerState struct {
 	bucket    bucket
 	answered  bool // getaddr answered
 	pendingTx []types.Hash
+
+	// For inbound eviction (conn.go): when the peer last sent a block or a transaction new
+	// to us, and whether it was chosen to make room already.
+	lastBlock time.Time
+	lastTx    time.Time
+	evicted   bool
 }
 
 // Server is the P2P layer: it implements the node's Network interface.
@@ -141,10 +163,14 @@ type Server struct {
 	nonces   map[uint64]*peerState
 	outbound int // connected and dialling
 	inbound  int // connected and handshaking
-	dialing  map[string]bool
-	outLocal map[string]string // local address of an outbound connection → the address dialled
-	self     map[string]bool
-	wakeConn chan struct{}
+	// inboundIP counts inbound connections (handshaking or not) per remote IP; stalls
+	// remembers the IPs whose inbound handshakes timed out (conn.go).
+	inboundIP map[netip.Addr]int
+	stalls    map[netip.Addr]*stallRecord
+	dialing   map[string]bool
+	outLocal  map[string]string // local address of an outbound connection → the address dialled
+	self      map[string]bool
+	wakeConn  chan struct{}
 
 	// Sync state (syncstate.go, download.go, process.go), guarded by mu.
 	tip             tipInfo
@@ -188,6 +214,7 @@ func New(cfg Config, chain Chain, pool Mempool, b Backend) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, b: b, chain: chain, pool: pool, net: cfg.Network,
 		log: cfg.Logger.With("sys", "p2p"), addrs: addrman.New(cfg.Addrman), nonce: binary.LittleEndian.Uint64(nb[:]) | 1,
+		inboundIP: make(map[netip.Addr]int), stalls: make(map[netip.Addr]*stallRecord),
 		conns: make(map[net.Conn]struct{}), peers: make(map[*peer.Peer]*peerState), nonces: make(map[uint64]*peerState), dialing: make(map[string]bool),
 		outLocal: make(map[string]string), self: make(map[string]bool), wakeConn: make(chan struct{}, 1),
 		bodyFailures: make(map[types.Hash]int), inflight: make(map[types.Hash]*blockReq), received: make(map[types.Hash]*recvBlock),
