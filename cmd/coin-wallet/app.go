@@ -135,7 +135,11 @@ func (e *env) walletDir() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("no --wallet-dir and no home directory: %w", err)
 	}
-	return filepath.Join(e.net.DefaultDataDir(home), "wallet"), nil
+	netDir := e.net.DefaultDataDir(home)
+	if err := privateTree(e.c.App.ErrWriter, home, filepath.Dir(netDir), netDir); err != nil {
+		return "", err
+	}
+	return filepath.Join(netDir, "wallet"), nil
 }
 
 func (e *env) openStore() (*wallet.Store, error) {

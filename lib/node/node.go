@@ -81,11 +81,15 @@ func New(cfg Config) (*Node, error) {
 	if cfg.MempoolSaveInterval == 0 {
 		cfg.MempoolSaveInterval = DefaultMempoolSaveInterval
 	}
+	if err := privateDataDir(cfg.DataDir, cfg.Logger); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
 	sigs := consensus.NewSigCache(0)
 	chain, err := chainstate.Open(filepath.Join(cfg.DataDir, "db"), cfg.Network, chainstate.Options{SigCache: sigs, Values: cfg.Values})
 	if err != nil {
 		return nil, err
 	}
+	tightenDataFiles(cfg.DataDir, cfg.Logger) // goleveldb's new files
 	n := &Node{cfg: cfg, log: cfg.Logger, chain: chain, net: noNetwork{}, stopCh: make(chan struct{})}
 	n.pool = mempool.New(chain, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes, SigCache: sigs,
 		Log: cfg.Logger.With(logging.SubsystemKey, "mempool")})
@@ -166,6 +170,7 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		if cerr := n.chain.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
+		tightenDataFiles(n.cfg.DataDir, n.log)
 		n.log.Info("node stopped")
 	}()
 	if err := n.checkDisk(); err != nil {

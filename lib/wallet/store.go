@@ -75,6 +75,7 @@ type AddressRecord struct {
 // Store is an open wallet directory. It is safe for use by one goroutine at a time.
 type Store struct {
 	db   *leveldb.DB
+	dir  string
 	meta metaRecord
 	net  *params.Network
 }
@@ -141,6 +142,9 @@ func Create(dir string, net *params.Network, account uint32, seed []byte, passph
 	sr := seedRecord{KDF: "argon2id", Params: kdf, Salt: hex.EncodeToString(salt), Cipher: "xchacha20-poly1305",
 		Nonce: hex.EncodeToString(nonce), Ciphertext: hex.EncodeToString(ct)}
 
+	if err := makePrivateDir(dir); err != nil {
+		return nil, err
+	}
 	db, err := openDB(dir, &opt.Options{ErrorIfExist: true})
 	if err != nil {
 		return nil, err
@@ -156,16 +160,30 @@ func Create(dir string, net *params.Network, account uint32, seed []byte, passph
 		db.Close()
 		return nil, fmt.Errorf("write wallet: %w", err)
 	}
-	return &Store{db: db, meta: meta, net: net}, nil
+	if _, err := tightenFiles(dir); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("wallet file modes: %w", err)
+	}
+	return &Store{db: db, dir: dir, meta: meta, net: net}, nil
 }
 
 // Open opens the wallet in dir and checks that it belongs to net.
+//
+// It refuses (ErrPermissions) a directory that other users can read or enter, and sets the
+// files inside to mode 0600 (perms.go).
 func Open(dir string, net *params.Network) (*Store, error) {
+	if err := checkDirPrivate(dir); err != nil {
+		return nil, err
+	}
 	db, err := openDB(dir, &opt.Options{ErrorIfMissing: true})
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, net: net}
+	if _, err := tightenFiles(dir); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("wallet file modes: %w", err)
+	}
+	s := &Store{db: db, dir: dir, net: net}
 	b, err := db.Get([]byte(keyMeta), nil)
 	if err != nil {
 		db.Close()
@@ -189,8 +207,14 @@ func Open(dir string, net *params.Network) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the store.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the store and sets the files goleveldb created meanwhile to mode 0600.
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if _, terr := tightenFiles(s.dir); err == nil && terr != nil {
+		err = fmt.Errorf("wallet file modes: %w", terr)
+	}
+	return err
+}
 
 // Network is the wallet's network.
 func (s *Store) Network() *params.Network { return s.net }
