@@ -65,11 +65,15 @@ func dirKeyTo(dst []byte, score uint32, pkh string) []byte {
 }
 
 func pairKey(p byte, hp consensus.HashPair) []byte {
-	k := make([]byte, 65)
+	return pairKeyTo(new([65]byte), p, hp)
+}
+
+// pairKeyTo writes the key of hp in table p into k.
+func pairKeyTo(k *[65]byte, p byte, hp consensus.HashPair) []byte {
 	k[0] = p
 	copy(k[1:33], hp[0][:])
 	copy(k[33:], hp[1][:])
-	return k
+	return k[:]
 }
 
 func encodeAgent(w *bincode.Writer, a *consensus.AgentRecord) {
@@ -129,25 +133,26 @@ func (c *Chain) stageConduct(j *blockJournal, ch *consensus.ConductChanges, next
 	if ch.Empty() {
 		return nil
 	}
+	var k keyBuf
+	var pk [65]byte
+	// The records are the block's own (CheckConduct copies what it changes), so the journal
+	// takes them as they are.
 	for _, pkh := range sortedHashes(ch.Agents) {
-		k := hashKey(pfxAgent, pkh)
-		s, err := c.slotLocked(k)
+		s, err := c.slotLocked(k.of(pfxAgent, pkh))
 		if err != nil {
 			return err
 		}
 		if s.val == nil {
 			next.Agents++
 		}
-		rec := *ch.Agents[pkh]
-		j.put(k, &rec)
+		j.put(k[:], ch.Agents[pkh])
 	}
 	for _, id := range sortedHashes(ch.Contracts) {
-		k := hashKey(pfxContract, id)
-		s, err := c.slotLocked(k)
+		s, err := c.slotLocked(k.of(pfxContract, id))
 		if err != nil {
 			return err
 		}
-		rec := *ch.Contracts[id]
+		rec := ch.Contracts[id]
 		wasOpen := s.val != nil && s.val.(*consensus.ContractRecord).Status == consensus.ContractOpen
 		isOpen := rec.Status == consensus.ContractOpen
 		switch {
@@ -156,16 +161,16 @@ func (c *Chain) stageConduct(j *blockJournal, ch *consensus.ConductChanges, next
 		case wasOpen && !isOpen:
 			next.OpenContracts--
 		}
-		j.put(k, &rec)
+		j.put(k[:], rec)
 	}
 	for _, hp := range sortedPairs(ch.Vouches) {
-		j.put(pairKey(pfxVouch, hp), true)
+		j.put(pairKeyTo(&pk, pfxVouch, hp), true)
 	}
 	for _, hp := range sortedPairs(ch.Pairs) {
-		j.put(pairKey(pfxPair, hp), ch.Pairs[hp])
+		j.put(pairKeyTo(&pk, pfxPair, hp), ch.Pairs[hp])
 	}
 	for _, hp := range sortedPairs(ch.Reviews) {
-		j.put(pairKey(pfxReviews, hp), ch.Reviews[hp])
+		j.put(pairKeyTo(&pk, pfxReviews, hp), ch.Reviews[hp])
 	}
 	return nil
 }
@@ -198,10 +203,32 @@ func sortedPairs[V any](m map[consensus.HashPair]V) []consensus.HashPair {
 type conductReader struct {
 	get  func(key []byte) (any, error)
 	copy bool // hand out copies (the Chain's readers run outside the lock)
+	// keys, when set, is scratch space for the keys (a reader used by one goroutine: the
+	// connecting block's); otherwise each lookup makes its own.
+	keys *conductKeys
+}
+
+type conductKeys struct {
+	hash keyBuf
+	pair [65]byte
+}
+
+func (r conductReader) hashKey(p byte, h types.Hash) []byte {
+	if r.keys == nil {
+		return hashKey(p, h)
+	}
+	return r.keys.hash.of(p, h)
+}
+
+func (r conductReader) pairKey(p byte, hp consensus.HashPair) []byte {
+	if r.keys == nil {
+		return pairKey(p, hp)
+	}
+	return pairKeyTo(&r.keys.pair, p, hp)
 }
 
 func (r conductReader) Agent(pkh types.Hash) (*consensus.AgentRecord, bool, error) {
-	v, err := r.get(hashKey(pfxAgent, pkh))
+	v, err := r.get(r.hashKey(pfxAgent, pkh))
 	if err != nil || v == nil {
 		return nil, false, err
 	}
@@ -214,7 +241,7 @@ func (r conductReader) Agent(pkh types.Hash) (*consensus.AgentRecord, bool, erro
 }
 
 func (r conductReader) Contract(id types.Hash) (*consensus.ContractRecord, bool, error) {
-	v, err := r.get(hashKey(pfxContract, id))
+	v, err := r.get(r.hashKey(pfxContract, id))
 	if err != nil || v == nil {
 		return nil, false, err
 	}
@@ -227,16 +254,16 @@ func (r conductReader) Contract(id types.Hash) (*consensus.ContractRecord, bool,
 }
 
 func (r conductReader) Vouched(voucher, target types.Hash) (bool, error) {
-	v, err := r.get(pairKey(pfxVouch, consensus.HashPair{voucher, target}))
+	v, err := r.get(r.pairKey(pfxVouch, consensus.HashPair{voucher, target}))
 	return v != nil, err
 }
 
 func (r conductReader) FulfilledBetween(a, b types.Hash) (uint64, error) {
-	return r.count(pairKey(pfxPair, consensus.PairOf(a, b)))
+	return r.count(r.pairKey(pfxPair, consensus.PairOf(a, b)))
 }
 
 func (r conductReader) ReviewsOf(reviewer, subject types.Hash) (uint64, error) {
-	return r.count(pairKey(pfxReviews, consensus.HashPair{reviewer, subject}))
+	return r.count(r.pairKey(pfxReviews, consensus.HashPair{reviewer, subject}))
 }
 
 func (r conductReader) count(k []byte) (uint64, error) {
@@ -258,14 +285,11 @@ func (c *Chain) Conduct() consensus.ConductView {
 }
 
 func (v chainView) Conduct() consensus.ConductView {
-	return conductReader{get: func(k []byte) (any, error) {
-		s, err := v.c.slotLocked(k)
-		if err != nil {
-			return nil, err
-		}
-		return s.val, nil
-	}}
+	return conductReader{get: v.c.slotGet}
 }
+
+// Conduct of the connecting block reuses one reader with scratch keys.
+func (v connectView) Conduct() consensus.ConductView { return v.m.conduct }
 
 // DirectoryEntry is an agent as the directory index lists it.
 type DirectoryEntry struct {

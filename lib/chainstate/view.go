@@ -108,12 +108,15 @@ type connectView struct {
 // space for keys.
 type viewMemo struct {
 	*clusterMemo
-	get stateGet
-	k   keyBuf
+	get     stateGet
+	k       keyBuf
+	conduct consensus.ConductView // a conductReader with scratch keys, made once
 }
 
 func newConnectView(c *Chain, m *clusterMemo) connectView {
-	return connectView{chainView{c}, &viewMemo{clusterMemo: m, get: c.slotGet}}
+	get := c.slotGet
+	return connectView{chainView{c}, &viewMemo{clusterMemo: m, get: get,
+		conduct: conductReader{get: get, keys: new(conductKeys)}}}
 }
 
 func (v connectView) ClusterOf(pkh types.Hash) (types.Hash, error) {

@@ -299,6 +299,25 @@ func (t *conductTx) contract(id types.Hash) (*ContractRecord, bool, error) {
 	return &cp, true, nil
 }
 
+// isAgent reports whether pkh is an agent, for a record that is only read: no copy.
+func (t *conductTx) isAgent(pkh types.Hash) (bool, error) {
+	if _, ok := t.ch.Agents[pkh]; ok {
+		return true, nil
+	}
+	_, ok, err := t.view.Agent(pkh)
+	return ok, err
+}
+
+// mustBeAgent is mustAgent (kind ErrNotAnAgent) or otherAgent (ErrAgentNotFound) for a
+// record that is only read.
+func (t *conductTx) mustBeAgent(pkh types.Hash, kind ErrorKind, what string) error {
+	ok, err := t.isAgent(pkh)
+	if err == nil && !ok {
+		err = ruleError(kind, "%s %s is not a registered agent", what, pkh)
+	}
+	return err
+}
+
 // mustAgent is the record of the acting agent, or ErrNotAnAgent.
 func (t *conductTx) mustAgent(pkh types.Hash, what string) (*AgentRecord, error) {
 	a, ok, err := t.agent(pkh)
@@ -338,7 +357,7 @@ func CheckConduct(tx *types.Transaction, txid types.Hash, ctx ConductContext, vi
 	}
 	switch tx.Kind {
 	case types.KindAgentRegister:
-		if _, ok, err := t.agent(actor); err != nil {
+		if ok, err := t.isAgent(actor); err != nil {
 			return nil, err
 		} else if ok {
 			return nil, ruleError(ErrAlreadyRegistered, "%s is already a registered agent", actor)
@@ -377,15 +396,13 @@ func CheckConduct(tx *types.Transaction, txid types.Hash, ctx ConductContext, vi
 
 	case types.KindContractCreate:
 		p, _ := types.DecodeContractCreatePayload(tx.Payload)
-		if _, err := t.mustAgent(actor, "initiator"); err != nil {
-			return nil, err
-		}
-		if _, err := t.otherAgent(p.Counterparty, "counterparty"); err != nil {
-			return nil, err
-		}
 		// The two agent records are only read.
-		delete(t.ch.Agents, actor)
-		delete(t.ch.Agents, p.Counterparty)
+		if err := t.mustBeAgent(actor, ErrNotAnAgent, "initiator"); err != nil {
+			return nil, err
+		}
+		if err := t.mustBeAgent(p.Counterparty, ErrAgentNotFound, "counterparty"); err != nil {
+			return nil, err
+		}
 		t.ch.Contracts[txid] = &ContractRecord{ID: txid, Initiator: actor, Counterparty: p.Counterparty,
 			Value: tx.Outputs[0].Value, CreatedHeight: ctx.Height, ExpiresAt: ctx.Height + uint64(p.ExpiryBlocks),
 			Status: ContractOpen}
@@ -484,10 +501,9 @@ func CheckConduct(tx *types.Transaction, txid types.Hash, ctx ConductContext, vi
 		if c.Reviewed&bit != 0 {
 			return nil, ruleError(ErrAlreadyReviewed, "%s has already reviewed contract %s", actor, c.ID)
 		}
-		if _, err := t.mustAgent(actor, "reviewer"); err != nil {
+		if err := t.mustBeAgent(actor, ErrNotAnAgent, "reviewer"); err != nil { // read only
 			return nil, err
 		}
-		delete(t.ch.Agents, actor) // read only
 		subject, err := t.otherAgent(p.Subject, "subject")
 		if err != nil {
 			return nil, err
