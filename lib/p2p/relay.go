@@ -18,8 +18,65 @@ import (
 // inventory is a bounded set, so nothing is announced twice to the same peer.
 
 type txReq struct {
-	peer uint64
-	sent time.Time
+	peer  uint64
+	sent  time.Time
+	burst *txBurst // the getdata it was asked in
+}
+
+// txBurst is the transactions of one getdata to one peer. They are held as they arrive and
+// handed to the node together once the last one arrived (or was not found, or timed out):
+// their signatures are first verified together, in batches on every CPU, into the chain's
+// signature cache (consensus.SigCache.PreverifyTransactions), which the node's mempool
+// shares, so its Accept finds each one verified. A burst whose peer disconnects before it is
+// complete is dropped with the peer.
+type txBurst struct {
+	waiting int // requests neither answered nor given up
+	got     []burstTx
+}
+
+type burstTx struct {
+	from *peerState
+	tx   *types.Transaction
+	txid types.Hash
+}
+
+// maxTxBurst bounds the transactions of one burst (a getdata asking for more makes several).
+const maxTxBurst = 1000
+
+// releaseLocked ends the request r (answered, not found, timed out or asked again): when it
+// was the last its burst waited for, it returns the burst's transactions to hand to the node.
+// The caller holds txMu.
+func releaseLocked(r txReq) []burstTx {
+	if r.burst == nil {
+		return nil
+	}
+	r.burst.waiting--
+	if r.burst.waiting > 0 {
+		return nil
+	}
+	got := r.burst.got
+	r.burst.got = nil
+	return got
+}
+
+// acceptBurst hands a burst's transactions to the node in arrival order, their signatures
+// verified together first.
+func (s *Server) acceptBurst(b []burstTx) {
+	if cache := s.chain.SigCache(); cache != nil && len(b) > 1 {
+		txs := make([]*types.Transaction, 0, len(b))
+		ids := make([]types.Hash, 0, len(b))
+		for _, t := range b {
+			if !s.haveTx(t.txid) {
+				txs = append(txs, t.tx)
+				ids = append(ids, t.txid)
+			}
+		}
+		v := cache.PreverifyTransactions(txs, ids, s.net.Magic, 0)
+		s.log.Debug("transaction burst: signatures verified together", "txs", len(b), "verified", v)
+	}
+	for _, t := range b {
+		s.acceptTx(t.from, t.tx, t.txid)
+	}
 }
 
 const (
@@ -153,7 +210,11 @@ func (s *Server) onInv(ps *peerState, m *wire.MsgInv) {
 }
 
 func (s *Server) requestTxs(ps *peerState, txids []types.Hash) {
-	var want []wire.InvVect
+	var (
+		want  []wire.InvVect
+		ready [][]burstTx // bursts completed by asking again for one of their transactions
+		burst = &txBurst{}
+	)
 	now := time.Now()
 	for _, id := range txids {
 		if s.haveTx(id) {
@@ -163,7 +224,14 @@ func (s *Server) requestTxs(ps *peerState, txids []types.Hash) {
 		r, busy := s.txInflight[id]
 		ok := (!busy || now.Sub(r.sent) > txRequestTimeout) && len(s.txInflight) < maxTxInflight
 		if ok {
-			s.txInflight[id] = txReq{peer: ps.p.ID(), sent: now}
+			if busy {
+				ready = append(ready, releaseLocked(r))
+			}
+			if burst.waiting == maxTxBurst {
+				burst = &txBurst{}
+			}
+			burst.waiting++
+			s.txInflight[id] = txReq{peer: ps.p.ID(), sent: now, burst: burst}
 		}
 		s.txMu.Unlock()
 		if ok {
@@ -173,9 +241,15 @@ func (s *Server) requestTxs(ps *peerState, txids []types.Hash) {
 	if len(want) > 0 && !ps.p.TrySend(&wire.MsgGetData{Inv: want}) {
 		s.txMu.Lock()
 		for _, iv := range want {
-			delete(s.txInflight, iv.Hash)
+			if r, ok := s.txInflight[iv.Hash]; ok && r.peer == ps.p.ID() {
+				delete(s.txInflight, iv.Hash)
+				ready = append(ready, releaseLocked(r))
+			}
 		}
 		s.txMu.Unlock()
+	}
+	for _, b := range ready {
+		s.acceptBurst(b)
 	}
 }
 
@@ -227,6 +301,7 @@ func (s *Server) onGetData(ps *peerState, m *wire.MsgGetData) {
 // onNotFound releases requests the peer cannot serve, so another peer is asked.
 func (s *Server) onNotFound(ps *peerState, m *wire.MsgNotFound) {
 	released := false
+	var ready [][]burstTx
 	for _, iv := range m.Inv {
 		switch iv.Type {
 		case wire.InvBlock:
@@ -242,9 +317,13 @@ func (s *Server) onNotFound(ps *peerState, m *wire.MsgNotFound) {
 			s.txMu.Lock()
 			if r, ok := s.txInflight[iv.Hash]; ok && r.peer == ps.p.ID() {
 				delete(s.txInflight, iv.Hash)
+				ready = append(ready, releaseLocked(r))
 			}
 			s.txMu.Unlock()
 		}
+	}
+	for _, b := range ready {
+		s.acceptBurst(b)
 	}
 	if released {
 		s.mu.Lock()
@@ -270,21 +349,29 @@ func txBanScore(err error) int {
 }
 
 // onTx hands a transaction to the node; one with missing inputs waits in the orphan pool
-// while its parents are requested.
+// while its parents are requested. A requested transaction waits for the rest of its burst
+// (txBurst), which is handed to the node when complete.
 func (s *Server) onTx(ps *peerState, tx *types.Transaction) {
 	txid := tx.TxID()
 	ps.p.KnownTxs().Add(txid)
 	s.txMu.Lock()
 	r, requested := s.txInflight[txid]
 	requested = requested && r.peer == ps.p.ID()
+	var ready []burstTx
 	if requested {
 		delete(s.txInflight, txid)
+		if r.burst != nil {
+			r.burst.got = append(r.burst.got, burstTx{ps, tx, txid})
+			ready = releaseLocked(r)
+		}
 	}
 	s.txMu.Unlock()
-	if !requested && !s.unrequested(ps, "transactions") {
-		return
+	switch {
+	case requested && r.burst != nil:
+		s.acceptBurst(ready)
+	case requested || s.unrequested(ps, "transactions"):
+		s.acceptTx(ps, tx, txid)
 	}
-	s.acceptTx(ps, tx, txid)
 }
 
 func (s *Server) acceptTx(ps *peerState, tx *types.Transaction, txid types.Hash) {
@@ -349,14 +436,19 @@ func (s *Server) acceptOrphansOf(parent types.Hash) {
 
 func (s *Server) expireTxState() {
 	now := time.Now()
+	var ready [][]burstTx
 	s.txMu.Lock()
 	for id, r := range s.txInflight {
 		if now.Sub(r.sent) > txRequestTimeout {
 			delete(s.txInflight, id)
+			ready = append(ready, releaseLocked(r))
 		}
 	}
 	s.orphanTxs.expire(now.Add(-orphanTxLifetime))
 	s.txMu.Unlock()
+	for _, b := range ready {
+		s.acceptBurst(b)
+	}
 }
 
 // onGetAddr answers once per connection with known addresses and the listening addresses
