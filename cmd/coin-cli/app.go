@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cointoolkit/coin/lib/cliutil"
+	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 )
@@ -50,8 +52,15 @@ message on standard error and exits with |N| modulo 256, or 1 when that is 0 (so
 1, -32601 "method not found" gives 89, -32602 "invalid params" gives 90). A client-side
 failure (bad arguments, no connection, timeout) prints "error: ..." and exits 1.
 
+Credentials: a node started with --rpc-auth wants HTTP Basic credentials. Give them in the
+URL (--rpc http://USER:PASSWORD@HOST:PORT, better through COIN_RPC than on the command
+line) or with --rpc-user USER and --rpc-password-file FILE (or COIN_RPC_PASSWORD, or a
+prompt on a terminal). coin-cli never prints the password. "coin-cli rpcauth USER" makes the
+node's --rpc-auth value and a fresh password.
+
 Environment: COIN_RPC, COIN_NETWORK, COIN_TABLE, COIN_STDIN, COIN_RPCWAIT,
-COIN_RPCWAIT_TIMEOUT and COIN_TIMEOUT set the global options of the same names.
+COIN_RPCWAIT_TIMEOUT, COIN_TIMEOUT, COIN_RPC_USER and COIN_RPC_PASSWORD_FILE set the global
+options of the same names; COIN_RPC_PASSWORD holds the password itself.
 
 "coin-cli METHOD --help" shows a method's arguments and result without a node;
 "coin-cli help [METHOD]" asks the node itself.
@@ -74,7 +83,7 @@ func newApp() *cli.App {
 	for _, m := range rpcapi.Methods {
 		cmds = append(cmds, methodCommand(m))
 	}
-	cmds = append(cmds, callCommand(), cliutil.DocCommand())
+	cmds = append(cmds, callCommand(), rpcauthCommand(), cliutil.DocCommand())
 	return &cli.App{
 		Name:                 appName,
 		Usage:                "call a coin node's JSON-RPC methods from the command line",
@@ -94,7 +103,7 @@ func newApp() *cli.App {
 
 // globalFlags are the options that go before the method, each with an environment variable.
 func globalFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "rpc", EnvVars: []string{"COIN_RPC"}, Usage: "node RPC `URL` (default: http://127.0.0.1:PORT for --network)"},
 		&cli.StringFlag{Name: "network", EnvVars: []string{"COIN_NETWORK"}, Value: defaultNetwork,
 			Usage: "`NET` whose default RPC port to use when --rpc is not given: mainnet, testnet or regtest"},
@@ -107,7 +116,7 @@ func globalFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "timeout", EnvVars: []string{"COIN_TIMEOUT"}, Value: defaultTimeout,
 			Usage: "give up on a call after `DURATION` (0: never)"},
 		&cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help"},
-	}
+	}, cliutil.RPCCredentialFlags()...)
 }
 
 // usageError replaces urfave/cli's "Incorrect Usage" and full help on standard output with
@@ -129,7 +138,9 @@ func rootAction(c *cli.Context) error {
 
 // options are the global options of one run, resolved.
 type options struct {
-	url         string
+	url         string // without credentials: safe to print
+	auth        []jsonrpc.ClientOption
+	user        string // the user of the credentials, if any
 	network     *params.Network
 	fromFlag    bool // url came from --rpc or COIN_RPC
 	table       bool
@@ -163,6 +174,15 @@ func globalOptions(c *cli.Context) (*options, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.url, o.fromFlag = u, raw != ""
+	if o.url, o.auth, err = cliutil.NodeCredentials(c, u); err != nil {
+		return nil, err
+	}
+	o.fromFlag = raw != ""
+	if parsed, err := url.Parse(u); err == nil && parsed.User != nil {
+		o.user = parsed.User.Username()
+	}
+	if o.user == "" {
+		o.user = c.String("rpc-user")
+	}
 	return o, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -24,7 +25,7 @@ const rpcwaitInterval = 250 * time.Millisecond
 // becomes an ExitError with bitcoin-cli's text and status, anything else an "error: ..."
 // that says what to check. With --rpcwait it retries while the node is starting.
 func (o *options) call(ctx context.Context, method string, ps []json.RawMessage) (json.RawMessage, error) {
-	cl := jsonrpc.NewClient(o.url, jsonrpc.WithTimeout(o.timeout))
+	cl := jsonrpc.NewClient(o.url, append([]jsonrpc.ClientOption{jsonrpc.WithTimeout(o.timeout)}, o.auth...)...)
 	defer cl.Close()
 	start := time.Now()
 	for {
@@ -61,6 +62,19 @@ func (o *options) explain(method string, err error) error {
 		return o.refused()
 	}
 	var he *jsonrpc.HTTPError
+	if errors.As(err, &he) && he.StatusCode == http.StatusUnauthorized {
+		if o.user == "" {
+			return fmt.Errorf("the node at %s wants credentials (HTTP 401): give them in the URL (--rpc http://USER:PASSWORD@HOST:PORT) or with --rpc-user and --rpc-password-file", o.url)
+		}
+		return fmt.Errorf("the node at %s refused the credentials of user %q (HTTP 401): check the password against its --rpc-auth", o.url, o.user)
+	}
+	if errors.As(err, &he) && he.StatusCode == http.StatusForbidden {
+		msg := he.Body
+		if msg == "" {
+			msg = "forbidden"
+		}
+		return fmt.Errorf("the node at %s refused the request (HTTP 403): %s", o.url, msg)
+	}
 	if errors.As(err, &he) {
 		return fmt.Errorf("the server at %s answered HTTP %s instead of a JSON-RPC reply; is --rpc the node's RPC address?", o.url, he.Status)
 	}

@@ -32,13 +32,21 @@ Examples:
 
 Every flag can also be set with the environment variable shown in its help.
 The data directory holds db/, peers.json and, with --log-file, node.log.
-SIGINT, SIGTERM or the "stop" RPC shut the node down cleanly.`,
+SIGINT, SIGTERM or the "stop" RPC shut the node down cleanly.
+
+Who may call (docs/security.md): the RPC server refuses with HTTP 403 a request whose
+Content-Type is not application/json, whose Origin header --rpc-allow-origin does not
+list, or whose Host is not the bind address, localhost, 127.0.0.1 or [::1]. A bind
+address that is not loopback needs --rpc-auth; clients then send HTTP Basic credentials
+(coin-cli --rpc http://USER:PASS@HOST:PORT, or --rpc-user and --rpc-password-file).
+   coin-cli rpcauth alice     # prints the --rpc-auth value and a fresh password
+   coin-node --rpc-bind 0.0.0.0:38332 --rpc-auth 'alice:SALT$HASH'`,
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "network", Value: "mainnet", EnvVars: []string{"COIN_NETWORK"}, Usage: "mainnet, testnet or regtest"},
 			&cli.StringFlag{Name: "data-dir", EnvVars: []string{"COIN_DATA_DIR"}, Usage: "data directory", DefaultText: "~/.coin/<network>"},
-			&cli.StringFlag{Name: "rpc-bind", EnvVars: []string{"COIN_RPC_BIND"}, Usage: "JSON-RPC listen address host:port; RPC is off when omitted (default ports: mainnet 18332, testnet 28332, regtest 38332)"},
+			&cli.StringFlag{Name: "rpc-bind", EnvVars: []string{"COIN_RPC_BIND"}, Usage: "JSON-RPC listen address host:port; RPC is off when omitted (default ports: mainnet 18332, testnet 28332, regtest 38332); an address that is not loopback needs --rpc-auth"},
 			&cli.IntFlag{Name: "p2p-port", EnvVars: []string{"COIN_P2P_PORT"}, Usage: "P2P listen port", DefaultText: "18333 mainnet, 28333 testnet, 38333 regtest"},
 			&cli.StringSliceFlag{Name: "connect", EnvVars: []string{"COIN_CONNECT"}, Usage: "connect to this peer (host:port) at start-up; repeatable"},
 			&cli.IntFlag{Name: "max-peers", Value: 16, EnvVars: []string{"COIN_MAX_PEERS"}, Usage: "maximum outbound P2P connections"},
@@ -47,7 +55,7 @@ SIGINT, SIGTERM or the "stop" RPC shut the node down cleanly.`,
 			&cli.BoolFlag{Name: "log-file", EnvVars: []string{"COIN_LOG_FILE"}, Usage: "also write the log to <data-dir>/node.log"},
 			&cli.Float64Flag{Name: "min-free-disk", Value: 20, EnvVars: []string{"COIN_MIN_FREE_DISK"}, Usage: "stop cleanly when less than this percentage of the data dir's disk is free"},
 			&cli.IntFlag{Name: "mempool-max-mb", Value: 64, EnvVars: []string{"COIN_MEMPOOL_MAX_MB"}, Usage: "mempool size bound in MiB; the lowest fee rates are evicted beyond it"},
-		},
+		}, rpcFlags()...),
 		Commands: []*cli.Command{cliutil.DocCommand()},
 		Action:   run,
 	}
@@ -88,14 +96,22 @@ func run(c *cli.Context) error {
 		}
 		return v
 	}
+	rpcLog := logger.With(logging.SubsystemKey, "rpc")
+	hs, err := listenRPC(c, rpcLog)
+	if err != nil {
+		return err
+	}
 	cfg := node.Config{
-		Network: net, DataDir: dataDir, RPCBind: c.String("rpc-bind"),
+		Network: net, DataDir: dataDir, // RPC is served here (rpc.go), not by the node
 		P2P: &p2p.Config{ListenAddr: fmt.Sprintf(":%d", p2pPort), Connect: c.StringSlice("connect"),
 			MaxOutbound: none(c.Int("max-peers")), MaxInbound: none(c.Int("max-inbound"))},
 		Logger: logger, MinFreeDiskPercent: c.Float64("min-free-disk"), MempoolMaxBytes: c.Int("mempool-max-mb") << 20,
 	}
 	n, err := node.New(cfg)
 	if err != nil {
+		if hs != nil {
+			hs.Close()
+		}
 		if errors.Is(err, chainstate.ErrLocked) {
 			return fmt.Errorf("%w", err)
 		}
@@ -103,5 +119,8 @@ func run(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return n.Run(ctx)
+	if hs == nil {
+		return n.Run(ctx)
+	}
+	return runWithRPC(ctx, n, hs, rpcLog)
 }

@@ -8,6 +8,11 @@
 // and exits with its code. An ExitError carries a specific exit code (bitcoin-cli style |N|
 // for RPC errors, 2 for a rate limit, ...); any other error prints "error: ..." and exits 1.
 //
+// Tools that call the node share the credential options (rpc.go): RPCCredentialFlags adds
+// --rpc-user and --rpc-password-file, and NodeCredentials takes the credentials off the --rpc
+// URL and out of those options, giving the URL to print and log and the client options that
+// send them.
+//
 // # Errors
 //
 // ReadSecret fails when no secret source is available (no file, no env var, no terminal).

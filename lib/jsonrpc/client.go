@@ -9,10 +9,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // Client defaults.
@@ -57,7 +60,8 @@ func WithHTTPClient(hc *http.Client) ClientOption {
 }
 
 // WithBasicAuth sends HTTP basic authentication with every call, as
-// bitcoind-style servers expect. Credentials in the URL work too.
+// bitcoind-style servers expect. Credentials in the URL work too (NewClient);
+// these take precedence over them.
 func WithBasicAuth(user, pass string) ClientOption {
 	return func(c *Client) { c.user, c.pass, c.hasAuth = user, pass, true }
 }
@@ -72,9 +76,17 @@ func WithMaxResponseBytes(n int64) ClientOption {
 	}
 }
 
-// NewClient returns a client for the server at url.
-func NewClient(url string, opts ...ClientOption) *Client {
-	c := &Client{url: url, timeout: DefaultClientTimeout, maxResp: DefaultMaxResponseBytes}
+// NewClient returns a client for the server at rawURL. Credentials in the URL
+// (http://user:password@host:port) are sent as HTTP basic authentication and
+// kept out of the URL the client holds, so that no message shows them.
+func NewClient(rawURL string, opts ...ClientOption) *Client {
+	c := &Client{url: rawURL, timeout: DefaultClientTimeout, maxResp: DefaultMaxResponseBytes}
+	if u, err := url.Parse(rawURL); err == nil && u.User != nil {
+		pass, _ := u.User.Password()
+		c.user, c.pass, c.hasAuth = u.User.Username(), pass, true
+		u.User = nil
+		c.url = u.String()
+	}
 	for _, o := range opts {
 		o(c)
 	}
@@ -183,7 +195,7 @@ func (c *Client) call(ctx context.Context, method string, params any) (json.RawM
 	if err := json.Unmarshal(data, &r); err != nil || !isObject(data) {
 		// Not a JSON-RPC response: report the HTTP status if it explains it.
 		if resp.StatusCode != http.StatusOK {
-			return nil, &HTTPError{StatusCode: resp.StatusCode, Status: resp.Status}
+			return nil, &HTTPError{StatusCode: resp.StatusCode, Status: resp.Status, Body: httpErrorBody(data)}
 		}
 		return nil, fmt.Errorf("jsonrpc: %s: malformed response", method)
 	}
@@ -214,6 +226,27 @@ func isObject(b []byte) bool {
 type HTTPError struct {
 	StatusCode int
 	Status     string
+	// Body is the start of a plain-text answer (at most maxErrorBody bytes, one
+	// line), such as the reason of a 403; empty otherwise.
+	Body string
+}
+
+// maxErrorBody bounds HTTPError.Body.
+const maxErrorBody = 200
+
+// httpErrorBody is the first line of a short text body, for HTTPError.
+func httpErrorBody(data []byte) string {
+	s := string(data)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > maxErrorBody {
+		s = s[:maxErrorBody]
+	}
+	if !utf8.ValidString(s) {
+		return ""
+	}
+	return strings.TrimSpace(s)
 }
 
 func (e *HTTPError) Error() string {

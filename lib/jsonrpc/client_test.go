@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -183,5 +184,48 @@ func TestClientServerTooLarge(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Code != CodeInvalidRequest || e.Message != "request too large" {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestClientURLCredentials: credentials in the URL are sent as basic authentication and
+// appear in no error; a 401 or 403 without a JSON-RPC body is an *HTTPError with the text.
+func TestClientURLCredentials(t *testing.T) {
+	var gotUser, gotPass string
+	var gotOK bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotUser, gotPass, gotOK = r.BasicAuth()
+		if gotPass != "s3cret:pw" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="x"`)
+			http.Error(w, "unauthorized: wrong\nsecond line", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","result":7,"id":1}`))
+	}))
+	defer srv.Close()
+	withCreds := "http://alice:s3cret%3Apw@" + srv.Listener.Addr().String()
+	c := NewClient(withCreds)
+	defer c.Close()
+	var n int
+	if err := c.Call(context.Background(), "x", nil, &n); err != nil || n != 7 {
+		t.Fatalf("with URL credentials: %d %v", n, err)
+	}
+	if !gotOK || gotUser != "alice" || gotPass != "s3cret:pw" {
+		t.Fatalf("server saw %q %q %v", gotUser, gotPass, gotOK)
+	}
+	if strings.Contains(c.url, "s3cret") {
+		t.Fatalf("client keeps the password in its URL: %s", c.url)
+	}
+	// WithBasicAuth wins over the URL's.
+	wrong := NewClient(withCreds, WithBasicAuth("alice", "nope"))
+	err := wrong.Call(context.Background(), "x", nil, nil)
+	var he *HTTPError
+	if !errors.As(err, &he) || he.StatusCode != 401 || he.Body != "unauthorized: wrong" {
+		t.Fatalf("wrong password: %#v", err)
+	}
+	// A refused connection's error does not show the password either.
+	dead := NewClient("http://alice:s3cret@127.0.0.1:1")
+	if err := dead.Call(context.Background(), "x", nil, nil); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("error shows the password: %v", err)
 	}
 }

@@ -41,12 +41,11 @@
 // HTTP behaviour:
 //
 //   - Only POST is served. Other methods get 405 with "Allow: POST".
-//   - The Content-Type of requests is not checked: like bitcoind, the
-//     server accepts any or none, because common clients (curl -d, old
-//     bitcoin-cli versions) send text/plain or form types. Protection
-//     against cross-site browser requests therefore belongs to the
-//     authentication layer in front of the server. Responses are always
-//     application/json.
+//   - The Content-Type of requests is not checked here: this package is the
+//     protocol, and who may call belongs to the layer in front of it. The
+//     node puts lib/rpcserver's access checks there (HTTPConfig, Listen):
+//     Content-Type application/json only, Origin and Host checks, HTTP basic
+//     credentials (protocol §11). Responses are always application/json.
 //   - Every JSON-RPC response, including error responses, has status 200.
 //     bitcoind answers some errors with 404 or 500, but the JSON-RPC over
 //     HTTP convention is 200 with the error in the body, and that is what
@@ -66,7 +65,9 @@
 //
 // The Client sends requests with incrementing numeric ids over a
 // keep-alive HTTP connection and returns results decoded into a Go value
-// (Call) or raw (CallRaw).
+// (Call) or raw (CallRaw). Credentials in its URL (http://user:pass@host)
+// or from WithBasicAuth go out as HTTP basic authentication; the client
+// keeps the URL without them, so no error message shows a password.
 //
 // # Errors
 //

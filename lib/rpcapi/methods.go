@@ -69,7 +69,7 @@ var Methods = []Method{
 		Result: "array of objects: txid, index, value, block_height, is_coinbase, cluster_id, pubkey_hash, effective_value, locked, confirmations"},
 	{Name: "getclusterbalance", Category: "chain", Summary: "Total of the unspent outputs of a decay cluster.",
 		Params: []Param{{Name: "cluster_id", Type: TypeHash, Help: "cluster id (hex)"}}, Result: "integer: subunits"},
-	{Name: "getclusterinfo", Category: "chain", Summary: "A decay cluster: balance, concentration and decay rate (DESIGN 8).",
+	{Name: "getclusterinfo", Category: "chain", Summary: "A decay cluster: balance, concentration and decay rate (protocol §8).",
 		Params: []Param{{Name: "address_or_cluster_id", Type: TypeString, Help: "an address, or a cluster id (hex)"}},
 		Result: "object: cluster_id, balance, addresses, concentration_ppb, rate_per_block, yearly_decay_percent, circulating_supply"},
 	{Name: "gettxoutsetinfo", Category: "chain", Summary: "Statistics and a hash of the whole UTXO set.",
