@@ -12,7 +12,6 @@ import (
 
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/syndtr/goleveldb/leveldb"
-	"github.com/syndtr/goleveldb/leveldb/opt"
 	"github.com/syndtr/goleveldb/leveldb/storage"
 	"github.com/syndtr/goleveldb/leveldb/util"
 )
@@ -69,9 +68,10 @@ type ClaimRecord struct {
 const claimPrefix = "claim/"
 
 // ClaimStore keeps, in LevelDB, the last claim of every address, and enforces the cooldown
-// between two claims of one address. Records are written before the paying transaction is
-// broadcast (see Engine), so a restart never forgets a paid claim. It is safe for
-// concurrent use.
+// between two claims of one address; it is also the engine's Journal of payouts
+// (journal.go). Records are written with the paying transaction before it is broadcast
+// (see Engine), so a restart never forgets a claim nor the transaction that pays it. It is
+// safe for concurrent use.
 type ClaimStore struct {
 	db       *leveldb.DB
 	cooldown time.Duration
@@ -79,6 +79,7 @@ type ClaimStore struct {
 
 	mu       sync.Mutex
 	inflight map[string]struct{}
+	seq      uint64 // the next payout's sequence number (journal.go)
 }
 
 // OpenClaimStore opens (creating if needed) the claim database in dir.
@@ -91,7 +92,12 @@ func OpenClaimStore(dir string, cooldown time.Duration) (*ClaimStore, error) {
 		}
 		return nil, fmt.Errorf("open claim database %s: %w", dir, err)
 	}
-	return &ClaimStore{db: db, cooldown: cooldown, now: time.Now, inflight: map[string]struct{}{}}, nil
+	seq, err := nextSeq(db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open claim database %s: %w", dir, err)
+	}
+	return &ClaimStore{db: db, cooldown: cooldown, now: time.Now, inflight: map[string]struct{}{}, seq: seq}, nil
 }
 
 // Close closes the database.
@@ -156,32 +162,6 @@ func (s *ClaimStore) Reserve(addr string) (release func(), err error) {
 		delete(s.inflight, addr)
 		s.mu.Unlock()
 	}, nil
-}
-
-// Record durably writes the claims as paid by txid, now. It implements Journal.
-func (s *ClaimStore) Record(claims []Claim, txid types.Hash) error {
-	b := new(leveldb.Batch)
-	now := s.now()
-	for _, c := range claims {
-		b.Put(claimKey(c.Address), encodeRecord(ClaimRecord{Time: now, TxID: txid, Amount: c.Amount}))
-	}
-	if err := s.db.Write(b, &opt.WriteOptions{Sync: true}); err != nil {
-		return fmt.Errorf("write claims: %w", err)
-	}
-	return nil
-}
-
-// Forget removes the records of claims whose transaction was not accepted. It implements
-// Journal.
-func (s *ClaimStore) Forget(claims []Claim) error {
-	b := new(leveldb.Batch)
-	for _, c := range claims {
-		b.Delete(claimKey(c.Address))
-	}
-	if err := s.db.Write(b, &opt.WriteOptions{Sync: true}); err != nil {
-		return fmt.Errorf("delete claims: %w", err)
-	}
-	return nil
 }
 
 // Count returns the number of addresses with a recorded claim.

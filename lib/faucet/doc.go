@@ -10,7 +10,7 @@
 // with a 4xx status for a bad request (malformed JSON, address, mnemonic or amount: 400;
 // body over the limit: 413; unknown path: 404; wrong method: 405 with Allow), 429 with
 // Retry-After for rate limits, and 5xx for the faucet's or the node's failures. Bodies are
-// bounded; the endpoints that take a mnemonic are rate limited per client IP; mnemonics are
+// bounded; every endpoint is rate limited per client, those that take a mnemonic more; mnemonics are
 // never logged, stored or echoed in errors; the access log has one record per request with
 // the method, path (no query string), status, size and duration, never a body. The OpenAPI
 // 3.1 document ([OpenAPI], openapi.json) is served at GET /openapi.json. The request and
@@ -39,11 +39,32 @@
 // 20) are the node's pending view; new_conduct_score is read from it right after the node
 // accepted the review.
 //
-// [ClaimStore] keeps the last claim of each address in LevelDB. A claim is reserved
-// (refused with a *RateLimitError while the address is within its cooldown or has a claim
-// in flight), recorded durably before its transaction is broadcast, and forgotten when the
-// node refuses the transaction; so a crash may cost a claimant one cooldown, never the
-// faucet a second payment.
+// [ClaimStore] keeps the last claim of each address in LevelDB, and is the engine's
+// [Journal] of payouts (DESIGN 14). A claim is reserved (refused with a *RateLimitError while
+// the address is within its cooldown or has a claim in flight); then the signed transaction
+// that pays it is journaled ([Payout]) in the same synced write as the claim's record,
+// before it is broadcast, and a claim is answered 200 only after that write. The journal
+// keeps a payout until it is mined FinalConfirmations deep: on start, after every block,
+// when the node answers again after it did not, and every ResendInterval, the engine asks
+// the node about each journaled payout, oldest first, and sends again those it does not
+// have. One that can never be mined because another mined transaction spent an input (or
+// its parent payout is such) is provably conflicted: a new transaction pays its claims, and
+// the write that journals it also removes the old one and records it as conflicted, so a
+// claim is paid again at most once per conflict and never twice. New payouts never spend
+// the inputs of journaled ones, so the faucet makes no conflict itself. A payout the node
+// refuses at its first broadcast is forgotten with its claims' records (they were never
+// answered 200); a lost answer keeps it journaled and answers 200. So a claim answered
+// 200 is paid exactly once whatever crashes, and the design does not depend on the node
+// keeping its mempool.
+//
+// Beyond the spec's per-address limit, the server limits each client (the socket's peer,
+// or the address the last Config.TrustedProxies X-Forwarded-For hops name; counted per
+// IPv4 address or IPv6 /64): a token bucket on every request (Config.RequestRate), a
+// stricter one on the endpoints that take a mnemonic (Config.IPRate), and at most
+// Config.ClaimsPerClient claims per hour; and the whole faucet to Config.BudgetPerHour
+// claims per hour. Refusals are 429 with Retry-After and the code of the limit:
+// address_rate_limited, client_rate_limited, budget_exhausted. The per-client and budget
+// counts are kept in memory (a restart resets them; the per-address limit is on disk).
 //
 // [Engine] owns the faucet's outputs in one goroutine, so no two transactions spend the same
 // output. It pays claims by group commit: whenever it is free it takes every claim that is

@@ -3,6 +3,7 @@ package faucet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -48,11 +49,23 @@ type Claim struct {
 	Amount  uint64
 }
 
-// Journal durably records claims before their transaction is broadcast, and forgets them
-// when it is not accepted. *ClaimStore implements it.
+// Journal durably keeps the engine's payouts (DESIGN 14): each signed transaction with the
+// claims it pays, written before it is broadcast and kept until it is mined
+// FinalConfirmations deep. *ClaimStore implements it.
 type Journal interface {
-	Record(claims []Claim, txid types.Hash) error
-	Forget(claims []Claim) error
+	// Record writes p and its claims' records in one durable write, setting p.Seq and
+	// p.Time.
+	Record(p *Payout) error
+	// Forget removes a payout the node refused at its first broadcast, with its claims'
+	// records.
+	Forget(p *Payout) error
+	// Replace writes repay, which pays old's claims again, and records old as conflicted,
+	// in one durable write.
+	Replace(old, repay *Payout) error
+	// Done removes a payout mined deep enough.
+	Done(p *Payout) error
+	// Payouts lists the journaled payouts in the order they were written.
+	Payouts() ([]*Payout, error)
 }
 
 // Node is what the faucet needs from a node.
@@ -97,8 +110,12 @@ type EngineConfig struct {
 	// more at its cluster's rate, so what it pays out and the relay fee are still covered if
 	// the transaction waits that many blocks in the mempool, which drops it otherwise.
 	DecayMargin int
-	// Journal records claims before broadcast (required).
+	// Journal keeps the payouts from before their broadcast until they are mined
+	// FinalConfirmations deep (required).
 	Journal Journal
+	// ResendInterval is how often, besides every new block and the node coming back, the
+	// engine sends again the journaled payouts the node does not have (default 30 s).
+	ResendInterval time.Duration
 	// Log receives operational messages (never secrets), under the subsystem "faucet"; nil
 	// discards them.
 	Log *slog.Logger
@@ -106,11 +123,15 @@ type EngineConfig struct {
 
 // Defaults of EngineConfig.
 const (
-	DefaultMaxBatch      = 250
-	DefaultMaxInputs     = 500
-	DefaultMaxChainDepth = 400
-	DefaultPollInterval  = time.Second
-	DefaultDecayMargin   = 10
+	DefaultMaxBatch       = 250
+	DefaultMaxInputs      = 500
+	DefaultMaxChainDepth  = 400
+	DefaultPollInterval   = time.Second
+	DefaultDecayMargin    = 10
+	DefaultResendInterval = 30 * time.Second
+	// FinalConfirmations is how deep a payout is mined before the journal lets it go; a
+	// reorganisation shallower than that finds it still journaled and sends it again.
+	FinalConfirmations = 6
 )
 
 // request states: queued, taken by the engine, abandoned by the caller.
@@ -175,6 +196,10 @@ type Engine struct {
 	// rates are the decay rates per block (parts per 10^12) of the clusters of the
 	// faucet's addresses, by pubkey hash, as of the last sync.
 	rates map[types.Hash]uint64
+	// journal holds the journaled payouts (not yet mined FinalConfirmations deep), by
+	// txid; owed is its size, for the poll goroutine.
+	journal map[types.Hash]*Payout
+	owed    atomic.Int64
 
 	// Snapshot for Status, written by Run.
 	mu        sync.Mutex
@@ -183,6 +208,7 @@ type Engine struct {
 	synced    bool
 	paid      uint64
 	txs       uint64
+	repaid    uint64
 
 	stopped chan struct{}
 }
@@ -213,15 +239,40 @@ func NewEngine(node Node, cfg EngineConfig) (*Engine, error) {
 	if cfg.DecayMargin <= 0 {
 		cfg.DecayMargin = DefaultDecayMargin
 	}
+	if cfg.ResendInterval <= 0 {
+		cfg.ResendInterval = DefaultResendInterval
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	e := &Engine{node: node, cfg: cfg, log: cfg.Log.With("sys", "faucet"), reqs: make(chan *request, 4*cfg.MaxBatch), tick: make(chan struct{}, 1),
 		coins: map[types.Outpoint]*ecoin{}, pending: map[types.Hash]*ptx{}, needSync: true,
-		ownPKH: map[types.Hash]bool{}, rates: map[types.Hash]uint64{}, avoid: map[types.Outpoint]bool{}, stopped: make(chan struct{})}
+		ownPKH: map[types.Hash]bool{}, rates: map[types.Hash]uint64{}, avoid: map[types.Outpoint]bool{}, stopped: make(chan struct{}),
+		journal: map[types.Hash]*Payout{}}
 	for _, k := range cfg.Keys {
 		e.addrs = append(e.addrs, k.Address)
 		e.ownPKH[k.PKH] = true
+	}
+	// The payouts of earlier runs: sent again by the first sync, their inputs kept from new
+	// payouts until they are mined or conflicted.
+	ps, err := cfg.Journal.Payouts()
+	if err != nil {
+		return nil, fmt.Errorf("faucet engine: reading the payout journal: %w", err)
+	}
+	for _, p := range ps {
+		e.journal[p.TxID] = p
+		pt := &ptx{tx: p.Tx}
+		for _, in := range p.Tx.Inputs {
+			if _, ok := e.pending[in.PrevTxID]; ok {
+				pt.parents = append(pt.parents, in.PrevTxID)
+			}
+		}
+		e.pending[p.TxID] = pt
+	}
+	e.recomputeDepths()
+	e.owed.Store(int64(len(e.journal)))
+	if len(ps) > 0 {
+		e.log.Info("payouts in the journal, to be sent again until mined", "payouts", len(ps))
 	}
 	return e, nil
 }
@@ -269,13 +320,18 @@ type Status struct {
 	Synced    bool   // the engine has read the faucet's outputs from the node
 	Paid      uint64 // claims paid since start
 	Txs       uint64 // transactions sent since start
+	// Owed is the number of journaled payouts not yet mined FinalConfirmations deep;
+	// Repaid the conflicted payouts paid again since start.
+	Owed   int
+	Repaid uint64
 }
 
 // Status returns the latest snapshot.
 func (e *Engine) Status() Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return Status{Spendable: e.spendable, Immature: e.immature, Synced: e.synced, Paid: e.paid, Txs: e.txs}
+	return Status{Spendable: e.spendable, Immature: e.immature, Synced: e.synced, Paid: e.paid, Txs: e.txs,
+		Owed: int(e.owed.Load()), Repaid: e.repaid}
 }
 
 // Run pays claims until ctx ends. Claims still queued then fail with ErrStopped.
@@ -329,10 +385,14 @@ func (e *Engine) Run(ctx context.Context) {
 	}
 }
 
-// poll asks the node for its height and wakes Run when a block arrived.
+// poll asks the node for its height and wakes Run when a block arrived, when the node
+// answers again after it did not (it may have restarted with an empty mempool), and every
+// ResendInterval while payouts are journaled.
 func (e *Engine) poll(ctx context.Context) {
 	t := time.NewTicker(e.cfg.PollInterval)
 	defer t.Stop()
+	down := false
+	last := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -343,9 +403,13 @@ func (e *Engine) poll(ctx context.Context) {
 		h, err := e.node.GetBlockCount(cctx)
 		cancel()
 		if err != nil {
+			down = true
 			continue
 		}
-		if h != e.lastHeight.Swap(h) {
+		wake := h != e.lastHeight.Swap(h) || down || (e.owed.Load() > 0 && time.Since(last) >= e.cfg.ResendInterval)
+		down = false
+		if wake {
+			last = time.Now()
 			select {
 			case e.tick <- struct{}{}:
 			default:

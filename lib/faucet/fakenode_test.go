@@ -295,6 +295,12 @@ func (f *fakeNode) GetTransaction(_ context.Context, txid string) (*rpcapi.Trans
 	if _, ok := f.pool[id]; ok {
 		return &rpcapi.Transaction{TxID: txid, InMempool: true}, nil
 	}
+	for h, b := range f.blocks {
+		if slices.Contains(b, txid) {
+			hh := uint64(h)
+			return &rpcapi.Transaction{TxID: txid, BlockHeight: &hh, Confirmations: f.tip() - hh + 1}, nil
+		}
+	}
 	return nil, reject(reason.TxNotFound, "transaction not found")
 }
 

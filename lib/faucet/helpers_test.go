@@ -52,6 +52,9 @@ type harness struct {
 	log    *syncBuffer
 	cancel context.CancelFunc
 	done   chan struct{}
+	dir    string
+	ecfg   EngineConfig
+	scfg   Config
 }
 
 type harnessOpt func(*EngineConfig, *Config)
@@ -78,26 +81,37 @@ func newHarness(t testing.TB, coins int, opts ...harnessOpt) *harness {
 // newHarnessDir is newHarness with the claim store in dir.
 func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *harness {
 	t.Helper()
-	h := &harness{node: newFakeNode(testNet), key: faucetKey(t), log: &syncBuffer{}, done: make(chan struct{})}
+	h := &harness{node: newFakeNode(testNet), key: faucetKey(t), log: &syncBuffer{}}
 	for i := 0; i < coins; i++ {
 		h.node.fund(h.key.PKH, 50*amount.Coin, true)
 	}
 	h.node.mine(100) // maturity
-	var err error
-	h.claims, err = OpenClaimStore(dir, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ecfg := EngineConfig{Net: testNet, Keys: []wallet.Key{h.key}, Journal: h.claims, PollInterval: 20 * time.Millisecond,
+	ecfg := EngineConfig{Net: testNet, Keys: []wallet.Key{h.key}, PollInterval: 20 * time.Millisecond,
 		Log: logging.New(h.log, slog.LevelDebug)}
 	// DESIGN 14's per-client limits are off (every test client is 127.0.0.1) unless a test
 	// turns them on.
-	scfg := Config{Net: testNet, Node: h.node, Claims: h.claims, Cooldown: time.Hour,
+	scfg := Config{Net: testNet, Node: h.node, Cooldown: time.Hour,
 		RequestRate: -1, ClaimsPerClient: -1, BudgetPerHour: -1,
 		AccessLog: logging.New(h.log, slog.LevelDebug), Log: logging.New(h.log, slog.LevelDebug)}
 	for _, o := range opts {
 		o(&ecfg, &scfg)
 	}
+	h.dir, h.ecfg, h.scfg = dir, ecfg, scfg
+	h.start(t)
+	t.Cleanup(h.stop)
+	return h
+}
+
+// start opens the claim store in h.dir and starts an engine and a server on it.
+func (h *harness) start(t testing.TB) {
+	t.Helper()
+	var err error
+	h.claims, err = OpenClaimStore(h.dir, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecfg, scfg := h.ecfg, h.scfg
+	ecfg.Journal, scfg.Claims = h.claims, h.claims
 	h.engine, err = NewEngine(h.node, ecfg)
 	if err != nil {
 		t.Fatal(err)
@@ -109,15 +123,30 @@ func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *har
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
+	h.done = make(chan struct{})
 	go func() { h.engine.Run(ctx); close(h.done) }()
 	h.http = httptest.NewServer(h.server.Handler())
-	t.Cleanup(func() {
-		h.http.Close()
-		cancel()
-		<-h.done
-		h.claims.Close()
-	})
-	return h
+}
+
+// stop stops the server and the engine and closes the claim store (as a crash would leave
+// them: nothing more is written).
+func (h *harness) stop() {
+	if h.http == nil {
+		return
+	}
+	h.http.Close()
+	h.cancel()
+	<-h.done
+	h.claims.Close()
+	h.http = nil
+}
+
+// restart is stop and start: the faucet's process restarted on its data directory, with
+// the same node.
+func (h *harness) restart(t testing.TB) {
+	t.Helper()
+	h.stop()
+	h.start(t)
 }
 
 type response struct {

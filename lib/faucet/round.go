@@ -16,13 +16,15 @@ import (
 // A round: choosing outputs for a batch of claims, sending the transaction and reading the
 // node's answer.
 
-// candidates are the outputs a new transaction may spend: not at the chain depth limit,
-// largest first (one big change output pays most rounds alone, which keeps transactions
+// candidates are the outputs a new transaction may spend: not at the chain depth limit, not
+// spent by a journaled payout (which the node may have lost and will get again), largest
+// first (one big change output pays most rounds alone, which keeps transactions
 // small).
 func (e *Engine) candidates() []wallet.Coin {
 	out := make([]wallet.Coin, 0, len(e.coins))
+	reserved := e.reserved()
 	for op, c := range e.coins {
-		if c.depth < e.cfg.MaxChainDepth && !e.avoid[op] {
+		if c.depth < e.cfg.MaxChainDepth && !e.avoid[op] && !reserved[op] {
 			out = append(out, c.Coin)
 		}
 	}
@@ -178,20 +180,27 @@ func refusalOf(err error) refusal {
 	return refusedOther
 }
 
-// send journals the claims, broadcasts the transaction and returns its txid, and whether
-// the node says it is mined already. When the node's answer is lost (a transport error), it
-// asks the node whether the transaction arrived before giving up.
+// send journals the payout (the signed transaction with its claims' records, one write)
+// and broadcasts it. It returns the txid, and whether the node says it is mined already.
+// Once journaled the claims are owed: a refusal by the node forgets them (the transaction
+// was never in a mempool), but a lost answer does not: the node may have it, and if not
+// the journal sends it again (resolve) until it is mined, so the claims count as paid.
 func (e *Engine) send(ctx context.Context, plan *wallet.Plan, claims []Claim) (types.Hash, bool, error) {
 	if err := wallet.Sign(plan, e.cfg.Keys, e.cfg.Net.Magic); err != nil {
 		return types.Hash{}, false, err
 	}
-	if err := e.cfg.Journal.Record(claims, plan.TxID); err != nil {
+	p := &Payout{Tx: plan.Tx, TxID: plan.TxID, Claims: claims}
+	if err := e.cfg.Journal.Record(p); err != nil {
 		return types.Hash{}, false, err
 	}
+	e.addJournal(p)
 	forget := func(err error) (types.Hash, bool, error) {
-		if ferr := e.cfg.Journal.Forget(claims); ferr != nil {
-			e.log.Error("forgetting unpaid claims", "err", ferr)
+		if ferr := e.cfg.Journal.Forget(p); ferr != nil {
+			// The payout stays journaled, so the claims stay owed: resolve sends it again.
+			e.log.Error("forgetting a refused payout", "txid", p.TxID, "err", ferr)
+			return types.Hash{}, false, err
 		}
+		e.dropJournal(p.TxID)
 		return types.Hash{}, false, err
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -217,10 +226,10 @@ func (e *Engine) send(ctx context.Context, plan *wallet.Plan, claims []Claim) (t
 		e.needSync = true
 		return forget(&RejectedError{Message: rpcErr.Message, Err: err})
 	}
-	// Transport failure: did the transaction arrive?
+	// The answer was lost: the node may or may not have the transaction. It is journaled,
+	// so it is owed either way; the next sync sends it again first if the node lacks it.
 	e.needSync = true
-	if t, terr := e.node.GetTransaction(cctx, plan.TxID.String()); terr == nil && t.TxID == plan.TxID.String() {
-		return plan.TxID, false, nil
-	}
-	return forget(fmt.Errorf("%w: %v", ErrNodeUnavailable, err))
+	e.log.Warn("the node's answer to a payout was lost; it is journaled and will be sent again until mined",
+		"txid", plan.TxID, "err", err)
+	return plan.TxID, false, nil
 }

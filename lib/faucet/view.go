@@ -2,15 +2,10 @@ package faucet
 
 import (
 	"context"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/jsonrpc"
-	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
@@ -75,11 +70,12 @@ func (e *Engine) recomputeDepths() {
 }
 
 // sync replaces the engine's view of the faucet's outputs with the node's pending view,
-// after sending again the engine's transactions the node no longer knows.
+// after settling the journal (resolve: sending again the payouts the node does not have);
+// then it pays again the claims of the payouts it found conflicted.
 func (e *Engine) sync(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	e.rebroadcast(cctx)
+	conflicted := e.resolve(cctx)
 	h, err := e.node.GetBlockCount(cctx)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNodeUnavailable, err)
@@ -129,46 +125,10 @@ func (e *Engine) sync(ctx context.Context) error {
 	e.synced = true
 	e.mu.Unlock()
 	e.updateBalance()
+	for _, p := range conflicted {
+		e.repay(cctx, p)
+	}
 	return nil
-}
-
-// rebroadcast sends again, parents first, the unconfirmed payouts the node no longer has (a
-// node restart empties its mempool), so the claims they pay are paid after all, as a wallet
-// rebroadcasts its own transactions. A payout the node now refuses (its inputs went another
-// way) is dropped from the engine's view and logged; an unreachable node ends the attempt
-// until the next sync.
-func (e *Engine) rebroadcast(ctx context.Context) {
-	if len(e.pending) == 0 {
-		return
-	}
-	ids := make([]types.Hash, 0, len(e.pending))
-	for id := range e.pending {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return e.pending[ids[i]].depth < e.pending[ids[j]].depth })
-	for _, id := range ids {
-		p := e.pending[id]
-		if p == nil || p.tx == nil {
-			continue
-		}
-		_, err := e.node.GetTransaction(ctx, id.String())
-		if err == nil {
-			continue
-		}
-		if !errors.Is(err, reason.TxNotFound) {
-			return
-		}
-		if _, err := e.node.SendRawTransaction(ctx, hex.EncodeToString(p.tx.Bytes())); err != nil {
-			var rpcErr *jsonrpc.Error
-			if !errors.As(err, &rpcErr) {
-				return
-			}
-			e.log.Warn("payout lost by the node and refused again", "txid", id, "reason", reason.Of(err), "message", rpcErr.Message)
-			delete(e.pending, id)
-			continue
-		}
-		e.log.Info("payout lost by the node; sent again", "txid", id)
-	}
 }
 
 // effectiveValue is what u is worth when spent in the next block as the node reports it
