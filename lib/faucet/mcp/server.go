@@ -1,0 +1,317 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strconv"
+
+	"github.com/cointoolkit/coin/lib/faucet/api"
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Path is where coin-faucetd serves MCP.
+const Path = "/mcp"
+
+// PeerHeader carries, from the MCP request to the wrapped endpoint, the socket peer of the
+// client. The Handler sets it on every request (replacing whatever the client sent), so
+// the endpoint's per-client limits count the MCP client, as they count an HTTP client.
+const PeerHeader = "Coin-Mcp-Peer"
+
+// Options configures the MCP server.
+type Options struct {
+	// Version is the server's version in the initialize answer (default the API's, 0.1.0).
+	Version string
+	// AllowAnyHost turns off the SDK's DNS-rebinding protection, which refuses a request
+	// that reaches a loopback address with a Host header that is not localhost: needed
+	// behind a reverse proxy on the same host.
+	AllowAnyHost bool
+	// MaxBodyBytes bounds the body of an MCP request (default 64 KiB).
+	MaxBodyBytes int64
+	// Log gets the SDK's log records; nil: none.
+	Log *slog.Logger
+}
+
+// Instructions is what the server tells an MCP client in its initialize answer.
+const Instructions = `COIN testnet faucet and Proof of Conduct (AI agents stake COIN, make escrowed contracts and review each other).
+Start with wallet_new, then faucet_claim to the new address, then agent_register (stakes 50 COIN).
+A contract: contract_create by the initiator, contract_fulfil by the counterparty, then agent_review both ways; agent_profile shows the scores.
+Amounts are JSON numbers of COIN with at most 8 decimals; answers give amounts as strings with 8 decimals.
+A refusal is a tool error whose text is {"error":{"code","message"},"status"}: the same code as the HTTP API (docs/rpc-errors.md reasons such as not_an_agent, score_too_low, insufficient_balance; 429 codes with retry_after_seconds).
+Tools that act for a wallet take its mnemonic; the safer way is coin-wallet, which keeps the key and signs locally ('coin-wallet agent ...').`
+
+// numberSchema is api.Number's schema: a JSON number (a string is refused).
+var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[api.Number](): {Type: "number"},
+}}
+
+// InputSchema is the JSON Schema of a tool's input, inferred from its api type (In).
+func (t *Tool) InputSchema() (*jsonschema.Schema, error) {
+	s, err := jsonschema.ForType(t.In, schemaOptions)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+	}
+	for name, p := range s.Properties {
+		if d, ok := propertyDoc[name]; ok && p.Description == "" {
+			p.Description = d
+		}
+	}
+	return s, nil
+}
+
+// OutputSchema is the JSON Schema of a tool's structured output, inferred from its api type
+// (Out).
+func (t *Tool) OutputSchema() (*jsonschema.Schema, error) {
+	s, err := jsonschema.ForType(t.Out, schemaOptions)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: output schema: %w", t.Name, err)
+	}
+	return s, nil
+}
+
+// NewServer is the MCP server of the API served by h (lib/faucet's handler, with its
+// limits): one tool per endpoint ([Tools]), each of which serves its endpoint in-process
+// through h, so that a tool's behaviour, limits and error codes are the endpoint's.
+func NewServer(h http.Handler, opts *Options) (*sdk.Server, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	version := opts.Version
+	if version == "" {
+		version = "0.1.0"
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := sdk.NewServer(&sdk.Implementation{Name: "coin-faucetd", Title: "COIN faucet and Proof of Conduct", Version: version},
+		&sdk.ServerOptions{Instructions: Instructions, Logger: log, Capabilities: &sdk.ServerCapabilities{}})
+	for i := range tools {
+		t := &tools[i]
+		in, err := t.InputSchema()
+		if err != nil {
+			return nil, err
+		}
+		out, err := t.OutputSchema()
+		if err != nil {
+			return nil, err
+		}
+		ro := t.ReadOnly()
+		destructive := false
+		s.AddTool(&sdk.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in, OutputSchema: out,
+			Annotations: &sdk.ToolAnnotations{Title: t.Title, ReadOnlyHint: ro, IdempotentHint: ro, DestructiveHint: &destructive}},
+			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return call(ctx, h, t, req), nil
+			})
+	}
+	return s, nil
+}
+
+// NewHandler is [NewServer] over MCP's streamable HTTP transport, stateless (no session
+// is kept between requests, so a public faucet keeps no state per client) with JSON
+// answers (no event streams). It sets [PeerHeader] from the request's socket peer.
+func NewHandler(h http.Handler, opts *Options) (http.Handler, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	s, err := NewServer(h, opts)
+	if err != nil {
+		return nil, err
+	}
+	maxBody := opts.MaxBodyBytes
+	if maxBody <= 0 {
+		maxBody = 64 << 10
+	}
+	sh := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s },
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: opts.AllowAnyHost,
+			MaxRequestBodyBytes: maxBody, Logger: opts.Log})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set(PeerHeader, r.RemoteAddr)
+		sh.ServeHTTP(w, r)
+	}), nil
+}
+
+// ToolError is the structured content (and, as JSON, the text) of a refused tool call: the
+// endpoint's error body, its HTTP status, and for a 429 its Retry-After.
+type ToolError struct {
+	Error             api.ErrorObject `json:"error"`
+	Status            int             `json:"status"`
+	RetryAfterSeconds int64           `json:"retry_after_seconds,omitempty"`
+}
+
+// call serves a tool call through its endpoint.
+func call(ctx context.Context, h http.Handler, t *Tool, req *sdk.CallToolRequest) *sdk.CallToolResult {
+	hr, terr := endpointRequest(ctx, t, req)
+	if terr != nil {
+		return errorResult(terr)
+	}
+	var rec recorder
+	h.ServeHTTP(&rec, hr)
+	return result(t, &rec)
+}
+
+// endpointRequest is the HTTP request of a tool call: the arguments as the JSON body of a
+// POST, or as the query of a GET; the client's peer address and forwarding headers.
+func endpointRequest(ctx context.Context, t *Tool, req *sdk.CallToolRequest) (*http.Request, *ToolError) {
+	var args json.RawMessage
+	if req != nil && req.Params != nil {
+		args = bytes.TrimSpace(req.Params.Arguments)
+	}
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	target := t.Path
+	var body io.Reader
+	if t.Method == http.MethodGet {
+		q, terr := query(args)
+		if terr != nil {
+			return nil, terr
+		}
+		if q != "" {
+			target += "?" + q
+		}
+	} else {
+		body = bytes.NewReader(args)
+	}
+	hr, err := http.NewRequestWithContext(ctx, t.Method, target, body)
+	if err != nil {
+		return nil, badRequest("the arguments do not make a request: %v", err)
+	}
+	hr.RemoteAddr = "127.0.0.1:0"
+	if req != nil && req.Extra != nil && req.Extra.Header != nil {
+		if p := req.Extra.Header.Get(PeerHeader); p != "" {
+			hr.RemoteAddr = p
+		}
+		if xff := req.Extra.Header.Values("X-Forwarded-For"); len(xff) > 0 {
+			hr.Header["X-Forwarded-For"] = xff
+		}
+	}
+	if body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	return hr, nil
+}
+
+// query encodes a JSON object of arguments as a query string: strings as they are, numbers
+// and booleans as their JSON text; null is left out.
+func query(args json.RawMessage) (string, *ToolError) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(args, &m); err != nil {
+		return "", badRequest("the arguments must be a JSON object")
+	}
+	q := url.Values{}
+	for k, v := range m {
+		v = bytes.TrimSpace(v)
+		switch {
+		case len(v) == 0 || string(v) == "null":
+		case v[0] == '"':
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return "", badRequest("field %s is not a valid string", k)
+			}
+			q.Set(k, s)
+		case v[0] == '{' || v[0] == '[':
+			return "", badRequest("field %s must be a string or a number", k)
+		default:
+			q.Set(k, string(v))
+		}
+	}
+	return q.Encode(), nil
+}
+
+func badRequest(format string, args ...any) *ToolError {
+	return &ToolError{Status: http.StatusBadRequest, Error: api.ErrorObject{Code: "bad_request", Message: fmt.Sprintf(format, args...)}}
+}
+
+// result is the tool result of the endpoint's answer: a 200 decoded as the tool's Out type
+// (its structured content, and its JSON as text), anything else a tool error.
+func result(t *Tool, rec *recorder) *sdk.CallToolResult {
+	if rec.status() != http.StatusOK {
+		var eb api.ErrorBody
+		if err := json.Unmarshal(rec.body.Bytes(), &eb); err != nil || eb.Error.Code == "" {
+			eb.Error = api.ErrorObject{Code: "internal", Message: fmt.Sprintf("the endpoint answered %d without an error body", rec.status())}
+		}
+		te := &ToolError{Error: eb.Error, Status: rec.status()}
+		if ra := rec.header.Get("Retry-After"); ra != "" {
+			te.RetryAfterSeconds, _ = strconv.ParseInt(ra, 10, 64)
+		}
+		return errorResult(te)
+	}
+	out := reflect.New(t.Out)
+	if err := json.Unmarshal(rec.body.Bytes(), out.Interface()); err != nil {
+		return errorResult(&ToolError{Status: http.StatusInternalServerError,
+			Error: api.ErrorObject{Code: "internal", Message: "the endpoint's answer is not its type: " + err.Error()}})
+	}
+	b, err := json.Marshal(out.Interface())
+	if err != nil {
+		return errorResult(&ToolError{Status: http.StatusInternalServerError, Error: api.ErrorObject{Code: "internal", Message: err.Error()}})
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
+}
+
+func errorResult(te *ToolError) *sdk.CallToolResult {
+	b, _ := json.Marshal(te)
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
+}
+
+// ErrorOf reads the ToolError of a tool result (nil when it is no error): for clients
+// and tests.
+func ErrorOf(res *sdk.CallToolResult) *ToolError {
+	if res == nil || !res.IsError {
+		return nil
+	}
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			var te ToolError
+			if json.Unmarshal([]byte(tc.Text), &te) == nil && te.Error.Code != "" {
+				return &te
+			}
+			return &ToolError{Error: api.ErrorObject{Code: "tool_error", Message: tc.Text}}
+		}
+	}
+	return &ToolError{Error: api.ErrorObject{Code: "tool_error"}}
+}
+
+// recorder is the http.ResponseWriter of an in-process call.
+type recorder struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header {
+	if r.header == nil {
+		r.header = http.Header{}
+	}
+	return r.header
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
+	return r.body.Write(b)
+}
+
+func (r *recorder) status() int {
+	if r.code == 0 {
+		return http.StatusOK
+	}
+	return r.code
+}
+
+// String names the tool and its endpoint.
+func (t *Tool) String() string { return t.Name + " (" + t.Method + " " + t.Path + ")" }

@@ -1,0 +1,235 @@
+package faucet
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/faucet/mcp"
+)
+
+// What an AI agent finds besides the HTTP API (docs/agents.md): the MCP endpoint (POST
+// /mcp, lib/faucet/mcp: one tool per endpoint, served in-process through the API's own
+// handler, so a tool's limits and error codes are its endpoint's), and the discovery files
+// /.well-known/agent.json (an A2A-style agent card; also at /.well-known/agent-card.json),
+// /.well-known/ai-plugin.json (an AI-plugin manifest pointing to /openapi.json and /mcp) and
+// /robots.txt. They are generated from the route table and the tool list. They are not API
+// endpoints (not in openapi.json); the per-client token bucket applies to them too (a
+// bucket of their own, so that an MCP tool call costs its endpoint's tokens exactly as an
+// HTTP call does), and the access log records them.
+
+// Discovery paths.
+const (
+	AgentCardPath        = "/.well-known/agent.json"
+	AgentCardPathA2A     = "/.well-known/agent-card.json"
+	AIPluginPath         = "/.well-known/ai-plugin.json"
+	RobotsPath           = "/robots.txt"
+	discoveryCacheMaxAge = "max-age=300"
+)
+
+// withDiscovery serves /mcp and the discovery files, and everything else through apiH (the
+// API's handler chain).
+func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
+	mcpH, err := mcp.NewHandler(apiH, &mcp.Options{AllowAnyHost: s.cfg.TrustedProxies > 0,
+		MaxBodyBytes: s.cfg.MaxBodyBytes + 4<<10, Log: s.cfg.Log.With("sys", "mcp")})
+	if err != nil {
+		s.log.Error("the MCP server cannot start", "err", err)
+	}
+	var reqs *ipLimiter
+	if s.cfg.RequestRate > 0 {
+		reqs = newIPLimiter(s.cfg.RequestRate*60, s.cfg.RequestBurst)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case mcp.Path, AgentCardPath, AgentCardPathA2A, AIPluginPath, RobotsPath:
+		default:
+			apiH.ServeHTTP(w, r)
+			return
+		}
+		start := time.Now()
+		rw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", p)
+				if !rw.wrote {
+					s.writeError(rw, apiErr(http.StatusInternalServerError, "internal", "internal error"))
+				}
+			}
+			if s.access != nil {
+				s.access.Info("request", "client", clientAddr(r, s.cfg.TrustedProxies).String(), "method", r.Method, "path", r.URL.Path,
+					"status", rw.status, "bytes", rw.bytes, "duration", time.Since(start).Round(time.Microsecond))
+			}
+		}()
+		if ok, wait := reqs.allow(clientNet(clientAddr(r, s.cfg.TrustedProxies))); !ok {
+			s.writeError(rw, clientLimited(wait, "too many requests from this client"))
+			return
+		}
+		if r.URL.Path == mcp.Path {
+			if mcpH == nil {
+				s.writeError(rw, apiErr(http.StatusInternalServerError, "internal", "the MCP server is not available"))
+				return
+			}
+			mcpH.ServeHTTP(rw, r)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			rw.Header().Set("Allow", "GET, HEAD")
+			s.writeError(rw, apiErr(http.StatusMethodNotAllowed, "method_not_allowed", "%s %s is not supported; use GET", r.Method, r.URL.Path))
+			return
+		}
+		base := publicBase(r, s.cfg.TrustedProxies)
+		var body []byte
+		ctype := "application/json"
+		switch r.URL.Path {
+		case AgentCardPath, AgentCardPathA2A:
+			body, _ = json.MarshalIndent(AgentCard(base, s.cfg.Net.Name), "", "  ")
+		case AIPluginPath:
+			body, _ = json.MarshalIndent(AIPlugin(base, s.cfg.Net.Name), "", "  ")
+		case RobotsPath:
+			body, ctype = []byte(s.Robots()), "text/plain; charset=utf-8"
+		}
+		rw.Header().Set("Content-Type", ctype)
+		rw.Header().Set("Cache-Control", discoveryCacheMaxAge)
+		rw.Header().Set("Access-Control-Allow-Origin", "*")
+		rw.Header().Set("X-Content-Type-Options", "nosniff")
+		rw.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodGet {
+			_, _ = rw.Write(append(body, '\n'))
+		}
+	})
+}
+
+// publicBase is the URL the client reached the service at: scheme and host of the request,
+// or, behind trusted proxies, as the outermost proxy says (X-Forwarded-Proto and -Host).
+func publicBase(r *http.Request, trustedProxies int) string {
+	scheme, host := "http", r.Host
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if trustedProxies > 0 {
+		if p := firstForwarded(r.Header.Get("X-Forwarded-Proto")); p == "https" || p == "http" {
+			scheme = p
+		}
+		if h := firstForwarded(r.Header.Get("X-Forwarded-Host")); h != "" {
+			host = h
+		}
+	}
+	if host == "" || strings.ContainsAny(host, "/\\ \"<>") {
+		host = "localhost"
+	}
+	return scheme + "://" + host
+}
+
+func firstForwarded(v string) string {
+	v, _, _ = strings.Cut(v, ",")
+	return strings.TrimSpace(v)
+}
+
+// The agent card: A2A's AgentCard fields (name, description, url, version, capabilities,
+// input and output modes, skills: one per MCP tool), with the MCP endpoint and the OpenAPI
+// document. The service speaks MCP and HTTP/JSON, not A2A's JSON-RPC: url is the API's base.
+type agentCard struct {
+	ProtocolVersion    string         `json:"protocolVersion"`
+	Name               string         `json:"name"`
+	Description        string         `json:"description"`
+	URL                string         `json:"url"`
+	Version            string         `json:"version"`
+	DocumentationURL   string         `json:"documentationUrl"`
+	Provider           map[string]any `json:"provider"`
+	Capabilities       map[string]any `json:"capabilities"`
+	DefaultInputModes  []string       `json:"defaultInputModes"`
+	DefaultOutputModes []string       `json:"defaultOutputModes"`
+	Skills             []agentSkill   `json:"skills"`
+	// Not A2A: where the interfaces are.
+	MCP     map[string]string `json:"mcp"`
+	OpenAPI string            `json:"openapi"`
+}
+
+type agentSkill struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags"`
+	// Not A2A: the HTTP endpoint the skill is.
+	Endpoint string `json:"endpoint"`
+}
+
+const serviceDescription = "COIN testnet faucet and Proof of Conduct: free testnet COIN, wallets, transfers, and the on-chain " +
+	"reputation of AI agents (stake 50 COIN to register, escrowed contracts, vouches, reviews; a conduct score from 0 to 1000)."
+
+// AgentCard is the agent card of the service at base (scheme://host) on network netName.
+func AgentCard(base, netName string) any {
+	skills := make([]agentSkill, 0, len(mcp.Tools()))
+	for _, t := range mcp.Tools() {
+		tags := []string{strings.Split(strings.TrimPrefix(t.Path, "/api/"), "/")[0]}
+		if t.ReadOnly() {
+			tags = append(tags, "read")
+		}
+		if t.TakesMnemonic {
+			tags = append(tags, "mnemonic")
+		}
+		skills = append(skills, agentSkill{ID: t.Name, Name: t.Title, Description: t.Description, Tags: tags,
+			Endpoint: t.Method + " " + t.Path})
+	}
+	return agentCard{ProtocolVersion: "0.3.0", Name: "coin-faucetd (" + netName + ")", Description: serviceDescription,
+		URL: base, Version: "0.1.0", DocumentationURL: base + "/openapi.json",
+		Provider:          map[string]any{"organization": "COIN toolkit", "url": base},
+		Capabilities:      map[string]any{"streaming": false, "pushNotifications": false, "stateTransitionHistory": false},
+		DefaultInputModes: []string{"application/json"}, DefaultOutputModes: []string{"application/json"}, Skills: skills,
+		MCP:     map[string]string{"url": base + mcp.Path, "transport": "streamable-http"},
+		OpenAPI: base + "/openapi.json"}
+}
+
+// AIPlugin is the AI-plugin manifest (schema v1) of the service at base.
+func AIPlugin(base, netName string) any {
+	return map[string]any{
+		"schema_version":        "v1",
+		"name_for_human":        "COIN faucet (" + netName + ")",
+		"name_for_model":        "coin_faucet",
+		"description_for_human": "Free testnet COIN and the Proof of Conduct reputation of AI agents.",
+		"description_for_model": serviceDescription + " Amounts in requests are JSON numbers of COIN; errors are " +
+			`{"error":{"code","message"}} with stable codes. Operations that act for a wallet take its mnemonic in the body; ` +
+			"prefer keeping keys in coin-wallet ('coin-wallet agent ...'). The same operations are MCP tools at " + base + mcp.Path + ".",
+		"auth": map[string]any{"type": "none"},
+		"api":  map[string]any{"type": "openapi", "url": base + "/openapi.json"},
+		"mcp":  map[string]any{"url": base + mcp.Path, "transport": "streamable-http"},
+	}
+}
+
+// Robots is robots.txt: crawlers may read the documents (the discovery files and
+// openapi.json) and nothing else; the API and /mcp (every route's first path segment) are
+// for agents that mean to call them.
+func (s *Server) Robots() string {
+	var b strings.Builder
+	b.WriteString("# coin-faucetd: a testnet faucet and Proof of Conduct API for AI agents.\n")
+	b.WriteString("# Agents: " + AgentCardPath + " (agent card), " + AIPluginPath + " (AI plugin manifest),\n")
+	b.WriteString("# /openapi.json (OpenAPI 3.1) and the MCP endpoint " + mcp.Path + " (streamable HTTP).\n")
+	b.WriteString("User-agent: *\n")
+	allow := []string{"/.well-known/", "/openapi.json", RobotsPath}
+	seen := map[string]bool{}
+	var disallow []string
+	for _, rt := range s.routes {
+		p := rt.Path
+		if p == "/openapi.json" {
+			continue
+		}
+		if i := strings.IndexByte(p[1:], '/'); i >= 0 {
+			p = p[:i+2]
+		}
+		if !seen[p] {
+			seen[p] = true
+			disallow = append(disallow, p)
+		}
+	}
+	disallow = append(disallow, mcp.Path)
+	sort.Strings(disallow)
+	for _, a := range allow {
+		b.WriteString("Allow: " + a + "\n")
+	}
+	for _, d := range disallow {
+		b.WriteString("Disallow: " + d + "\n")
+	}
+	return b.String()
+}
