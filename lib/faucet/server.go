@@ -186,6 +186,7 @@ func NewServer(cfg Config) (*Server, error) {
 		{Method: http.MethodPost, Path: "/api/agent/review", TakesMnemonic: true, Handle: s.agentReview},
 		{Method: http.MethodGet, Path: "/openapi.json", Handle: s.openapi},
 	}
+	s.routes = append(s.routes, s.chainRoutes()...) // chain.go
 	return s, nil
 }
 
@@ -194,8 +195,12 @@ func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
 
 // Handler is the API with its middleware: panic recovery, a token bucket per client on
 // every request, bounded bodies, a stricter one on the endpoints that take a mnemonic, JSON
-// errors for unknown paths and methods, and the access log.
-func (s *Server) Handler() http.Handler {
+// errors for unknown paths and methods, and the access log; with /mcp and the discovery
+// files (wellknown.go) in front.
+func (s *Server) Handler() http.Handler { return s.withDiscovery(s.apiHandler()) }
+
+// apiHandler is the route table's endpoints with their middleware.
+func (s *Server) apiHandler() http.Handler {
 	byPath := map[string]map[string]Route{}
 	for _, rt := range s.routes {
 		if byPath[rt.Path] == nil {
