@@ -526,6 +526,7 @@ func (e *env) withNode(f func(ctx context.Context, cl *rpcapi.Client) error) err
 	defer cancel()
 	cl := e.client()
 	defer cl.Close()
+	e.resendQuietly(ctx, cl)
 	return f(ctx, cl)
 }
 
@@ -634,7 +635,13 @@ func (e *env) agentSpend(c *cli.Context, request func(ctx context.Context, cl *r
 			return e.agentError(err)
 		}
 		req.FeeRate = rate
-		plan, err := wallet.SpendAgent(ctx, cl, e.net, key, req)
+		var node wallet.Node = cl
+		if c.String("mnemonic-file") == "" { // the wallet's own: recorded for re-sending
+			if node, err = e.journal(cl); err != nil {
+				return err
+			}
+		}
+		plan, err := wallet.SpendAgent(ctx, node, e.net, key, req)
 		if err != nil {
 			return e.agentError(err)
 		}

@@ -32,7 +32,7 @@ first address ('agent': register, vouch, contract create|fulfil|refund|show, rev
 profile, list; see 'coin-wallet agent --help').
 
 Commands that need no wallet directory: new, derive. Commands that need no passphrase:
-address, balance, utxos, agent profile|list|contract show. create, restore, send, address
+address, balance, utxos, resend, agent profile|list|contract show. create, restore, send, address
 --new and the agent commands that sign ask for the passphrase:
 from --passphrase-file, else the COIN_WALLET_PASSPHRASE environment variable, else a
 terminal prompt. Mnemonics are read from standard input or a file, never from arguments.
@@ -42,6 +42,12 @@ terminal (or with --json) and readable text on a terminal; address and derive pr
 address and send prints the txid as plain text, or an object with --json; the agent
 commands print JSON when piped and a table on a terminal. Amounts are COIN with 8
 decimals.
+
+Unconfirmed transactions: the wallet keeps every transaction it broadcasts in its
+directory until it is mined with 6 confirmations or conflicted (an input spent by another
+mined transaction). Every command that talks to the node first re-sends those the node
+does not have (it may have lost its mempool) and says so on standard error; 'resend' does
+only that and lists each one.
 
 Concentration decay (DESIGN 8): the outputs of a cluster (addresses that have spent
 together) holding more than 0.1% of the supply lose value every block. balance and utxos
@@ -67,7 +73,7 @@ Exit status: 0 on success; an error the node returned prints "error code: N",
 "error: ..." and exits 1.`
 
 func newApp() *cli.App {
-	cmds := []*cli.Command{cmdNew(), cmdCreate(), cmdRestore(), cmdAddress(), cmdDerive(), cmdBalance(), cmdUTXOs(), cmdSend(), cmdAgent()}
+	cmds := []*cli.Command{cmdNew(), cmdCreate(), cmdRestore(), cmdAddress(), cmdDerive(), cmdBalance(), cmdUTXOs(), cmdSend(), cmdResend(), cmdAgent()}
 	for _, c := range cmds {
 		// --json works before and after the command name.
 		c.Flags = append(c.Flags, &cli.BoolFlag{Name: "json", Usage: "print JSON even on a terminal"})

@@ -229,6 +229,7 @@ func withAddresses(f func(e *env, ctx context.Context, cl *rpcapi.Client, addrs 
 		defer cancel()
 		cl := e.client()
 		defer cl.Close()
+		e.resendQuietly(ctx, cl)
 		return f(e, ctx, cl, addrs)
 	})
 }
@@ -454,21 +455,7 @@ miner. Sending the whole spendable balance fails for this reason: leave the marg
 			if rate < policy.MinRelayFeePerByte || rate > wallet.MaxFeeRate {
 				return fmt.Errorf("--fee-rate: %w", wallet.ErrBadFeeRate)
 			}
-			s, err := e.openStore()
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			pass, err := e.passphrase(false)
-			if err != nil {
-				return err
-			}
-			ring, err := s.Unlock(pass)
-			if err != nil {
-				return err
-			}
-			ks, err := s.Keys(ring)
-			ring.Wipe()
+			ks, err := e.walletKeys()
 			if err != nil {
 				return err
 			}
@@ -481,7 +468,12 @@ miner. Sending the whole spendable balance fails for this reason: leave the marg
 			defer cancel()
 			cl := e.client()
 			defer cl.Close()
-			res, err := wallet.Send(ctx, cl, wallet.Transfer{Net: e.net, Keys: ks, To: to, Amount: v, FeeRate: rate})
+			e.resendQuietly(ctx, cl)
+			node, err := e.journal(cl)
+			if err != nil {
+				return err
+			}
+			res, err := wallet.Send(ctx, node, wallet.Transfer{Net: e.net, Keys: ks, To: to, Amount: v, FeeRate: rate})
 			if err != nil {
 				var ife *wallet.InsufficientFundsError
 				if errors.As(err, &ife) || errors.Is(err, wallet.ErrTooLarge) || errors.Is(err, wallet.ErrDust) {
@@ -497,4 +489,24 @@ miner. Sending the whole spendable balance fails for this reason: leave the marg
 			return e.printf("%s\n", res.TxID)
 		}),
 	}
+}
+
+// walletKeys unlocks the wallet with the passphrase and derives the keys of its addresses;
+// the store is closed again (a Journal opens it to record each broadcast). Wipe the keys.
+func (e *env) walletKeys() ([]wallet.Key, error) {
+	s, err := e.openStore()
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	pass, err := e.passphrase(false)
+	if err != nil {
+		return nil, err
+	}
+	ring, err := s.Unlock(pass)
+	if err != nil {
+		return nil, err
+	}
+	defer ring.Wipe()
+	return s.Keys(ring)
 }
