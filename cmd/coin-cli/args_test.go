@@ -92,8 +92,8 @@ func TestConvertArgsCount(t *testing.T) {
 		{hash, nil, "too few arguments for getblockhash: got 0, want 1\nusage: coin-cli [global options] getblockhash <height>\n(see 'coin-cli getblockhash --help')"},
 		{hash, []string{"1", "2"}, "too many arguments for getblockhash: got 2, want 1\n"},
 		{count, []string{"1"}, "too many arguments for getblockcount: got 1, want none\n"},
-		{utxo, nil, "too few arguments for getutxosbyaddress: got 0, want 1 to 2\nusage: coin-cli [global options] getutxosbyaddress <address> [include_mempool]\n"},
-		{utxo, []string{"a", "b", "c"}, "too many arguments for getutxosbyaddress: got 3, want 1 to 2\n"},
+		{utxo, nil, "too few arguments for getutxosbyaddress: got 0, want 1 to 4\nusage: coin-cli [global options] getutxosbyaddress <address> [include_mempool] [after] [limit]\n"},
+		{utxo, []string{"a", "b", "c", "d", "e"}, "too many arguments for getutxosbyaddress: got 5, want 1 to 4\n"},
 		{utxo, []string{addr1, "maybe"}, `getutxosbyaddress: argument 2 (include_mempool): "maybe" is not a boolean`},
 		{hash, []string{"-5"}, `getblockhash: argument 1 (height): "-5" is not a non-negative integer`},
 	} {
@@ -134,7 +134,7 @@ func TestArgsUsage(t *testing.T) {
 	for name, want := range map[string]string{
 		"getblockcount":     "",
 		"getblockhash":      "<height>",
-		"getutxosbyaddress": "<address> [include_mempool]",
+		"getutxosbyaddress": "<address> [include_mempool] [after] [limit]",
 		"generatetoaddress": "<nblocks> <address>",
 	} {
 		m, _ := rpcapi.Lookup(name)

@@ -215,6 +215,7 @@ var examples = map[string]string{
 	"submitblock":        "coin-cli --stdin submitblock < block.hex",
 	"generatetoaddress":  `coin-cli --network regtest generatetoaddress 101 "$address"`,
 	"getutxosbyaddress":  `coin-cli --table getutxosbyaddress "$address" true`,
+	"getaddressbalance":  `coin-cli getaddressbalance "$address" true`,
 	"help":               "coin-cli help getblock",
 }
 

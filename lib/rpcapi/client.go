@@ -3,6 +3,9 @@ package rpcapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
 
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 )
@@ -65,10 +68,42 @@ func (c *Client) SendRawTransaction(ctx context.Context, hexData string) (string
 	return id, c.Call(ctx, "sendrawtransaction", []any{hexData}, &id)
 }
 
-// GetUtxosByAddress lists an address's unspent outputs.
+// GetUtxosByAddress lists all the unspent outputs of an address, asking for pages of
+// UtxoPageMax outputs until a shorter one comes (each page starts after the last output of
+// the one before, so an output appears once even when blocks arrive in between). A node
+// that does not page (it refuses the paging parameters with -32602) is asked once.
 func (c *Client) GetUtxosByAddress(ctx context.Context, address string, includeMempool bool) ([]UTXO, error) {
-	var u []UTXO
-	return u, c.Call(ctx, "getutxosbyaddress", []any{address, includeMempool}, &u)
+	var all []UTXO
+	after := ""
+	for {
+		var page []UTXO
+		err := c.Call(ctx, "getutxosbyaddress", []any{address, includeMempool, after, UtxoPageMax}, &page)
+		var re *jsonrpc.Error
+		if after == "" && errors.As(err, &re) && re.Code == jsonrpc.CodeInvalidParams &&
+			strings.HasPrefix(re.Message, "wrong number of parameters") {
+			var u []UTXO
+			return u, c.Call(ctx, "getutxosbyaddress", []any{address, includeMempool}, &u)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if all == nil {
+			all = page
+		} else {
+			all = append(all, page...)
+		}
+		if len(page) < UtxoPageMax {
+			return all, nil
+		}
+		last := page[len(page)-1]
+		after = last.TxID + ":" + strconv.FormatUint(uint64(last.Index), 10)
+	}
+}
+
+// GetAddressBalance returns the balances of an address, summed by the node.
+func (c *Client) GetAddressBalance(ctx context.Context, address string, includeMempool bool) (*AddressBalance, error) {
+	var b AddressBalance
+	return &b, c.Call(ctx, "getaddressbalance", []any{address, includeMempool}, &b)
 }
 
 // GetMempoolInfo returns the mempool totals.

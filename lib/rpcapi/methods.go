@@ -1,5 +1,12 @@
 package rpcapi
 
+// Pages of getutxosbyaddress: without a limit a call returns at most UtxoPageDefault
+// outputs, and no call more than UtxoPageMax. Client.GetUtxosByAddress pages through all.
+const (
+	UtxoPageDefault = 1000
+	UtxoPageMax     = 5000
+)
+
 // Param types: how coin-cli converts an argument and how the server decodes it.
 const (
 	TypeString  = "string"
@@ -63,10 +70,16 @@ var Methods = []Method{
 	{Name: "generatetoaddress", Category: "mining", Summary: "Mine blocks immediately to an address (regtest only).", Regtest: true,
 		Params: []Param{{Name: "nblocks", Type: TypeUint, Help: "how many blocks"}, {Name: "address", Type: TypeAddress, Help: "address the coinbases pay"}},
 		Result: "array of strings: the new block hashes"},
-	{Name: "getutxosbyaddress", Category: "chain", Summary: "Unspent outputs of an address.",
+	{Name: "getutxosbyaddress", Category: "chain", Summary: "Unspent outputs of an address, in outpoint order, a page at a time (default 1000, at most 5000).",
+		Params: []Param{{Name: "address", Type: TypeAddress, Help: "address"},
+			{Name: "include_mempool", Type: TypeBool, Optional: true, Help: "apply mempool spends and add mempool outputs (default false)"},
+			{Name: "after", Type: TypeString, Optional: true, Help: "TXID:INDEX of the last output of the previous page; empty or omitted: from the start"},
+			{Name: "limit", Type: TypeUint, Optional: true, Help: "outputs per page (default 1000, at most 5000); a shorter page is the last"}},
+		Result: "array of objects: txid, index, value, block_height, is_coinbase, cluster_id, pubkey_hash, effective_value, locked, confirmations"},
+	{Name: "getaddressbalance", Category: "chain", Summary: "Balances of an address, summed by the node without listing its outputs.",
 		Params: []Param{{Name: "address", Type: TypeAddress, Help: "address"},
 			{Name: "include_mempool", Type: TypeBool, Optional: true, Help: "apply mempool spends and add mempool outputs (default false)"}},
-		Result: "array of objects: txid, index, value, block_height, is_coinbase, cluster_id, pubkey_hash, effective_value, locked, confirmations"},
+		Result: "object: address, balance (Σ nominal value of the outputs, subunits), spendable (Σ effective value at the next block of the mature, unlocked ones), locked, immature (nominal), utxo_count"},
 	{Name: "getclusterbalance", Category: "chain", Summary: "Total of the unspent outputs of a decay cluster.",
 		Params: []Param{{Name: "cluster_id", Type: TypeHash, Help: "cluster id (hex)"}}, Result: "integer: subunits"},
 	{Name: "getclusterinfo", Category: "chain", Summary: "A decay cluster: balance, concentration and decay rate (protocol §8).",

@@ -136,6 +136,20 @@ type UTXO struct {
 	Confirmations  uint64 `json:"confirmations"`
 }
 
+// AddressBalance is getaddressbalance's result, in subunits. Balance is the nominal value of
+// the address's outputs (confirmed; with include_mempool the pending view's): Spendable, at
+// their effective value at the next block, of the mature and unlocked ones (a mempool output
+// counts at its value), plus Locked (stakes, escrows) and Immature (coinbases younger than
+// the maturity), both nominal. UtxoCount is the number of outputs Balance sums.
+type AddressBalance struct {
+	Address   string `json:"address"`
+	Balance   uint64 `json:"balance"`
+	Spendable uint64 `json:"spendable"`
+	Locked    uint64 `json:"locked"`
+	Immature  uint64 `json:"immature"`
+	UtxoCount uint64 `json:"utxo_count"`
+}
+
 // TxOutSetInfo is gettxoutsetinfo's result.
 type TxOutSetInfo struct {
 	Height        uint64 `json:"height"`

@@ -128,60 +128,6 @@ func (a *api) getRawTransaction(_ context.Context, p jsonrpc.Params) (any, error
 	return hex.EncodeToString(tx.Bytes()), nil
 }
 
-func (a *api) getUtxosByAddress(_ context.Context, p jsonrpc.Params) (any, error) {
-	pkh, err := a.addressParam(p, 0)
-	if err != nil {
-		return nil, err
-	}
-	withPool, err := p.OptBool(1, false)
-	if err != nil {
-		return nil, err
-	}
-	c := a.b.Chain()
-	pool := a.b.Mempool()
-	utxos, err := c.UtxosByAddress(types.Hash(pkh))
-	if err != nil {
-		return nil, internal(err)
-	}
-	tip := c.Tip().Height
-	next := tip + 1
-	out := make([]rpcapi.UTXO, 0, len(utxos))
-	for _, u := range utxos {
-		if withPool {
-			if _, spent := pool.SpentBy(u.Outpoint); spent {
-				continue
-			}
-		}
-		e := u.Entry
-		eff, err := a.effective(e, next)
-		if err != nil {
-			return nil, internal(err)
-		}
-		cid, err := a.clusterOf(e.PubKeyHash)
-		if err != nil {
-			return nil, internal(err)
-		}
-		out = append(out, rpcapi.UTXO{TxID: u.Outpoint.TxID.String(), Index: u.Outpoint.Index, Value: e.Value,
-			BlockHeight: e.Height, IsCoinbase: e.Coinbase, ClusterID: cid.String(), PubKeyHash: e.PubKeyHash.String(),
-			EffectiveValue: eff, Locked: e.Locked, Confirmations: tip - e.Height + 1})
-	}
-	if withPool {
-		for _, po := range pool.OutputsTo(types.Hash(pkh)) {
-			if po.Spent {
-				continue
-			}
-			cid, err := a.clusterOf(po.Output.PubKeyHash)
-			if err != nil {
-				return nil, internal(err)
-			}
-			out = append(out, rpcapi.UTXO{TxID: po.Outpoint.TxID.String(), Index: po.Outpoint.Index, Value: po.Output.Value,
-				BlockHeight: 0, ClusterID: cid.String(), PubKeyHash: po.Output.PubKeyHash.String(),
-				EffectiveValue: po.Output.Value, Locked: po.Locked, Confirmations: 0})
-		}
-	}
-	return out, nil
-}
-
 func (a *api) getClusterBalance(_ context.Context, p jsonrpc.Params) (any, error) {
 	id, err := hashParam(p, 0, "cluster id")
 	if err != nil {

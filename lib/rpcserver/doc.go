@@ -6,8 +6,14 @@
 //
 // Register installs one handler per method of the catalogue on a lib/jsonrpc Server; a test
 // checks that the two agree. Handlers are split by area: chain.go (blocks, transactions,
-// UTXOs, statistics), mempool.go, mining.go (templates, submission, generatetoaddress) and
-// util.go (addresses, help, stop). Handlers read the Chain and the Mempool and never write to the
+// statistics), address.go (an address's outputs, paged by getutxosbyaddress, summed by
+// getaddressbalance), mempool.go, mining.go (templates, submission, generatetoaddress) and
+// util.go (addresses, help, stop).
+//
+// In front of the handlers, http.go and access.go are the node's RPC listener (Listen,
+// HTTPConfig) and who may call it (protocol §11, docs/security.md): 403 for a Content-Type other
+// than application/json, a foreign Origin or a rebound Host; HTTP Basic credentials
+// (lib/rpcauth) required on a non-loopback address; connections capped. Handlers read the Chain and the Mempool and never write to the
 // chain directly: blocks and transactions go through Backend.SubmitBlock and
 // Backend.SubmitTransaction, which also update the mempool and relay to peers.
 //

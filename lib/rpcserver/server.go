@@ -61,6 +61,7 @@ func (a *api) handlers(s *jsonrpc.Server) map[string]handler {
 		"submitblock":        a.submitBlock,
 		"generatetoaddress":  a.generateToAddress,
 		"getutxosbyaddress":  a.getUtxosByAddress,
+		"getaddressbalance":  a.getAddressBalance,
 		"getclusterbalance":  a.getClusterBalance,
 		"getclusterinfo":     a.getClusterInfo,
 		"gettxoutsetinfo":    a.getTxOutSetInfo,
