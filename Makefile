@@ -7,7 +7,7 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 5
 
-.PHONY: all build test test-short bench bench-miner fuzz man completions docs vet fmt clean openapi-check vectors-check
+.PHONY: all build test test-short soak bench bench-miner fuzz man completions docs vet fmt clean openapi-check vectors-check
 
 all: build
 
@@ -22,6 +22,12 @@ test:
 
 test-short:
 	$(GO) test -short $(PKGS)
+
+# Long crash tests, bounded in time, real processes on loopback only: coin-faucetd's
+# exactly-once payment over COIN_SOAK_ROUNDS (default 8) rounds of kill -9 of the faucet
+# and the node (COIN_CRASH_SEED replays a run).
+soak:
+	COIN_SOAK=1 $(GO) test -race -count 1 -timeout 15m -run '^TestCrashPaysExactlyOnce$$' -v ./cmd/coin-faucetd
 
 # Benchmarks; figures and the machine go to docs/benchmarks.md by hand (see docs/).
 bench:
