@@ -76,9 +76,9 @@ func newApp() *cli.App {
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
 		HideVersion:          true,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "rpc", EnvVars: []string{"COIN_RPC"},
-				Usage: "node RPC `URL` (default: http://127.0.0.1:PORT, the RPC port of the network)"},
+				Usage: "node RPC `URL` (default: http://127.0.0.1:PORT, the RPC port of the network); credentials as http://USER:PASSWORD@HOST:PORT or --rpc-user"},
 			&cli.StringFlag{Name: "address", Aliases: []string{"a"}, EnvVars: []string{"COIN_MINER_ADDRESS"},
 				Usage: "`ADDRESS` the coinbase pays (coin1... mainnet, tcoin1... testnet and regtest)"},
 			&cli.StringFlag{Name: "network", EnvVars: []string{"COIN_NETWORK"},
@@ -95,7 +95,7 @@ func newApp() *cli.App {
 				Usage: "`LEVEL`: error, warn, info, debug or trace"},
 			&cli.DurationFlag{Name: "log-interval", EnvVars: []string{"COIN_MINER_LOG_INTERVAL"}, Value: defaultLogInterval,
 				Usage: "`DURATION` between status log lines when standard error is not a terminal"},
-		},
+		}, cliutil.RPCCredentialFlags()...),
 		Commands: []*cli.Command{cliutil.DocCommand()},
 		Action:   run,
 	}
@@ -172,9 +172,15 @@ func mine(ctx context.Context, c *cli.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	// Credentials (in the URL or from --rpc-user) go to the client only: rpcURL, which the
+	// miner logs, is the URL without them.
+	rpcURL, auth, err := cliutil.NodeCredentials(c, rpcURL)
+	if err != nil {
+		return err
+	}
 	con := newConsole(c.App.Writer, c.App.ErrWriter)
 	logger := con.logger(o.level)
-	client := rpcapi.NewClient(rpcURL, jsonrpc.WithTimeout(time.Minute))
+	client := rpcapi.NewClient(rpcURL, append([]jsonrpc.ClientOption{jsonrpc.WithTimeout(time.Minute)}, auth...)...)
 	defer client.Close()
 	m, err := miner.New(miner.Config{
 		Node: client, NodeURL: rpcURL, Address: addr, Network: o.network, Threads: o.threads, Blocks: o.blocks,
