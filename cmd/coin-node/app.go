@@ -7,13 +7,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
-	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/cliutil"
 	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/node"
 	"github.com/cointoolkit/coin/lib/p2p"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/rpcserver"
 	"github.com/urfave/cli/v2"
 )
 
@@ -51,6 +52,8 @@ address that is not loopback needs --rpc-auth; clients then send HTTP Basic cred
 			&cli.StringSliceFlag{Name: "connect", EnvVars: []string{"COIN_CONNECT"}, Usage: "connect to this peer (host:port) at start-up; repeatable"},
 			&cli.IntFlag{Name: "max-peers", Value: 16, EnvVars: []string{"COIN_MAX_PEERS"}, Usage: "maximum outbound P2P connections"},
 			&cli.IntFlag{Name: "max-inbound", Value: 64, EnvVars: []string{"COIN_MAX_INBOUND"}, Usage: "maximum inbound P2P connections"},
+			&cli.IntFlag{Name: "max-inbound-per-ip", Value: 4, EnvVars: []string{"COIN_MAX_INBOUND_PER_IP"}, Usage: "maximum inbound P2P connections from one IP address (0: no limit)"},
+			&cli.DurationFlag{Name: "mempool-save-interval", Value: node.DefaultMempoolSaveInterval, EnvVars: []string{"COIN_MEMPOOL_SAVE_INTERVAL"}, Usage: "how often the mempool is written to <data-dir>/mempool.dat (it is also written at a clean stop; 0: only then)"},
 			&cli.StringFlag{Name: "log-level", Aliases: []string{"debuglevel"}, Value: "info", EnvVars: []string{"COIN_LOG_LEVEL"}, Usage: "error, warn, info, debug or trace, for everything or per subsystem (node, p2p, rpc): debug or info,p2p=trace"},
 			&cli.BoolFlag{Name: "log-file", EnvVars: []string{"COIN_LOG_FILE"}, Usage: "also write the log to <data-dir>/node.log"},
 			&cli.Float64Flag{Name: "min-free-disk", Value: 20, EnvVars: []string{"COIN_MIN_FREE_DISK"}, Usage: "stop cleanly when less than this percentage of the data dir's disk is free"},
@@ -96,31 +99,35 @@ func run(c *cli.Context) error {
 		}
 		return v
 	}
-	rpcLog := logger.With(logging.SubsystemKey, "rpc")
-	hs, err := listenRPC(c, rpcLog)
+	rpcCfg, err := rpcConfig(c)
 	if err != nil {
 		return err
 	}
 	cfg := node.Config{
-		Network: net, DataDir: dataDir, // RPC is served here (rpc.go), not by the node
+		Network: net, DataDir: dataDir, RPC: rpcCfg,
 		P2P: &p2p.Config{ListenAddr: fmt.Sprintf(":%d", p2pPort), Connect: c.StringSlice("connect"),
-			MaxOutbound: none(c.Int("max-peers")), MaxInbound: none(c.Int("max-inbound"))},
+			MaxOutbound: none(c.Int("max-peers")), MaxInbound: none(c.Int("max-inbound")),
+			MaxInboundPerIP: none(c.Int("max-inbound-per-ip"))},
 		Logger: logger, MinFreeDiskPercent: c.Float64("min-free-disk"), MempoolMaxBytes: c.Int("mempool-max-mb") << 20,
+		MempoolSaveInterval: saveInterval(c.Duration("mempool-save-interval")),
 	}
 	n, err := node.New(cfg)
+	if errors.Is(err, rpcserver.ErrNoAuth) {
+		return noAuthError(rpcCfg.Bind)
+	}
 	if err != nil {
-		if hs != nil {
-			hs.Close()
-		}
-		if errors.Is(err, chainstate.ErrLocked) {
-			return fmt.Errorf("%w", err)
-		}
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if hs == nil {
-		return n.Run(ctx)
+	return n.Run(ctx)
+}
+
+// saveInterval is --mempool-save-interval as node.Config takes it: 0 means "only at a clean
+// stop", which the node spells as a negative interval.
+func saveInterval(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
 	}
-	return runWithRPC(ctx, n, hs, rpcLog)
+	return d
 }

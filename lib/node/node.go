@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -30,7 +28,10 @@ var ErrDiskLow = errors.New("disk space low")
 type Config struct {
 	Network *params.Network
 	DataDir string
-	RPCBind string // empty: no RPC server
+	// RPC configures the JSON-RPC server and who may call it (nil: no RPC server). RPCBind is
+	// a shorthand for an RPC of loopback defaults on that address.
+	RPC     *rpcserver.HTTPConfig
+	RPCBind string
 	// P2P configures the peer-to-peer layer (network.go); nil runs the node without one.
 	P2P    *p2p.Config
 	Logger *slog.Logger
@@ -55,7 +56,8 @@ type Node struct {
 	pool  *mempool.Pool
 	net   Network
 
-	procMu   sync.Mutex // serialises block processing with mempool updates
+	rpc      *rpcserver.HTTPServer // nil: no RPC server
+	procMu   sync.Mutex            // serialises block processing with mempool updates
 	stopOnce sync.Once
 	stopCh   chan struct{}
 }
@@ -81,16 +83,35 @@ func New(cfg Config) (*Node, error) {
 	if cfg.MempoolSaveInterval == 0 {
 		cfg.MempoolSaveInterval = DefaultMempoolSaveInterval
 	}
+	if cfg.RPC == nil && cfg.RPCBind != "" {
+		cfg.RPC = &rpcserver.HTTPConfig{Bind: cfg.RPCBind}
+	}
 	if err := privateDataDir(cfg.DataDir, cfg.Logger); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	// The RPC listener first: a bind that may not serve (a non-loopback address without
+	// credentials, a port in use) fails before the database is opened.
+	var hs *rpcserver.HTTPServer
+	if cfg.RPC != nil {
+		rc := *cfg.RPC
+		if rc.Logger == nil {
+			rc.Logger = cfg.Logger.With(logging.SubsystemKey, "rpc")
+		}
+		var err error
+		if hs, err = rpcserver.Listen(rc); err != nil {
+			return nil, fmt.Errorf("rpc: listen on %s: %w", rc.Bind, err)
+		}
 	}
 	sigs := consensus.NewSigCache(0)
 	chain, err := chainstate.Open(filepath.Join(cfg.DataDir, "db"), cfg.Network, chainstate.Options{SigCache: sigs, Values: cfg.Values})
 	if err != nil {
+		if hs != nil {
+			hs.Close()
+		}
 		return nil, err
 	}
 	tightenDataFiles(cfg.DataDir, cfg.Logger) // goleveldb's new files
-	n := &Node{cfg: cfg, log: cfg.Logger, chain: chain, net: noNetwork{}, stopCh: make(chan struct{})}
+	n := &Node{cfg: cfg, log: cfg.Logger, chain: chain, net: noNetwork{}, stopCh: make(chan struct{}), rpc: hs}
 	n.pool = mempool.New(chain, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes, SigCache: sigs,
 		Log: cfg.Logger.With(logging.SubsystemKey, "mempool")})
 	n.loadMempool()
@@ -98,6 +119,9 @@ func New(cfg Config) (*Node, error) {
 		srv, err := n.newNetwork(*cfg.P2P)
 		if err != nil {
 			chain.Close()
+			if hs != nil {
+				hs.Close()
+			}
 			return nil, fmt.Errorf("p2p: %w", err)
 		}
 		n.net = srv
@@ -179,33 +203,22 @@ func (n *Node) Run(ctx context.Context) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	var srv *http.Server
-	if n.cfg.RPCBind != "" {
-		ln, err := net.Listen("tcp", n.cfg.RPCBind)
-		if err != nil {
-			return fmt.Errorf("rpc: listen on %s: %w", n.cfg.RPCBind, err)
-		}
-		if !isLoopback(ln.Addr()) {
-			n.log.Warn("RPC IS BOUND TO A NON-LOOPBACK ADDRESS: anyone who can reach it controls this node; bind 127.0.0.1 unless you know why not",
-				"addr", ln.Addr().String())
-		}
+	if n.rpc != nil {
 		rpc := jsonrpc.NewServer(jsonrpc.Options{Logger: n.log.With(logging.SubsystemKey, "rpc"), MaxConcurrent: 64})
 		rpcserver.Register(rpc, n.chain, n.pool, n)
-		srv = &http.Server{Handler: rpc, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
-			WriteTimeout: 120 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
 		go func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := n.rpc.Serve(rpc); err != nil {
 				n.log.Error("rpc server failed", "err", err)
 				n.RequestStop()
 			}
 		}()
-		n.log.Info("rpc server listening", "addr", ln.Addr().String())
+		n.log.Info("rpc server listening", "addr", n.rpc.Addr().String())
 	} else {
 		n.log.Info("rpc server disabled (no --rpc-bind)")
 	}
 	if err := n.net.Start(ctx); err != nil {
-		if srv != nil {
-			srv.Close()
+		if n.rpc != nil {
+			n.rpc.Close()
 		}
 		return fmt.Errorf("p2p: %w", err)
 	}
@@ -224,9 +237,10 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		n.log.Error("shutting down", "reason", "disk space low", "err", err)
 	}
 	cancel()
-	if srv != nil {
+	// The RPC server stops first (calls in progress finish), so no call reads a closed chain.
+	if n.rpc != nil {
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		srv.Shutdown(sctx)
+		n.rpc.Shutdown(sctx)
 		scancel()
 	}
 	n.net.Stop()
@@ -236,11 +250,6 @@ func (n *Node) Run(ctx context.Context) (err error) {
 	n.saveMempool()
 	n.procMu.Unlock()
 	return err
-}
-
-func isLoopback(a net.Addr) bool {
-	ta, ok := a.(*net.TCPAddr)
-	return ok && ta.IP.IsLoopback()
 }
 
 // freeDiskPercent is the share of the data dir's file system available to us.
