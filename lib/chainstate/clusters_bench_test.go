@@ -261,11 +261,13 @@ func BenchmarkConnectBlock1000Decay(b *testing.B) {
 			pool := c.Stats().Pool
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := startThreadCPU(b)
 			for i := 0; i < b.N; i++ {
 				res, err := c.ProcessBlock(blk)
 				if err != nil || !res.IsTip {
 					b.Fatal(err)
 				}
+				cpu.stop()
 				b.StopTimer()
 				if got := c.Stats().Pool; got != pool-consensus.PoolRelease(pool)+decayBench.decay {
 					b.Fatalf("pool %d after the block, want %d", got, pool-consensus.PoolRelease(pool)+decayBench.decay)
@@ -278,7 +280,9 @@ func BenchmarkConnectBlock1000Decay(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StartTimer()
+				cpu.resume()
 			}
+			cpu.report()
 		})
 	}
 }
