@@ -3,6 +3,7 @@ module github.com/cointoolkit/coin
 go 1.26.0
 
 require (
+	filippo.io/edwards25519 v1.2.0
 	github.com/btcsuite/btcd/btcutil v1.2.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/hdevalence/ed25519consensus v0.2.0
@@ -21,7 +22,6 @@ require (
 )
 
 require (
-	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/clipperhouse/displaywidth v0.10.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.6.0 // indirect

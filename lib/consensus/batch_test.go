@@ -318,7 +318,8 @@ func TestCheckBlockConnectBatchNamesBadInput(t *testing.T) {
 	}
 }
 
-// FuzzBatchAgreesWithSingle builds up to 24 signatures (keys and messages from the input),
+// FuzzBatchAgreesWithSingle builds up to 24 signatures (keys and messages from the input; one,
+// two, three or all different keys, since the batch shares one term per key),
 // mutates some of them (flipped bits in R, S or A; small-order A and R with S = 0, which
 // ZIP 215 accepts; S + L, which it rejects; random A and R encodings; another message), and
 // checks that batch verification (sequential, parallel and ed25519consensus's own batch
@@ -333,9 +334,13 @@ func FuzzBatchAgreesWithSingle(f *testing.F) {
 	f.Add([]byte("k"), []byte("m"), []byte{2, 6, 9, 3, 1, 255}, uint8(70)) // flipped bits in S, A
 	f.Fuzz(func(t *testing.T, seed, msg, muts []byte, n uint8) {
 		count := int(n%24) + 1
+		nkeys := count
+		if kk := int(n/24) % 4; kk < 3 {
+			nkeys = kk + 1
+		}
 		cases := make([]sigCase, count)
 		for j := range cases {
-			h := types.Blake3(append(append([]byte(nil), seed...), byte(j)))
+			h := types.Blake3(append(append([]byte(nil), seed...), byte(j%nkeys)))
 			priv := ed25519.NewKeyFromSeed(h[:])
 			cases[j].msg = append(append([]byte(nil), msg...), byte(j))
 			copy(cases[j].pub[:], priv.Public().(ed25519.PublicKey))

@@ -56,6 +56,32 @@ func BenchmarkVerifyBatch(b *testing.B) {
 	}
 }
 
+// BenchmarkVerifyBatchDistinctKeys is BenchmarkVerifyBatch with a different key for every
+// signature, the worst case (no shared A term).
+func BenchmarkVerifyBatchDistinctKeys(b *testing.B) {
+	for _, n := range []int{16, 64, 128} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			checks := make([]consensus.SigCheck, n)
+			for i := range checks {
+				k := newKey(byte(i + 10))
+				txid := types.Blake3([]byte(fmt.Sprint("distinct", i)))
+				msg := types.SigMessage(regtestMagic, txid)
+				var sig [64]byte
+				copy(sig[:], ed25519.Sign(k.priv, msg))
+				checks[i] = consensus.SigCheck{PublicKey: &k.pub, Signature: &sig, Message: msg, TxID: txid}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := consensus.VerifyBatch(checks); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/sig")
+		})
+	}
+}
+
 // bigConnectInput is a block of n one-input transfers, each spending a mature output of its own
 // and paying a fee of 100, with the coinbase claiming everything.
 func bigConnectInput(tb testing.TB, n int) consensus.BlockInput {

@@ -14,7 +14,8 @@ type BlockInput struct {
 	Magic          [4]byte // the network's magic, part of every signed message
 	// View is the chain state before the block: UTXOs, clusters, input values, conduct.
 	View StateView
-	// SigWorkers is how many goroutines verify signatures (0: every CPU, 1: sequential).
+	// SigWorkers is how many goroutines verify signatures, in batches (0: every CPU, 1: the
+	// calling goroutine).
 	SigWorkers int
 	// SkipSignatures is for callers that verified the same transactions already (never for
 	// blocks from outside).
@@ -87,7 +88,7 @@ func (v *blockView) Utxo(op types.Outpoint) (*UtxoEntry, bool, error) {
 // CheckBlockConnect applies every contextual transaction rule of a block that already passed
 // CheckBlockSanity and CheckHeaderContext: coinbase height, lock times, inputs against the UTXO
 // view and against each other (no double spend inside the block), maturity, signatures
-// (in parallel) and the coinbase limit. It returns the block's effect on the chain state
+// (in batches, on SigWorkers goroutines: VerifyParallel) and the coinbase limit. It returns the block's effect on the chain state
 // and changes nothing itself.
 func CheckBlockConnect(in BlockInput) (*BlockEffect, error) {
 	b := in.Block
