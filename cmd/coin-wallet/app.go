@@ -88,15 +88,15 @@ func newApp() *cli.App {
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return fmt.Errorf("%w (see '%s --help')", err, appName)
 		},
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "network", Value: "mainnet", EnvVars: []string{"COIN_NETWORK"}, Usage: "`NET`: mainnet, testnet or regtest"},
-			&cli.StringFlag{Name: "rpc", EnvVars: []string{"COIN_RPC"}, Usage: "node RPC `URL` (default: http://127.0.0.1:PORT with the RPC port of --network)"},
+			&cli.StringFlag{Name: "rpc", EnvVars: []string{"COIN_RPC"}, Usage: "node RPC `URL` (default: http://127.0.0.1:PORT with the RPC port of --network); credentials as http://USER:PASSWORD@HOST:PORT or --rpc-user"},
 			&cli.StringFlag{Name: "wallet-dir", EnvVars: []string{"COIN_WALLET_DIR"}, Usage: "wallet `DIR` (default: ~/.coin/<network>/wallet)"},
 			&cli.StringFlag{Name: "passphrase-file", EnvVars: []string{"COIN_WALLET_PASSPHRASE_FILE"},
 				Usage: "read the wallet passphrase from `FILE` (default: the " + passphraseEnv + " environment variable, else a terminal prompt)"},
 			&cli.BoolFlag{Name: "json", EnvVars: []string{"COIN_JSON"}, Usage: "print JSON even on a terminal"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, EnvVars: []string{"COIN_TIMEOUT"}, Usage: "give up on a node call after `DURATION`"},
-		},
+		}, cliutil.RPCCredentialFlags()...),
 		Commands: append(cmds, cliutil.DocCommand()),
 	}
 }
@@ -105,9 +105,10 @@ func newApp() *cli.App {
 type env struct {
 	c        *cli.Context
 	net      *params.Network
-	rpcURL   string
-	json     bool // print JSON (not a terminal, or --json)
-	jsonFlag bool // --json was given
+	rpcURL   string                 // without credentials: safe to print
+	rpcAuth  []jsonrpc.ClientOption // the node credentials, if any
+	json     bool                   // print JSON (not a terminal, or --json)
+	jsonFlag bool                   // --json was given
 	timeout  time.Duration
 	out      io.Writer
 	in       io.Reader
@@ -128,6 +129,9 @@ func newEnv(c *cli.Context) (*env, error) {
 	e.json = e.jsonFlag || !terminal
 	e.inIsTerm = e.in == os.Stdin && cliutil.IsTerminal(os.Stdin)
 	if e.rpcURL, err = rpcapi.NodeURL(c.String("rpc"), net); err != nil {
+		return nil, err
+	}
+	if e.rpcURL, e.rpcAuth, err = cliutil.NodeCredentials(c, e.rpcURL); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -220,7 +224,7 @@ func (e *env) readMnemonic(file string) (string, error) {
 }
 
 func (e *env) client() *rpcapi.Client {
-	return rpcapi.NewClient(e.rpcURL, jsonrpc.WithTimeout(e.timeout))
+	return rpcapi.NewClient(e.rpcURL, append([]jsonrpc.ClientOption{jsonrpc.WithTimeout(e.timeout)}, e.rpcAuth...)...)
 }
 
 func (e *env) ctx() (context.Context, context.CancelFunc) {
