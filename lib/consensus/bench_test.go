@@ -126,3 +126,66 @@ func BenchmarkCheckBlockConnect1000(b *testing.B) {
 		})
 	}
 }
+
+// distinctKeysInput is bigConnectInput with every transfer signed by a key of its own: the
+// worst case for batch verification, where no two signatures share an A term.
+func distinctKeysInput(tb testing.TB, n int) consensus.BlockInput {
+	tb.Helper()
+	const height = 1000
+	view := mapView{}
+	txs := []*types.Transaction{coinbase(height, pay(consensus.Subsidy(height)+uint64(n)*100, miner))}
+	for i := 0; i < n; i++ {
+		seed := types.Blake3([]byte(fmt.Sprint("key", i)))
+		var k key
+		k.priv = ed25519.NewKeyFromSeed(seed[:])
+		copy(k.pub[:], k.priv.Public().(ed25519.PublicKey))
+		k.pkh = types.Blake3(k.pub[:])
+		o := op(fmt.Sprint("fund", i), uint32(i%3))
+		view[o] = &consensus.UtxoEntry{Value: 10_000, PubKeyHash: k.pkh, Height: uint64(i % 900)}
+		txs = append(txs, sign(transfer([]types.TxInput{input(o, k)}, pay(9_900, bob)), regtestMagic, k))
+	}
+	blk := newBlock(txs...)
+	ids, err := sanity(blk)
+	noErr(tb, err)
+	return consensus.BlockInput{
+		Block: blk, TxIDs: ids, Height: height, MedianTimePast: 1_767_300_000, Magic: regtestMagic,
+		View: consensus.ValuedView{Utxos: view},
+	}
+}
+
+// BenchmarkCheckBlockConnect1000DistinctKeys connects a block of 1,000 transfers by 1,000
+// different keys on one goroutine (Connect), against the same signatures verified one by one
+// with crypto/ed25519 (Stdlib, the old bound) and with ZIP 215 (Single).
+func BenchmarkCheckBlockConnect1000DistinctKeys(b *testing.B) {
+	in := distinctKeysInput(b, 1000)
+	in.SigWorkers = 1
+	var checks []consensus.SigCheck
+	for i, tx := range in.Block.Transactions[1:] {
+		checks = consensus.SigChecks(tx, in.TxIDs[i+1], regtestMagic, checks)
+	}
+	b.Run("Connect", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := consensus.CheckBlockConnect(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Stdlib", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			for j := range checks {
+				if !ed25519.Verify(checks[j].PublicKey[:], checks[j].Message, checks[j].Signature[:]) {
+					b.Fatal("invalid")
+				}
+			}
+		}
+	})
+	b.Run("Single", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			for j := range checks {
+				if err := checks[j].Verify(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
