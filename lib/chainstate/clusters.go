@@ -411,6 +411,9 @@ func (cb *clusterBlock) merge(cs []clusterInfo) error {
 	return nil
 }
 
+// keys is the number of keys stage writes.
+func (cb *clusterBlock) keys() int { return len(cb.names) + len(cb.bal) + len(cb.nodes) }
+
 // stage writes the block's cluster changes into its journal, in key order: names ('N'),
 // balances ('c'), then nodes ('p').
 func (cb *clusterBlock) stage(j *blockJournal) {

@@ -127,6 +127,14 @@ func decodeContract(r *bincode.Reader) *consensus.ContractRecord {
 	return c
 }
 
+// conductKeyCounts is the number of 65-byte keys and of 33-byte keys stageConduct writes for ch.
+func conductKeyCounts(ch *consensus.ConductChanges) (pairs, hashes int) {
+	if ch == nil {
+		return 0, 0
+	}
+	return len(ch.Vouches) + len(ch.Pairs) + len(ch.Reviews), len(ch.Agents) + len(ch.Contracts)
+}
+
 // stageConduct stages a block's conduct changes, in key order, and counts the agents and
 // open contracts it adds into next.
 func (c *Chain) stageConduct(j *blockJournal, ch *consensus.ConductChanges, next *Stats) error {

@@ -28,7 +28,7 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 		return ConnectedBlock{}, err
 	}
 	b, ids := bw.b, bw.ids
-	memo := newClusterMemo(2 * len(ids))
+	memo := newClusterMemo(len(ids))
 	eff, err := consensus.CheckBlockConnect(consensus.BlockInput{
 		Block: b, TxIDs: ids, Height: n.Height, MedianTimePast: medianTimePast(n.Parent),
 		PoolBefore: c.stats.Pool, Magic: c.net.Magic,
@@ -46,8 +46,6 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	next.Burned += eff.Burned
 	next.Pool = eff.PoolAfter
 
-	// Stage every change of the block in its journal; commit applies them all or none.
-	j := blockJournal{ops: make([]journalOp, 0, len(eff.Spent)+len(eff.Created)+len(ids)+8)}
 	var key [37]byte
 	inBlock := txidSet(ids)
 	// Clusters: transaction by transaction, merges first, then balances (protocol §8).
@@ -63,6 +61,10 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 		}
 		k += n
 	}
+	// Stage every change of the block in its journal; commit applies them all or none. The
+	// journal is sized for the block's keys up front.
+	pairs, hashes := conductKeyCounts(eff.Conduct)
+	j := newBlockJournal(len(eff.Spent)+len(eff.Created), len(ids)+cb.keys()+hashes, pairs, 2)
 	for i, op := range eff.Spent {
 		if inBlock(op.TxID) {
 			continue // created and spent inside this block: never in the set

@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -106,6 +107,13 @@ type blockJournal struct {
 	keys []byte
 }
 
+// newBlockJournal is a journal with room for n37 keys of 37 bytes (outputs), n33 of 33 (a
+// prefix and a hash), n65 of 65 (a prefix and two hashes) and a few others.
+func newBlockJournal(n37, n33, n65, others int) blockJournal {
+	return blockJournal{ops: make([]journalOp, 0, n37+n33+n65+others),
+		keys: make([]byte, 0, 37*n37+33*n33+65*n65+16*others)}
+}
+
 func (j *blockJournal) add(key []byte, v any, fresh bool) {
 	from := int32(len(j.keys))
 	j.keys = append(j.keys, key...)
@@ -163,22 +171,23 @@ func (c *Chain) commit(j *blockJournal) ([]byte, error) {
 // before it, the rest of the body, then the previous value's stored bytes. Comparing bodies
 // across tables lets a transaction's index key share its txid with its outputs' keys.
 type undoWriter struct {
-	w    *bincode.Writer
 	n    int
 	last []byte
 	val  *bincode.Writer // scratch for one value
+	// body holds the records after undoHeaderRoom bytes kept free for the header, so that
+	// finish writes the header in front of them instead of copying them.
 	body *bincode.Writer
 }
 
+// undoHeaderRoom fits the header: the version and the record count.
+const undoHeaderRoom = 1 + binary.MaxVarintLen64
+
 func undoWriterFor(n int) *undoWriter {
-	return &undoWriter{w: bincode.NewWriter(make([]byte, 0, 64*n))}
+	return &undoWriter{body: bincode.NewWriter(make([]byte, undoHeaderRoom, undoHeaderRoom+64*n)),
+		val: bincode.NewWriter(nil)}
 }
 
 func (u *undoWriter) add(key []byte, prev any) {
-	if u.body == nil {
-		u.body = bincode.NewWriter(nil)
-		u.val = bincode.NewWriter(nil)
-	}
 	body := key[1:]
 	shared := 0
 	for shared < len(body) && shared < len(u.last) && body[shared] == u.last[shared] {
@@ -209,12 +218,12 @@ const (
 )
 
 func (u *undoWriter) finish() []byte {
-	u.w.U8(undoVersion)
-	u.w.Varint(uint64(u.n))
-	if u.body != nil {
-		u.w.Raw(u.body.Bytes())
-	}
-	return u.w.Bytes()
+	var hdr [undoHeaderRoom]byte
+	h := bincode.AppendVarint(append(hdr[:0], undoVersion), uint64(u.n))
+	b := u.body.Bytes()
+	start := undoHeaderRoom - len(h)
+	copy(b[start:], h)
+	return b[start:]
 }
 
 // undoRecord is one key of a block's undo data and its value before the block (nil: absent).
