@@ -15,9 +15,17 @@
 // one text handler, behind a filter whose level follows the subsystem attribute. Its lines
 // are New's.
 //
+// One log style for every daemon (coin-node, coin-miner, coin-faucetd): --log-level as
+// above, --log-format text|json (ParseFormat; NewFormat is NewLevels with a JSON handler
+// for json, the same keys: time, level, msg, sys and the record's own) and --log-file
+// (FileFlag): off by default; a bare --log-file writes the daemon's default file
+// (coin-node: <data-dir>/node.log, the spec's file, as before), --log-file=PATH any file.
+// Either way the records also go to standard error. Output.Open builds that logger.
+//
 // # Errors
 //
-// ParseLevel fails for a level other than error, warn, info, debug or trace; ParseLevels
+// ParseLevel fails for a level other than error, warn, info, debug or trace; ParseFormat for
+// a format other than text or json; Output.Open when the log file cannot be opened; ParseLevels
 // also for an unknown or repeated subsystem, a subsystem without a level, or two levels for
 // everything.
 package logging

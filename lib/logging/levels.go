@@ -95,11 +95,7 @@ func (l Levels) Min() slog.Level {
 // NewLevels is New with a level per subsystem: a logger's level is that of the last
 // SubsystemKey attribute given to With (DefaultSubsystem's before any). A subsystem
 // attribute passed with a single record does not change that record's level.
-func NewLevels(w io.Writer, l Levels) *slog.Logger {
-	inner := slog.NewTextHandler(w, &slog.HandlerOptions{Level: l.Min(),
-		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr { return NameTrace(a) }})
-	return slog.New(&subsystemHandler{inner: inner, levels: l, level: l.For("")})
-}
+func NewLevels(w io.Writer, l Levels) *slog.Logger { return NewFormat(w, l, FormatText) }
 
 // subsystemHandler filters records by its logger's subsystem level and hands the rest to
 // one shared text handler.

@@ -3,26 +3,25 @@ package node
 import (
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 
 	"github.com/cointoolkit/coin/lib/logging"
 )
 
+// LogFileName is the node's log file in its data directory (the spec's node.log), written
+// with a bare --log-file.
+const LogFileName = "node.log"
+
+// DefaultLogFile is <dataDir>/node.log.
+func DefaultLogFile(dataDir string) string { return filepath.Join(dataDir, LogFileName) }
+
 // NewLogger writes key=value lines to stderr and, when toFile, to <dataDir>/node.log, each
-// subsystem at its level. The returned closer closes the file.
+// subsystem at its level. The returned closer closes the file. It is logging.Output with
+// the node's default file; coin-node uses Output for --log-format and --log-file=PATH.
 func NewLogger(levels logging.Levels, dataDir string, toFile bool) (*slog.Logger, io.Closer, error) {
-	var w io.Writer = os.Stderr
-	var closer io.Closer = io.NopCloser(nil)
+	o := logging.Output{Levels: levels, Format: logging.FormatText}
 	if toFile {
-		if err := os.MkdirAll(dataDir, 0o700); err != nil {
-			return nil, nil, err
-		}
-		f, err := os.OpenFile(filepath.Join(dataDir, "node.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			return nil, nil, err
-		}
-		w, closer = io.MultiWriter(os.Stderr, f), f
+		o.File = DefaultLogFile(dataDir)
 	}
-	return logging.NewLevels(w, levels), closer, nil
+	return o.Open()
 }
