@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/cliutil"
@@ -112,7 +110,6 @@ type env struct {
 	timeout  time.Duration
 	out      io.Writer
 	in       io.Reader
-	inIsTerm bool
 }
 
 func newEnv(c *cli.Context) (*env, error) {
@@ -127,7 +124,6 @@ func newEnv(c *cli.Context) (*env, error) {
 	terminal := c.App.Writer == os.Stdout && cliutil.StdoutIsTerminal()
 	e.jsonFlag = jsonFlag(c)
 	e.json = e.jsonFlag || !terminal
-	e.inIsTerm = e.in == os.Stdin && cliutil.IsTerminal(os.Stdin)
 	if e.rpcURL, err = rpcapi.NodeURL(c.String("rpc"), net); err != nil {
 		return nil, err
 	}
@@ -165,22 +161,20 @@ func (e *env) openStore() (*wallet.Store, error) {
 	return s, err
 }
 
-// passphrase reads the wallet passphrase; confirm asks twice on a terminal (for create).
+// passphrase reads the wallet passphrase (cliutil.SecretSource.ReadPassphrase): from
+// --passphrase-file, else COIN_WALLET_PASSPHRASE, else a prompt without echo on the
+// terminal, /dev/tty when standard input holds something else (restore < wallet.json);
+// confirm asks twice on a terminal (create, restore).
 func (e *env) passphrase(confirm bool) (string, error) {
-	file := e.c.String("passphrase-file")
-	_, inEnv := os.LookupEnv(passphraseEnv)
-	p, err := cliutil.ReadSecret(file, passphraseEnv, "wallet passphrase: ")
+	again := ""
+	if confirm {
+		again = "repeat the passphrase: "
+	}
+	src := cliutil.SecretSource{Path: e.c.String("passphrase-file"), Env: passphraseEnv, Prompt: "wallet passphrase: ", In: e.in,
+		Hint: "give --passphrase-file FILE or set " + passphraseEnv}
+	p, err := src.ReadPassphrase(again)
 	if err != nil {
 		return "", err
-	}
-	if confirm && file == "" && !inEnv {
-		again, err := cliutil.ReadSecret("", "", "repeat the passphrase: ")
-		if err != nil {
-			return "", err
-		}
-		if again != p {
-			return "", errors.New("the passphrases differ")
-		}
 	}
 	if p == "" {
 		return "", wallet.ErrEmptyPassphrase
@@ -189,38 +183,15 @@ func (e *env) passphrase(confirm bool) (string, error) {
 }
 
 // readMnemonic reads a mnemonic from file (or standard input when file is empty or "-"),
-// accepting the plain words or the JSON of 'coin-wallet new'. On a terminal it prompts
-// without echo.
+// accepting the plain words or the JSON of 'coin-wallet new' (cliutil.ReadMnemonic). On a
+// terminal it prompts without echo.
 func (e *env) readMnemonic(file string) (string, error) {
-	var raw string
-	var err error
-	switch {
-	case file != "" && file != "-":
-		var b []byte
-		b, err = os.ReadFile(file)
-		raw = string(b)
-	case e.inIsTerm:
-		raw, err = cliutil.ReadSecret("", "", "mnemonic: ")
-	default:
-		raw, err = cliutil.ReadAll(e.in)
+	if file == "" {
+		file = "-"
 	}
-	if err != nil {
-		return "", fmt.Errorf("read mnemonic: %w", err)
-	}
-	raw = strings.TrimSpace(raw)
-	if strings.HasPrefix(raw, "{") {
-		var v struct {
-			Mnemonic string `json:"mnemonic"`
-		}
-		if json.Unmarshal([]byte(raw), &v) != nil || v.Mnemonic == "" {
-			return "", errors.New("read mnemonic: JSON input without a \"mnemonic\" string")
-		}
-		raw = v.Mnemonic
-	}
-	if raw == "" {
-		return "", errors.New("read mnemonic: nothing to read (pipe the mnemonic to standard input or use --mnemonic-file)")
-	}
-	return raw, nil
+	m, _, err := cliutil.SecretSource{Path: file, Prompt: "mnemonic: ", In: e.in,
+		Hint: "pipe the mnemonic (or the JSON of 'coin-wallet new') to standard input or use --mnemonic-file"}.ReadMnemonic()
+	return m, err
 }
 
 func (e *env) client() *rpcapi.Client {
