@@ -14,6 +14,7 @@ import (
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/syndtr/goleveldb/leveldb"
+	"github.com/syndtr/goleveldb/leveldb/util"
 )
 
 // bigClusterSize is the number of addresses of the benchmark's big cluster (protocol §8's cost
@@ -63,6 +64,12 @@ func writeBigCluster(tb testing.TB, c *Chain, n uint64, balance uint64) (deep ui
 	put(hashKey(pfxClusterNode, nodes[0]), clusterNodeTable, clusterNode{Root: true, Name: nodes[0], Size: n})
 	put(hashKey(pfxCluster, nodes[0]), clusterTable, balance)
 	if err := c.db.Write(batch, nil); err != nil {
+		tb.Fatal(err)
+	}
+	// Settle the tables, as a node's are long after the writes: otherwise a read checks however
+	// many level-0 tables the background compaction has not merged yet, and the benchmark
+	// measures the compaction's progress.
+	if err := c.db.CompactRange(util.Range{}); err != nil {
 		tb.Fatal(err)
 	}
 	return deep
