@@ -16,6 +16,8 @@ import (
 
 	"github.com/cointoolkit/coin/lib/cliutil"
 	"github.com/cointoolkit/coin/lib/faucet/api"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/wallet"
 	"github.com/urfave/cli/v2"
 )
 
@@ -29,14 +31,16 @@ const (
 
 const appDescription = `coin-faucet asks a coin-faucetd for testnet COIN:
    coin-faucet claim [ADDRESS]   claim for ADDRESS; without it, read from standard input an
-                                 address or the JSON of 'coin-wallet new' (only its
-                                 "address" is used)
+                                 address or the JSON of 'coin-wallet new' (its "address",
+                                 or, when that is for another network, the address of its
+                                 "mnemonic" on the faucet's network, derived here)
    coin-faucet status            block height, mempool size and the faucet's balance
 
 Output: JSON when standard output is not a terminal (or with --json), text on a terminal.
 A claim prints the txid and the amount.
 
 Examples:
+   coin-wallet new | tee wallet.json | coin-faucet claim
    coin-wallet --network testnet new | tee wallet.json | coin-faucet claim
    coin-faucet --faucet https://faucet.example claim tcoin1...
    coin-faucet status
@@ -68,7 +72,14 @@ func newApp() *cli.App {
 				ArgsUsage: "[ADDRESS]",
 				Description: `Claims the faucet amount for ADDRESS, or for the address read from standard input (an
 address, or JSON with an "address" field such as the output of 'coin-wallet new').
-Prints the txid and the amount. Exits 2 when rate limited.`,
+Prints the txid, the amount and the address. Exits 2 when rate limited.
+
+When standard input is the JSON of 'coin-wallet new' and its address is not of the
+faucet's network (GET /api/status names it), for example because 'coin-wallet new' ran
+without --network and made a mainnet address, claim derives the same mnemonic's address
+on the faucet's network (account 0, index 0, as 'coin-wallet --network testnet derive'
+does), claims for it and says so on standard error. The mnemonic never leaves the
+process: it is neither sent to the faucet nor printed.`,
 				Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON even on a terminal"}},
 				Action: claim,
 			},
@@ -164,28 +175,74 @@ func (cl *client) do(ctx context.Context, method, path string, body any, out any
 }
 
 // readAddress takes the address from standard input: a bare address, or JSON with an
-// "address" field (such as 'coin-wallet new'). Anything else in the JSON is ignored.
-func readAddress(r io.Reader) (string, error) {
+// "address" field (such as 'coin-wallet new'). When the JSON also holds a "mnemonic" (read
+// with cliutil.ParseMnemonic, the one mnemonic reader), it is returned too, so that claim
+// can derive the mnemonic's address on the faucet's network; anything else is ignored.
+func readAddress(r io.Reader) (address, mnemonic string, err error) {
 	s, err := cliutil.ReadAll(r)
 	if err != nil {
-		return "", fmt.Errorf("read standard input: %w", err)
+		return "", "", fmt.Errorf("read standard input: %w", err)
 	}
 	if s == "" {
-		return "", errors.New("no address: give ADDRESS or pipe an address (or the JSON of 'coin-wallet new') to standard input")
+		return "", "", errors.New("no address: give ADDRESS or pipe an address (or the JSON of 'coin-wallet new') to standard input")
 	}
 	if strings.HasPrefix(s, "{") {
 		var v struct {
-			Address string `json:"address"`
+			Address  string           `json:"address"`
+			Mnemonic *json.RawMessage `json:"mnemonic"`
 		}
-		if err := json.Unmarshal([]byte(s), &v); err != nil || v.Address == "" {
-			return "", errors.New("standard input is JSON without an \"address\" string")
+		// json's errors may quote the input, which may hold a mnemonic: never pass them on.
+		if json.Unmarshal([]byte(s), &v) != nil || strings.TrimSpace(v.Address) == "" {
+			return "", "", errors.New("standard input is JSON without an \"address\" string")
 		}
-		return v.Address, nil
+		if v.Mnemonic != nil {
+			if mnemonic, _, err = cliutil.ParseMnemonic(s); err != nil {
+				return "", "", err
+			}
+		}
+		return strings.TrimSpace(v.Address), mnemonic, nil
 	}
 	if f := strings.Fields(s); len(f) == 1 {
-		return f[0], nil
+		return f[0], "", nil
 	}
-	return "", errors.New("standard input holds more than one word: want one address")
+	return "", "", errors.New("standard input holds more than one word: want one address")
+}
+
+// faucetNetwork asks the faucet's /api/status for its network (nil when it does not say).
+func (cl *client) faucetNetwork(ctx context.Context) *params.Network {
+	var st struct {
+		Network string `json:"network"`
+	}
+	if cl.do(ctx, http.MethodGet, "/api/status", nil, &st) != nil {
+		return nil
+	}
+	n, err := params.ByName(st.Network)
+	if err != nil {
+		return nil
+	}
+	return n
+}
+
+// forFaucet is the address to claim for when standard input held the JSON of 'coin-wallet
+// new': the piped address when it belongs to the faucet's network, else the same
+// mnemonic's address (account 0, index 0) on that network, derived here (the mnemonic is
+// never sent): 'coin-wallet new' without --network makes a mainnet address, and a faucet
+// pays testnet or regtest ones. It says so on w.
+func (cl *client) forFaucet(ctx context.Context, w io.Writer, addr, mnemonic string) (string, error) {
+	net := cl.faucetNetwork(ctx)
+	if net == nil {
+		return addr, nil // an older faucet: it judges the address itself
+	}
+	if _, err := wallet.DecodeAddress(addr, net); err == nil {
+		return addr, nil
+	}
+	derived, err := wallet.AddressFromMnemonic(mnemonic, net, 0)
+	if err != nil {
+		return "", fmt.Errorf("the piped address is not a %s address and the piped mnemonic gives none: %w", net.Name, err)
+	}
+	fmt.Fprintf(w, "note: %s is not a %s address (made without --network %s?); claiming for %s, the piped mnemonic's address on %s\n",
+		addr, net.Name, net.Name, derived, net.Name)
+	return derived, nil
 }
 
 func claim(c *cli.Context) error {
@@ -198,8 +255,18 @@ func claim(c *cli.Context) error {
 	}
 	addr := c.Args().First()
 	if addr == "" {
-		if addr, err = readAddress(cl.in); err != nil {
+		var mnemonic string
+		if addr, mnemonic, err = readAddress(cl.in); err != nil {
 			return err
+		}
+		if mnemonic != "" {
+			errOut := c.App.ErrWriter
+			if errOut == nil {
+				errOut = os.Stderr
+			}
+			if addr, err = cl.forFaucet(c.Context, errOut, addr, mnemonic); err != nil {
+				return err
+			}
 		}
 	}
 	var res api.ClaimResult

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/cliutil"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/wallet"
 )
 
 func runApp(t *testing.T, stdin string, args ...string) (string, error) {
@@ -113,8 +115,58 @@ func TestStatus(t *testing.T) {
 
 func TestReadAddress(t *testing.T) {
 	for in, want := range map[string]string{addr: addr, " " + addr + "\n": addr, `{"address":"` + addr + `"}`: addr} {
-		if got, err := readAddress(strings.NewReader(in)); err != nil || got != want {
+		if got, m, err := readAddress(strings.NewReader(in)); err != nil || got != want || m != "" {
 			t.Errorf("readAddress(%q) = %q, %v", in, got, err)
 		}
+	}
+}
+
+// 'coin-wallet new | coin-faucet claim' with no environment: new makes a mainnet address,
+// the faucet pays regtest (or testnet) ones. claim asks the faucet's network and claims for
+// the piped mnemonic's address there, saying so on standard error; the mnemonic is never
+// sent or printed. A piped address of the faucet's network is claimed as it is.
+func TestClaimDerivesForFaucetNetwork(t *testing.T) {
+	var claimed []string
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(b), "legal") || strings.Contains(r.URL.RawQuery, "legal") {
+			t.Errorf("the mnemonic was sent to the faucet: %s %s", r.URL, b)
+		}
+		switch r.URL.Path {
+		case "/api/status":
+			io.WriteString(w, `{"network":"regtest","block_height":5}`)
+		case "/api/faucet":
+			var req struct{ Address string }
+			json.Unmarshal(b, &req)
+			claimed = append(claimed, req.Address)
+			io.WriteString(w, `{"txid":"`+strings.Repeat("cd", 32)+`","amount":"100.00000000"}`)
+		}
+	}))
+	defer s.Close()
+	const m = "legal winner thank year wave sausage worth useful legal winner thank yellow"
+	mainAddr, _ := wallet.AddressFromMnemonic(m, params.Mainnet, 0)
+	regAddr, _ := wallet.AddressFromMnemonic(m, params.Regtest, 0)
+	app := newApp()
+	var out, errb bytes.Buffer
+	app.Writer, app.ErrWriter, app.Reader = &out, &errb, strings.NewReader(`{"mnemonic": "`+m+`", "address": "`+mainAddr+`"}`)
+	if err := app.Run([]string{"coin-faucet", "--faucet", s.URL, "claim"}); err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]string
+	if json.Unmarshal(out.Bytes(), &v) != nil || v["address"] != regAddr || len(claimed) != 1 || claimed[0] != regAddr ||
+		!strings.Contains(errb.String(), "note: "+mainAddr+" is not a regtest address") || strings.Contains(out.String()+errb.String(), "legal") {
+		t.Fatalf("claim printed %q, stderr %q, claimed %v; want %s", out.String(), errb.String(), claimed, regAddr)
+	}
+	// The faucet's own network: claimed as piped, nothing said.
+	out.Reset()
+	errb.Reset()
+	app.Reader = strings.NewReader(`{"mnemonic": "` + m + `", "address": "` + regAddr + `"}`)
+	if err := app.Run([]string{"coin-faucet", "--faucet", s.URL, "claim"}); err != nil || errb.Len() != 0 || claimed[1] != regAddr {
+		t.Fatalf("regtest address: %v, stderr %q, claimed %v", err, errb.String(), claimed)
+	}
+	// A bad mnemonic beside a foreign address: an error without its words.
+	app.Reader = strings.NewReader(`{"mnemonic": "legal legal legal", "address": "` + mainAddr + `"}`)
+	if err := app.Run([]string{"coin-faucet", "--faucet", s.URL, "claim"}); err == nil || strings.Contains(err.Error(), "legal") || len(claimed) != 2 {
+		t.Fatalf("bad mnemonic: %v, claimed %v", err, claimed)
 	}
 }
