@@ -14,9 +14,16 @@
 // as the small interfaces each declares, checked at compile time, and converts the P2P
 // layer's peer statistics for RPC.
 //
+// Operators watch it two ways. While it catches up, the node logs "sync: progress" every
+// SyncLogInterval (progress.go: height, target, percent, blocks_per_sec smoothed over the
+// intervals, eta), and getsyncstatus adds target_height and progress (SyncTarget). With
+// Config.MetricsBind it serves Prometheus metrics (metrics.go, lib/metrics): gauges read at
+// each scrape, RPC durations by method (each handler timed as Run registers it) and
+// rejected blocks and transactions by reason (SubmitBlock, SubmitTransaction).
+//
 // # Errors
 //
 // New fails when the data directory is locked by another process (chainstate.ErrLocked) or
-// unreadable. Run returns ErrDiskLow when it stopped because less than the configured share of
-// the disk was free.
+// unreadable, or when the RPC or metrics address cannot be bound. Run returns ErrDiskLow
+// when it stopped because less than the configured share of the disk was free.
 package node

@@ -27,6 +27,8 @@ type Network interface {
 	Stop()
 	Peers() []peer.Stats
 	Syncing() bool
+	// SyncProgress is Syncing with the heights of the tip and of the sync's target.
+	SyncProgress() p2p.SyncProgress
 	RelayBlock(hash types.Hash)
 	RelayTransaction(txid types.Hash)
 }
@@ -37,6 +39,9 @@ func (noNetwork) Start(context.Context) error { return nil }
 func (noNetwork) Stop()                       {}
 func (noNetwork) Peers() []peer.Stats         { return nil }
 func (noNetwork) Syncing() bool               { return false }
+func (noNetwork) SyncProgress() p2p.SyncProgress {
+	return p2p.SyncProgress{}
+}
 func (noNetwork) RelayBlock(types.Hash)       {}
 func (noNetwork) RelayTransaction(types.Hash) {}
 
@@ -73,3 +78,16 @@ func (n *Node) Peers() []rpcapi.Peer {
 
 // Syncing reports whether the node is catching up with a peer.
 func (n *Node) Syncing() bool { return n.net.Syncing() }
+
+// SyncProgress is the network's sync state with the chain's tip: the target is never below
+// the tip.
+func (n *Node) SyncProgress() p2p.SyncProgress {
+	p := n.net.SyncProgress()
+	p.Height = n.chain.Tip().Height
+	p.TargetHeight = max(p.TargetHeight, p.Height)
+	return p
+}
+
+// SyncTarget is the height the node is syncing toward (its tip's when caught up), for
+// getsyncstatus's target_height and progress.
+func (n *Node) SyncTarget() uint64 { return n.SyncProgress().TargetHeight }

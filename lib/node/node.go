@@ -15,6 +15,7 @@ import (
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/mempool"
+	"github.com/cointoolkit/coin/lib/metrics"
 	"github.com/cointoolkit/coin/lib/p2p"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/rpcserver"
@@ -42,6 +43,12 @@ type Config struct {
 	// MempoolSaveInterval is how often the mempool is written to <data-dir>/mempool.dat
 	// while the node runs (default 5 minutes; negative: only at a clean stop).
 	MempoolSaveInterval time.Duration
+	// MetricsBind, when set, serves Prometheus metrics at http://MetricsBind/metrics (lib/metrics;
+	// a bare port binds loopback).
+	MetricsBind string
+	// SyncLogInterval is how often a syncing node logs its progress (default
+	// DefaultSyncLogInterval; negative: never).
+	SyncLogInterval time.Duration
 	// Values, when set, replaces protocol §8's decay as the value model of spent outputs: for
 	// tests of other concerns that build transactions at nominal value. coin-node never sets
 	// it.
@@ -56,10 +63,13 @@ type Node struct {
 	pool  *mempool.Pool
 	net   Network
 
-	rpc      *rpcserver.HTTPServer // nil: no RPC server
-	procMu   sync.Mutex            // serialises block processing with mempool updates
-	stopOnce sync.Once
-	stopCh   chan struct{}
+	rpc *rpcserver.HTTPServer // nil: no RPC server
+	// metrics and metricsSrv: nil without Config.MetricsBind (metrics.go).
+	metrics    *metrics.Node
+	metricsSrv *metrics.Server
+	procMu     sync.Mutex // serialises block processing with mempool updates
+	stopOnce   sync.Once
+	stopCh     chan struct{}
 }
 
 var (
@@ -83,6 +93,9 @@ func New(cfg Config) (*Node, error) {
 	if cfg.MempoolSaveInterval == 0 {
 		cfg.MempoolSaveInterval = DefaultMempoolSaveInterval
 	}
+	if cfg.SyncLogInterval == 0 {
+		cfg.SyncLogInterval = DefaultSyncLogInterval
+	}
 	if cfg.RPC == nil && cfg.RPCBind != "" {
 		cfg.RPC = &rpcserver.HTTPConfig{Bind: cfg.RPCBind}
 	}
@@ -102,16 +115,25 @@ func New(cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("rpc: listen on %s: %w", rc.Bind, err)
 		}
 	}
+	n := &Node{cfg: cfg, log: cfg.Logger, net: noNetwork{}, stopCh: make(chan struct{}), rpc: hs}
+	// The metrics listener too (Config.MetricsBind), before the database.
+	if cfg.MetricsBind != "" {
+		n.metrics = metrics.NewNode(metricsSource{n})
+		ms, err := metrics.Listen(cfg.MetricsBind, n.metrics.Registry(), cfg.Logger)
+		if err != nil {
+			n.closeListeners()
+			return nil, err
+		}
+		n.metricsSrv = ms
+	}
 	sigs := consensus.NewSigCache(0)
 	chain, err := chainstate.Open(filepath.Join(cfg.DataDir, "db"), cfg.Network, chainstate.Options{SigCache: sigs, Values: cfg.Values})
 	if err != nil {
-		if hs != nil {
-			hs.Close()
-		}
+		n.closeListeners()
 		return nil, err
 	}
 	tightenDataFiles(cfg.DataDir, cfg.Logger) // goleveldb's new files
-	n := &Node{cfg: cfg, log: cfg.Logger, chain: chain, net: noNetwork{}, stopCh: make(chan struct{}), rpc: hs}
+	n.chain = chain
 	n.pool = mempool.New(chain, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes, SigCache: sigs,
 		Log: cfg.Logger.With(logging.SubsystemKey, "mempool")})
 	n.loadMempool()
@@ -119,9 +141,7 @@ func New(cfg Config) (*Node, error) {
 		srv, err := n.newNetwork(*cfg.P2P)
 		if err != nil {
 			chain.Close()
-			if hs != nil {
-				hs.Close()
-			}
+			n.closeListeners()
 			return nil, fmt.Errorf("p2p: %w", err)
 		}
 		n.net = srv
@@ -152,6 +172,7 @@ func (n *Node) SubmitBlock(b *types.Block) (*chainstate.Result, error) {
 	}
 	n.procMu.Unlock()
 	if err != nil {
+		n.rejected(metrics.KindBlock, err)
 		n.log.Debug("block rejected", "hash", b.Hash(), "err", err)
 		return res, err
 	}
@@ -180,6 +201,7 @@ func (n *Node) afterBlock(res *chainstate.Result) {
 func (n *Node) SubmitTransaction(tx *types.Transaction) (types.Hash, error) {
 	txid, err := n.pool.Accept(tx)
 	if err != nil {
+		n.rejected(metrics.KindTransaction, err)
 		n.log.Debug("transaction rejected", "txid", txid, "err", err)
 		return txid, err
 	}
@@ -198,6 +220,7 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		n.log.Info("node stopped")
 	}()
 	if err := n.checkDisk(); err != nil {
+		n.closeListeners()
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -205,7 +228,7 @@ func (n *Node) Run(ctx context.Context) (err error) {
 
 	if n.rpc != nil {
 		rpc := jsonrpc.NewServer(jsonrpc.Options{Logger: n.log.With(logging.SubsystemKey, "rpc"), MaxConcurrent: 64})
-		rpcserver.Register(rpc, n.chain, n.pool, n)
+		n.registerRPC(rpc, func(s *jsonrpc.Server) { rpcserver.Register(s, n.chain, n.pool, n) })
 		go func() {
 			if err := n.rpc.Serve(rpc); err != nil {
 				n.log.Error("rpc server failed", "err", err)
@@ -216,12 +239,20 @@ func (n *Node) Run(ctx context.Context) (err error) {
 	} else {
 		n.log.Info("rpc server disabled (no --rpc-bind)")
 	}
+	if n.metricsSrv != nil {
+		go func() {
+			if err := n.metricsSrv.Serve(); err != nil {
+				n.log.Error("metrics server failed", "err", err)
+			}
+		}()
+		n.log.Info("metrics server listening", "addr", "http://"+n.metricsSrv.Addr().String()+metrics.Path)
+	}
 	if err := n.net.Start(ctx); err != nil {
-		if n.rpc != nil {
-			n.rpc.Close()
-		}
+		n.closeListeners()
 		return fmt.Errorf("p2p: %w", err)
 	}
+	progressDone := make(chan struct{})
+	go n.logProgress(ctx, n.cfg.SyncLogInterval, progressDone)
 
 	diskErr := make(chan error, 1)
 	go n.monitorDisk(ctx, diskErr)
@@ -243,13 +274,27 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		n.rpc.Shutdown(sctx)
 		scancel()
 	}
+	if n.metricsSrv != nil {
+		n.metricsSrv.Close()
+	}
 	n.net.Stop()
 	<-saverDone
+	<-progressDone
 	// Wait for any block being processed, then keep the mempool for the next start.
 	n.procMu.Lock()
 	n.saveMempool()
 	n.procMu.Unlock()
 	return err
+}
+
+// closeListeners closes the RPC and metrics listeners (New's and Run's failures).
+func (n *Node) closeListeners() {
+	if n.rpc != nil {
+		n.rpc.Close()
+	}
+	if n.metricsSrv != nil {
+		n.metricsSrv.Close()
+	}
 }
 
 // freeDiskPercent is the share of the data dir's file system available to us.

@@ -10,8 +10,9 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// Sync state: whether the node is catching up (Syncing, and its log lines), the tip as the
-// server last saw it, and the chain's bulk mode while catching up. Guarded by Server.mu,
+// Sync state: whether the node is catching up (Syncing, and its log lines), how far
+// (SyncProgress), the tip as the server last saw it, and the chain's bulk mode while
+// catching up. Guarded by Server.mu,
 // except the bulk mode (bulkMu).
 
 type tipInfo struct {
@@ -69,6 +70,37 @@ func (s *Server) setTipLocked(t *chainstate.Node) {
 	if !progress {
 		s.markPathDirtyLocked()
 	}
+}
+
+// SyncProgress is how far the node has caught up, for getsyncstatus and the node's progress
+// log (lib/node): the tip's height against the height it is syncing toward.
+type SyncProgress struct {
+	Syncing bool
+	Height  uint64 // the chain tip
+	// TargetHeight is the highest of the tip, the best header the download path leads to
+	// and, while syncing, the heights the peers announced (before their headers arrive).
+	TargetHeight uint64
+}
+
+// Progress is Height / TargetHeight in [0, 1] (1 at the target or with nothing to sync).
+func (p SyncProgress) Progress() float64 {
+	if p.TargetHeight == 0 || p.Height >= p.TargetHeight {
+		return 1
+	}
+	return float64(p.Height) / float64(p.TargetHeight)
+}
+
+// SyncProgress reports the sync state with the height the node is catching up to.
+func (s *Server) SyncProgress() SyncProgress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := SyncProgress{Syncing: s.syncingLocked(), Height: s.tip.height, TargetHeight: s.knownHeightLocked()}
+	if p.Syncing {
+		for _, ps := range s.peers {
+			p.TargetHeight = max(p.TargetHeight, ps.p.Height())
+		}
+	}
+	return p
 }
 
 // knownHeightLocked is the height of the best header the path leads to, or the tip's.

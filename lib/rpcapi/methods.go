@@ -61,7 +61,7 @@ var Methods = []Method{
 	{Name: "getblockchaininfo", Category: "chain", Summary: "Chain state summary in subunits.",
 		Result: "object: height, best_block_hash, circulating_supply, decay_pool_balance, initial_block_download, utxo_count, mempool_size, peer_count"},
 	{Name: "getsyncstatus", Category: "network", Summary: "Whether the node is syncing from peers.",
-		Result: "object: syncing, current_height, peer_count, best_block_hash"},
+		Result: "object: syncing, current_height, peer_count, best_block_hash, target_height, progress (0..1)"},
 	{Name: "getblocktemplate", Category: "mining", Summary: "A block template paying the mining address.",
 		Params: []Param{{Name: "mining_address", Type: TypeAddress, Help: "address the coinbase pays"}},
 		Result: "object: version, prev_hash, merkle_root, timestamp, difficulty_target, nonce, height, transactions[{txid, data, fee}]"},

@@ -98,6 +98,10 @@ type SyncStatus struct {
 	CurrentHeight uint64 `json:"current_height"`
 	PeerCount     int    `json:"peer_count"`
 	BestBlockHash string `json:"best_block_hash"`
+	// Extensions beside the spec's fields: the height the node is syncing toward (its tip's
+	// when caught up) and current_height / target_height in [0, 1].
+	TargetHeight uint64  `json:"target_height"`
+	Progress     float64 `json:"progress"`
 }
 
 // TemplateTx is one transaction of a block template.

@@ -153,10 +153,21 @@ func (a *api) getBlockchainInfo(context.Context, jsonrpc.Params) (any, error) {
 		MempoolSize: a.b.Mempool().Info().Size, PeerCount: len(a.b.Peers()), Network: a.b.Network().Name}, nil
 }
 
+// syncTarget is what a backend that knows the height it is syncing toward adds to
+// getsyncstatus (lib/node's Node); without it the target is the tip.
+type syncTarget interface{ SyncTarget() uint64 }
+
 func (a *api) getSyncStatus(context.Context, jsonrpc.Params) (any, error) {
 	s := a.b.Chain().Stats()
-	return rpcapi.SyncStatus{Syncing: a.b.Syncing(), CurrentHeight: s.Height, PeerCount: len(a.b.Peers()),
-		BestBlockHash: s.TipHash.String()}, nil
+	st := rpcapi.SyncStatus{Syncing: a.b.Syncing(), CurrentHeight: s.Height, PeerCount: len(a.b.Peers()),
+		BestBlockHash: s.TipHash.String(), TargetHeight: s.Height, Progress: 1}
+	if t, ok := a.b.Backend.(syncTarget); ok {
+		st.TargetHeight = max(st.TargetHeight, t.SyncTarget())
+	}
+	if st.TargetHeight > 0 {
+		st.Progress = float64(st.CurrentHeight) / float64(st.TargetHeight)
+	}
+	return st, nil
 }
 
 func (a *api) getTxOutSetInfo(ctx context.Context, _ jsonrpc.Params) (any, error) {
