@@ -128,7 +128,7 @@ func TestProcessBlockHeaderRejected(t *testing.T) {
 	harder := hdrBlock(t, a1, 2, "difficulty", func(h *types.BlockHeader) { h.DifficultyTarget = 0x203fffff })
 	tooOld := hdrBlock(t, a1, 2, "old", func(h *types.BlockHeader) { h.Timestamp = a1.Header.Timestamp })
 	tooNew := hdrBlock(t, a1, 2, "new", func(h *types.BlockHeader) {
-		h.Timestamp = uint64(headerClock.Unix()) + consensus.MaxFutureDrift + 1
+		h.Timestamp = uint64(headerClock.Unix()) + params.Regtest.MaxFutureDrift + 1
 	})
 	orphan := hdrBlock(t, a1, 2, "orphan", func(h *types.BlockHeader) { h.PrevHash = types.Hash{7} })
 	version := hdrBlock(t, a1, 2, "version", func(h *types.BlockHeader) { h.Version = 2 })

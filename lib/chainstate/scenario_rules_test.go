@@ -88,7 +88,7 @@ func testScenario(t *testing.T, bulk bool) {
 			}
 		}),
 		reject("time-future", consensus.ErrTimeTooNew, "a6").Built(func(g *G) {
-			g.Next("time-future", "a6", nil, chaingen.Timestamp(uint64(now)+15*60+1))
+			g.Next("time-future", "a6", nil, chaingen.Timestamp(uint64(now)+params.Regtest.MaxFutureDrift+1))
 		}),
 	)...)
 	add(steps(chaingen.Extend("a", 7, 7, "a6")...)...)
