@@ -19,7 +19,7 @@ import (
 )
 
 func newApp() *cli.App {
-	return &cli.App{
+	return cliutil.Conventions(&cli.App{
 		Name:  "coin-node",
 		Usage: "run a full node of the COIN network",
 		Description: `coin-node keeps the chain, the UTXO set and a mempool in <data-dir>/db (LevelDB),
@@ -32,7 +32,12 @@ Examples:
    COIN_NETWORK=testnet COIN_RPC_BIND=127.0.0.1:28332 coin-node
 
 Every flag can also be set with the environment variable shown in its help.
-The data directory holds db/, peers.json and, with --log-file, node.log.
+The data directory holds db/, peers.json and, with a bare --log-file, node.log
+(--log-file=PATH writes PATH instead; either way the log also goes to standard error).
+--log-format json writes one JSON object per record instead of key=value lines.
+While catching up the node logs "sync: progress" lines (height, target, percent,
+blocks_per_sec, eta) every few seconds; getsyncstatus reports target_height and progress.
+--metrics-bind serves Prometheus metrics at http://ADDR/metrics (docs/operations.md).
 SIGINT, SIGTERM or the "stop" RPC shut the node down cleanly.
 
 Who may call (docs/security.md): the RPC server refuses with HTTP 403 a request whose
@@ -55,13 +60,17 @@ address that is not loopback needs --rpc-auth; clients then send HTTP Basic cred
 			&cli.IntFlag{Name: "max-inbound-per-ip", Value: 4, EnvVars: []string{"COIN_MAX_INBOUND_PER_IP"}, Usage: "maximum inbound P2P connections from one IP address (0: no limit)"},
 			&cli.DurationFlag{Name: "mempool-save-interval", Value: node.DefaultMempoolSaveInterval, EnvVars: []string{"COIN_MEMPOOL_SAVE_INTERVAL"}, Usage: "how often the mempool is written to <data-dir>/mempool.dat (it is also written at a clean stop; 0: only then)"},
 			&cli.StringFlag{Name: "log-level", Aliases: []string{"debuglevel"}, Value: "info", EnvVars: []string{"COIN_LOG_LEVEL"}, Usage: "error, warn, info, debug or trace, for everything or per subsystem (node, p2p, rpc): debug or info,p2p=trace"},
-			&cli.BoolFlag{Name: "log-file", EnvVars: []string{"COIN_LOG_FILE"}, Usage: "also write the log to <data-dir>/node.log"},
+			&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"COIN_LOG_FORMAT"}, Usage: "`FORMAT` of the log: text (key=value lines) or json (one object per line)"},
+			&cli.GenericFlag{Name: "log-file", Value: &logging.FileFlag{}, EnvVars: []string{"COIN_LOG_FILE"},
+				Usage: "also write the log to <data-dir>/node.log; --log-file=PATH (with =) to another file"},
+			&cli.StringFlag{Name: "metrics-bind", EnvVars: []string{"COIN_METRICS_BIND"},
+				Usage: "serve Prometheus metrics at http://`ADDR`/metrics (host:port; a bare :port or port is 127.0.0.1); off when omitted"},
 			&cli.Float64Flag{Name: "min-free-disk", Value: 20, EnvVars: []string{"COIN_MIN_FREE_DISK"}, Usage: "stop cleanly when less than this percentage of the data dir's disk is free"},
 			&cli.IntFlag{Name: "mempool-max-mb", Value: 64, EnvVars: []string{"COIN_MEMPOOL_MAX_MB"}, Usage: "mempool size bound in MiB; the lowest fee rates are evicted beyond it"},
 		}, rpcFlags()...),
 		Commands: []*cli.Command{cliutil.DocCommand()},
 		Action:   run,
-	}
+	})
 }
 
 func run(c *cli.Context) error {
@@ -84,9 +93,14 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
-	logger, closer, err := node.NewLogger(levels, dataDir, c.Bool("log-file"))
+	format, err := logging.ParseFormat(c.String("log-format"))
 	if err != nil {
-		return fmt.Errorf("log file: %w", err)
+		return fmt.Errorf("--log-format: %w", err)
+	}
+	logFile := c.Generic("log-file").(*logging.FileFlag).Path(node.DefaultLogFile(dataDir))
+	logger, closer, err := logging.Output{Levels: levels, Format: format, File: logFile}.Open()
+	if err != nil {
+		return fmt.Errorf("--log-file: %w", err)
 	}
 	defer closer.Close()
 	p2pPort := c.Int("p2p-port")
@@ -110,6 +124,7 @@ func run(c *cli.Context) error {
 			MaxInboundPerIP: none(c.Int("max-inbound-per-ip"))},
 		Logger: logger, MinFreeDiskPercent: c.Float64("min-free-disk"), MempoolMaxBytes: c.Int("mempool-max-mb") << 20,
 		MempoolSaveInterval: saveInterval(c.Duration("mempool-save-interval")),
+		MetricsBind:         c.String("metrics-bind"),
 	}
 	n, err := node.New(cfg)
 	if errors.Is(err, rpcserver.ErrNoAuth) {
