@@ -99,7 +99,7 @@ func newApp() *cli.App {
 		Commands: []*cli.Command{cliutil.DocCommand()},
 		Action:   run,
 	}
-	app.Setup()
+	cliutil.Conventions(app).Setup()
 	return app
 }
 
