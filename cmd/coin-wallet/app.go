@@ -76,7 +76,7 @@ func newApp() *cli.App {
 		// --json works before and after the command name.
 		c.Flags = append(c.Flags, &cli.BoolFlag{Name: "json", Usage: "print JSON even on a terminal"})
 	}
-	return &cli.App{
+	return cliutil.Conventions(&cli.App{
 		Name:                 appName,
 		Usage:                "BIP-39 HD wallet of the COIN network",
 		Description:          appDescription,
@@ -96,7 +96,7 @@ func newApp() *cli.App {
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, EnvVars: []string{"COIN_TIMEOUT"}, Usage: "give up on a node call after `DURATION`"},
 		}, cliutil.RPCCredentialFlags()...),
 		Commands: append(cmds, cliutil.DocCommand()),
-	}
+	})
 }
 
 // env is one run's resolved global options.
