@@ -63,7 +63,7 @@ Examples:
    coin-faucetd openapi > openapi.json`
 
 func newApp() *cli.App {
-	return &cli.App{
+	return cliutil.Conventions(&cli.App{
 		Name:                 appName,
 		Usage:                "serve the COIN testnet faucet HTTP API",
 		Description:          appDescription,
@@ -120,7 +120,7 @@ func newApp() *cli.App {
 			cliutil.DocCommand(),
 		},
 		Action: run,
-	}
+	})
 }
 
 func run(c *cli.Context) error {
