@@ -84,7 +84,7 @@ func newApp() *cli.App {
 		cmds = append(cmds, methodCommand(m))
 	}
 	cmds = append(cmds, callCommand(), rpcauthCommand(), cliutil.DocCommand())
-	return &cli.App{
+	return cliutil.Conventions(&cli.App{
 		Name:                 appName,
 		Usage:                "call a coin node's JSON-RPC methods from the command line",
 		UsageText:            appName + " [global options] METHOD [ARGUMENTS...]",
@@ -98,7 +98,7 @@ func newApp() *cli.App {
 		Flags:        globalFlags(),
 		Commands:     cmds,
 		Action:       rootAction,
-	}
+	})
 }
 
 // globalFlags are the options that go before the method, each with an environment variable.

@@ -152,8 +152,8 @@ func TestAppCalls(t *testing.T) {
 			stderr: "error: --network: unknown network \"simnet\" (want mainnet, testnet or regtest)\n"},
 		{name: "bad --rpc", args: []string{"--rpc", "ftp://x", "getblockcount"}, code: 1, offline: true,
 			stderr: "error: --rpc \"ftp://x\": want a URL such as http://127.0.0.1:18332\n"},
-		{name: "unknown global option", args: with("--bogus", "getblockcount"), code: 1, offline: true,
-			stderr: "error: flag provided but not defined: -bogus (see 'coin-cli --help')\n"},
+		{name: "unknown global option", args: with("--bogus", "getblockcount"), code: 2, offline: true,
+			stderr: "error: unknown option --bogus (see 'coin-cli --help')\n"},
 		{name: "-- makes the rest literal", args: with("getblockhash", "--", "--help"), code: 1, offline: true,
 			stderr: "error: getblockhash: argument 1 (height): \"--help\" is not a non-negative integer\n"},
 
