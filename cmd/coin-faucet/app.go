@@ -50,7 +50,7 @@ Exit status: 0 when the claim was paid, 2 when the faucet refused it for its rat
 failure.`
 
 func newApp() *cli.App {
-	return &cli.App{
+	return cliutil.Conventions(&cli.App{
 		Name:                 appName,
 		Usage:                "claim testnet COIN from a coin-faucetd",
 		Description:          appDescription,
@@ -91,7 +91,7 @@ process: it is neither sent to the faucet nor printed.`,
 			},
 			cliutil.DocCommand(),
 		},
-	}
+	})
 }
 
 type client struct {
