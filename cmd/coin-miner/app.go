@@ -43,7 +43,8 @@ Output: the hash of each accepted block goes to standard output, one per line. O
 terminal, standard error shows one status line (hashrate, blocks accepted and rejected,
 height), redrawn every second, above which events are logged. Otherwise standard error
 gets key=value log lines (log/slog), with a status line every --log-interval. SIGINT or
-SIGTERM stops the miner, which prints a summary.
+SIGTERM stops the miner, which prints a summary. --log-format json writes the log lines
+(and the summary) as JSON objects; --log-file=PATH appends them to PATH as well.
 
 --benchmark hashes a fixed header without a node, first on one thread and then on
 --threads threads, and prints the hashrate per thread and in total. When openssl is on the
@@ -93,6 +94,10 @@ func newApp() *cli.App {
 				Usage: "`DURATION` of each --benchmark run"},
 			&cli.StringFlag{Name: "log-level", EnvVars: []string{"COIN_MINER_LOG_LEVEL", "COIN_LOG_LEVEL"}, Value: "info",
 				Usage: "`LEVEL`: error, warn, info, debug or trace"},
+			&cli.StringFlag{Name: "log-format", EnvVars: []string{"COIN_MINER_LOG_FORMAT", "COIN_LOG_FORMAT"}, Value: "text",
+				Usage: "`FORMAT` of the log: text (key=value lines) or json (one object per line)"},
+			&cli.GenericFlag{Name: "log-file", Value: &logging.FileFlag{}, EnvVars: []string{"COIN_MINER_LOG_FILE"},
+				Usage: "also append the log to a file: --log-file=PATH (with =)"},
 			&cli.DurationFlag{Name: "log-interval", EnvVars: []string{"COIN_MINER_LOG_INTERVAL"}, Value: defaultLogInterval,
 				Usage: "`DURATION` between status log lines when standard error is not a terminal"},
 		}, cliutil.RPCCredentialFlags()...),
@@ -108,6 +113,8 @@ type options struct {
 	threads     int
 	blocks      uint64
 	level       slog.Level
+	format      logging.Format
+	logFile     string // "": none
 	logInterval time.Duration
 	network     *params.Network // nil: not given
 }
@@ -126,6 +133,14 @@ func readOptions(c *cli.Context) (*options, error) {
 	var err error
 	if o.level, err = logging.ParseLevel(c.String("log-level")); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	if o.format, err = logging.ParseFormat(c.String("log-format")); err != nil {
+		return nil, fmt.Errorf("--log-format: %w", err)
+	}
+	if f, ok := c.Generic("log-file").(*logging.FileFlag); ok {
+		if o.logFile = f.Path("-"); o.logFile == "-" {
+			return nil, fmt.Errorf("--log-file: the miner has no data directory: %w", logging.ErrNoDefaultFile)
+		}
 	}
 	if n := c.String("network"); n != "" {
 		if o.network, err = params.ByName(n); err != nil {
@@ -179,7 +194,11 @@ func mine(ctx context.Context, c *cli.Context, o *options) error {
 		return err
 	}
 	con := newConsole(c.App.Writer, c.App.ErrWriter)
-	logger := con.logger(o.level)
+	logger, closeLog, err := minerLogger(con, o)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
 	client := rpcapi.NewClient(rpcURL, append([]jsonrpc.ClientOption{jsonrpc.WithTimeout(time.Minute)}, auth...)...)
 	defer client.Close()
 	m, err := miner.New(miner.Config{
@@ -205,8 +224,44 @@ func mine(ctx context.Context, c *cli.Context, o *options) error {
 	err = m.Run(ctx)
 	cancel()
 	<-done
-	con.summary(m.Stats(), o.level)
+	if st := m.Stats(); o.format == logging.FormatText && o.logFile == "" {
+		con.summary(st, o.level)
+	} else {
+		// The summary as a record of the chosen format, and in the file too.
+		if con.tty {
+			con.summary(st, o.level)
+		}
+		logger.Info("summary", "uptime", st.Elapsed.Round(time.Millisecond), "threads", st.Threads,
+			"accepted", st.Accepted, "rejected", st.Rejected, "stale", st.Stale, "submit_errors", st.SubmitErrors,
+			"hashes", st.Hashes, "avg_hashrate", miner.FormatRate(st.AvgHashrate), "templates", st.Templates,
+			"rolls", st.Rolls, "height", st.Height)
+	}
 	return err
+}
+
+// minerLogger is the miner's log (lib/logging's style: --log-format, --log-file): on the
+// console (its time shortened on a terminal, records above the status line) and, with
+// --log-file=PATH, appended to the file with full times.
+func minerLogger(con *console, o *options) (*slog.Logger, func(), error) {
+	if o.format == logging.FormatText && o.logFile == "" {
+		return con.logger(o.level), func() {}, nil
+	}
+	shortTime := func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.TimeKey && con.tty {
+			a.Value = slog.StringValue(a.Value.Time().Format(time.TimeOnly))
+		}
+		return a
+	}
+	h := logging.NewHandler(con, o.format, logging.HandlerOptions(o.level, shortTime))
+	if o.logFile == "" {
+		return slog.New(h), func() {}, nil
+	}
+	f, err := logging.OpenFile(o.logFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--log-file: %w", err)
+	}
+	fh := logging.NewHandler(f, o.format, logging.HandlerOptions(o.level, nil))
+	return slog.New(slog.NewMultiHandler(h, fh)), func() { f.Close() }, nil
 }
 
 // nodeURL is --rpc made a URL ("host:port" is accepted), or the default port's URL of the

@@ -32,12 +32,15 @@ func ParseFormat(s string) (Format, error) {
 }
 
 // HandlerOptions are the options every daemon's handler shares: the level, TRACE named as
-// such, and replace (may be nil) for callers that rewrite further attributes (coin-miner
+// such, durations as Go writes them ("1.5s", the text format's, also in JSON), and replace (may be nil) for callers that rewrite further attributes (coin-miner
 // shortens the time on a terminal).
 func HandlerOptions(level slog.Leveler, replace func([]string, slog.Attr) slog.Attr) *slog.HandlerOptions {
 	return &slog.HandlerOptions{Level: level, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 		if len(groups) == 0 {
 			a = NameTrace(a)
+		}
+		if a.Value.Kind() == slog.KindDuration { // "1.5s" in JSON too, not nanoseconds
+			a.Value = slog.StringValue(a.Value.Duration().String())
 		}
 		if replace != nil {
 			a = replace(groups, a)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseFormat(t *testing.T) {
@@ -32,7 +33,7 @@ func TestNewFormatJSON(t *testing.T) {
 	root := NewFormat(&b, l, FormatJSON)
 	root.Debug("hidden")
 	root.With(SubsystemKey, "p2p").Log(nil, LevelTrace, "frame", "cmd", "ping")
-	root.Info("sync: progress", "height", 10, "percent", 12.5)
+	root.Info("sync: progress", "height", 10, "percent", 12.5, "eta", 90*time.Second)
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("%d lines:\n%s", len(lines), b.String())
@@ -44,7 +45,7 @@ func TestNewFormatJSON(t *testing.T) {
 	if rec["level"] != "TRACE" || rec["sys"] != "p2p" || rec["cmd"] != "ping" || rec["msg"] != "frame" || rec["time"] == nil {
 		t.Fatalf("record %v", rec)
 	}
-	if err := json.Unmarshal([]byte(lines[1]), &rec); err != nil || rec["height"] != 10.0 || rec["percent"] != 12.5 {
+	if err := json.Unmarshal([]byte(lines[1]), &rec); err != nil || rec["height"] != 10.0 || rec["percent"] != 12.5 || rec["eta"] != "1m30s" {
 		t.Fatalf("record %v (%v)", rec, err)
 	}
 }
