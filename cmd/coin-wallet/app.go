@@ -133,7 +133,14 @@ func newEnv(c *cli.Context) (*env, error) {
 	return e, nil
 }
 
-func (e *env) walletDir() (string, error) {
+// walletDir is the wallet directory of an existing wallet: nothing is created.
+func (e *env) walletDir() (string, error) { return e.walletDirFor(false) }
+
+// newWalletDir is the wallet directory for create and restore: the default location's
+// parents are created private.
+func (e *env) newWalletDir() (string, error) { return e.walletDirFor(true) }
+
+func (e *env) walletDirFor(create bool) (string, error) {
 	if d := e.c.String("wallet-dir"); d != "" {
 		return d, nil
 	}
@@ -142,7 +149,7 @@ func (e *env) walletDir() (string, error) {
 		return "", fmt.Errorf("no --wallet-dir and no home directory: %w", err)
 	}
 	netDir := e.net.DefaultDataDir(home)
-	if err := privateTree(e.c.App.ErrWriter, home, filepath.Dir(netDir), netDir); err != nil {
+	if err := privateTree(e.c.App.ErrWriter, create, home, filepath.Dir(netDir), netDir); err != nil {
 		return "", err
 	}
 	return filepath.Join(netDir, "wallet"), nil

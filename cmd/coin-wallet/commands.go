@@ -100,7 +100,7 @@ the wallet's first address. On a terminal the mnemonic is asked for without echo
 }
 
 func (e *env) createWallet(mnemonic string) (wallet.AddressRecord, string, error) {
-	dir, err := e.walletDir()
+	dir, err := e.newWalletDir()
 	if err != nil {
 		return wallet.AddressRecord{}, "", err
 	}
@@ -271,11 +271,13 @@ func cmdBalance() *cli.Command {
 		Usage: "print the wallet's confirmed, unconfirmed and spendable balance, nominal and effective, and its decay rate",
 		Description: `Amounts in COIN at their effective value for the next block (what they are worth if spent
 in the next block: concentration decay, DESIGN 8):
-  confirmed    mined, mature, unlocked outputs
-  unconfirmed  outputs of mempool transactions paying the wallet
+  confirmed    mined, mature, unlocked outputs that no mempool transaction spends
+  unconfirmed  outputs of mempool transactions paying the wallet (change included)
   spendable    what send can use now: mempool spends applied, unconfirmed change included
   immature     coinbase outputs with fewer than 100 confirmations
   locked       agent stake and contract escrow (never decays)
+An output spent by a transaction still in the mempool counts nowhere: that transaction's
+change is in unconfirmed (and spendable) instead.
 and, added beside them, the same at nominal value (what the outputs say, before decay):
   confirmed_nominal, spendable_nominal, immature_nominal
 and the decay of the wallet's clusters (getclusterinfo of the clusters holding its

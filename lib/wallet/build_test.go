@@ -268,12 +268,13 @@ func TestSendMultiKey(t *testing.T) {
 	if tx.Outputs[1].PubKeyHash != k0.PKH {
 		t.Fatal("change does not go to the first key")
 	}
-	// Balance: the immature coinbase is not spendable; the change is unconfirmed.
+	// Balance: the immature coinbase is not spendable; the change is unconfirmed; the two
+	// spent outputs, still in the chain's UTXO set, are no longer confirmed-available.
 	b, err := GetBalance(context.Background(), node, []string{k0.Address, k1.Address})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Confirmed != 70*100_000_000 || b.Immature != 1_000*100_000_000 || b.Unconfirmed != res.Change ||
+	if b.Confirmed != 0 || b.ConfirmedNominal != 0 || b.Immature != 1_000*100_000_000 || b.Unconfirmed != res.Change ||
 		b.Spendable != res.Change || b.UTXOs != 2 {
 		t.Fatalf("balance %+v", b)
 	}

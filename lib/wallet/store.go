@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -171,9 +174,16 @@ func Create(dir string, net *params.Network, account uint32, seed []byte, passph
 //
 // It refuses (ErrPermissions) a directory that other users can read or enter, and sets the
 // files inside to mode 0600 (perms.go).
+//
+// A directory that does not exist, or holds no LevelDB (no CURRENT file), is ErrNoWallet,
+// and nothing is created: goleveldb would make the directory and its lock and log files
+// before finding no database.
 func Open(dir string, net *params.Network) (*Store, error) {
 	if err := checkDirPrivate(dir); err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s", ErrNoWallet, dir)
 	}
 	db, err := openDB(dir, &opt.Options{ErrorIfMissing: true})
 	if err != nil {

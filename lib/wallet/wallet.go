@@ -129,7 +129,7 @@ func SortLargestFirst(coins []Coin) {
 // next block (protocol §8), with the nominal values of the outputs that decay beside them
 // (unconfirmed outputs have not decayed; locked outputs never decay).
 type Balance struct {
-	// Confirmed: mined, mature and unlocked outputs (the chain's view, ignoring the mempool).
+	// Confirmed: mined, mature and unlocked outputs that no mempool transaction spends.
 	Confirmed uint64 `json:"confirmed"`
 	// Unconfirmed: outputs of mempool transactions paying the addresses.
 	Unconfirmed uint64 `json:"unconfirmed"`
@@ -138,7 +138,8 @@ type Balance struct {
 	Spendable uint64 `json:"spendable"`
 	// Immature: coinbase outputs with fewer than 100 confirmations.
 	Immature uint64 `json:"immature"`
-	// Locked: agent stake and contract escrow outputs.
+	// Locked: mined agent stake and contract escrow outputs that no mempool transaction
+	// spends.
 	Locked uint64 `json:"locked"`
 	// UTXOs: the number of unspent outputs in the pending view.
 	UTXOs int `json:"utxo_count"`
@@ -152,28 +153,13 @@ type Balance struct {
 	Clusters []ClusterDecay `json:"clusters,omitempty"`
 }
 
-// GetBalance reads the balance of addrs from the node (two listings per address, and one
-// getclusterinfo per cluster when node is a ClusterNode).
+// GetBalance reads the balance of addrs from the node (one listing of the pending view per
+// address, and one getclusterinfo per cluster when node is a ClusterNode). Every amount
+// comes from the pending view, so an output a mempool transaction spends counts nowhere:
+// not as confirmed (it is no longer available), not as spendable; the change of that
+// transaction counts as unconfirmed (and spendable) instead.
 func GetBalance(ctx context.Context, node Node, addrs []string) (Balance, error) {
 	var b Balance
-	chain, err := ListUTXOs(ctx, node, addrs, false)
-	if err != nil {
-		return b, err
-	}
-	for i := range chain {
-		u := &chain[i]
-		v := CoinValue(&u.UTXO)
-		switch {
-		case u.Locked:
-			b.Locked += v
-		case u.Immature:
-			b.Immature += v
-			b.ImmatureNominal += u.Value
-		default:
-			b.Confirmed += v
-			b.ConfirmedNominal += u.Value
-		}
-	}
 	pending, err := ListUTXOs(ctx, node, addrs, true)
 	if err != nil {
 		return b, err
@@ -182,8 +168,17 @@ func GetBalance(ctx context.Context, node Node, addrs []string) (Balance, error)
 	for i := range pending {
 		u := &pending[i]
 		v := CoinValue(&u.UTXO)
-		if u.Confirmations == 0 {
+		switch {
+		case u.Confirmations == 0:
 			b.Unconfirmed += v
+		case u.Locked:
+			b.Locked += v
+		case u.Immature:
+			b.Immature += v
+			b.ImmatureNominal += u.Value
+		default:
+			b.Confirmed += v
+			b.ConfirmedNominal += u.Value
 		}
 		if u.Spendable {
 			b.Spendable += v
