@@ -83,7 +83,7 @@ func newApp() *cli.App {
 	for _, m := range rpcapi.Methods {
 		cmds = append(cmds, methodCommand(m))
 	}
-	cmds = append(cmds, callCommand(), rpcauthCommand(), cliutil.DocCommand())
+	cmds = append(cmds, callCommand(), rpcauthCommand(), dashboardCommand(), cliutil.DocCommand())
 	return cliutil.Conventions(&cli.App{
 		Name:                 appName,
 		Usage:                "call a coin node's JSON-RPC methods from the command line",
