@@ -30,10 +30,12 @@ first address ('agent': register, vouch, contract create|fulfil|refund|show, rev
 profile, list; see 'coin-wallet agent --help').
 
 Commands that need no wallet directory: new, derive. Commands that need no passphrase:
-address, balance, utxos, resend, agent profile|list|contract show. create, restore, send, address
---new and the agent commands that sign ask for the passphrase:
+address, balance, utxos, resend, agent profile|list|contract show. create, restore, send,
+consolidate, address --new and the agent commands that sign ask for the passphrase:
 from --passphrase-file, else the COIN_WALLET_PASSPHRASE environment variable, else a
-terminal prompt. Mnemonics are read from standard input or a file, never from arguments.
+terminal prompt (on /dev/tty when standard input holds the mnemonic, as in 'restore <
+wallet.json'). Mnemonics, the words or the JSON of 'new', are read from standard input or
+a file, never from arguments.
 
 Output: new, create, restore, balance and utxos print JSON when standard output is not a
 terminal (or with --json) and readable text on a terminal; address and derive print the
@@ -57,7 +59,9 @@ mined 6 blocks after the next, so that it still gets mined then (see 'coin-walle
 
 Examples:
    coin-wallet --network regtest new
-   coin-wallet new | coin-faucet claim
+   coin-wallet new | coin-faucet claim      (claims for the mnemonic's address on the faucet's network)
+   coin-wallet --network testnet restore < wallet.json     (asks for a passphrase)
+   coin-wallet --network testnet consolidate
    coin-wallet --network testnet create --passphrase-file pass.txt
    coin-wallet --network testnet restore --passphrase-file pass.txt < mnemonic.txt
    coin-wallet --network testnet balance
@@ -71,7 +75,7 @@ Exit status: 0 on success; an error the node returned prints "error code: N",
 "error: ..." and exits 1.`
 
 func newApp() *cli.App {
-	cmds := []*cli.Command{cmdNew(), cmdCreate(), cmdRestore(), cmdAddress(), cmdDerive(), cmdBalance(), cmdUTXOs(), cmdSend(), cmdResend(), cmdAgent()}
+	cmds := []*cli.Command{cmdNew(), cmdCreate(), cmdRestore(), cmdAddress(), cmdDerive(), cmdBalance(), cmdUTXOs(), cmdSend(), cmdConsolidate(), cmdResend(), cmdAgent()}
 	for _, c := range cmds {
 		// --json works before and after the command name.
 		c.Flags = append(c.Flags, &cli.BoolFlag{Name: "json", Usage: "print JSON even on a terminal"})

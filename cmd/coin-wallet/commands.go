@@ -478,6 +478,9 @@ miner. Sending the whole spendable balance fails for this reason: leave the marg
 			res, err := wallet.Send(ctx, node, wallet.Transfer{Net: e.net, Keys: ks, To: to, Amount: v, FeeRate: rate})
 			if err != nil {
 				var ife *wallet.InsufficientFundsError
+				if errors.Is(err, wallet.ErrTooManyInputs) {
+					return fmt.Errorf("%w: %s", err, consolidateHint)
+				}
 				if errors.As(err, &ife) || errors.Is(err, wallet.ErrTooLarge) || errors.Is(err, wallet.ErrDust) {
 					return err
 				}

@@ -28,6 +28,10 @@ var (
 	ErrTooLarge          = errors.New("transaction too large")
 	ErrBadFeeRate        = fmt.Errorf("fee rate must be %d to %d subunits per byte", policy.MinRelayFeePerByte, MaxFeeRate)
 	ErrNoPayments        = errors.New("nothing to pay")
+	// ErrTooManyInputs: the payment needs more of the wallet's outputs than one transaction
+	// may spend (consensus.MaxTxInputs, or fewer within consensus.MaxTxSize); the error
+	// matches ErrTooLarge too. Consolidate merges small outputs into larger ones.
+	ErrTooManyInputs = errors.New("too many small outputs")
 	// ErrBadKind: the request's kind cannot be built (a coinbase, an unknown kind) or its
 	// payload does not fit the kind (a transfer carries none).
 	ErrBadKind = errors.New("cannot build this kind of transaction")
@@ -177,8 +181,8 @@ func (r *Request) check() (rate, total uint64, err error) {
 	if k == types.KindTransfer && len(r.Payload) != 0 {
 		return 0, 0, fmt.Errorf("%w: a transfer carries no payload", ErrBadKind)
 	}
-	if k == types.KindTransfer && len(r.Payments) == 0 && r.Locked == nil {
-		return 0, 0, ErrNoPayments
+	if k == types.KindTransfer && len(r.Payments) == 0 && r.Locked == nil && len(r.Inputs) == 0 {
+		return 0, 0, ErrNoPayments // with Inputs and no payments: a consolidation into change
 	}
 	rate = r.FeeRate
 	if rate == 0 {
@@ -263,6 +267,10 @@ func Select(coins []Coin, req Request) (*Plan, error) {
 		}
 		plan.Size = tx.SerializeSize()
 		if plan.Size > consensus.MaxTxSize {
+			if len(used) > len(req.Inputs) {
+				return nil, fmt.Errorf("%w: %d inputs make %d bytes, at most %d: %w", ErrTooLarge, len(used), plan.Size,
+					consensus.MaxTxSize, ErrTooManyInputs)
+			}
 			return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, plan.Size, consensus.MaxTxSize)
 		}
 		plan.TxID = tx.TxID()
@@ -299,7 +307,7 @@ func Select(coins []Coin, req Request) (*Plan, error) {
 		need += policy.DustLimit + rate*(32+3) // a change output of at least the dust limit
 	}
 	if len(req.Inputs)+len(offered) > maxIn && have >= need {
-		return nil, fmt.Errorf("%w: the payments need more than %d inputs", ErrTooLarge, maxIn)
+		return nil, fmt.Errorf("%w: the payments need more than %d inputs: %w", ErrTooLarge, maxIn, ErrTooManyInputs)
 	}
 	return nil, &InsufficientFundsError{Need: need, Have: have, DecayMargin: allMargin}
 }
