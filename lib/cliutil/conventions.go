@@ -416,7 +416,7 @@ func TakeGlobalFlags(c *cli.Context, args []string) ([]string, error) {
 		}
 		_, val, hasVal := strings.Cut(a, "=")
 		if !hasVal {
-			if _, isBool := f.(*cli.BoolFlag); isBool {
+			if IsBoolFlag(f) {
 				val = "true"
 			} else if i+1 < len(args) {
 				i++
@@ -445,4 +445,17 @@ func globalFlag(app *cli.App, name string) cli.Flag {
 		}
 	}
 	return nil
+}
+
+// IsBoolFlag reports whether f stands alone on the command line (--name, no value): a
+// BoolFlag, or a GenericFlag whose value says so as Go's flag package asks (IsBoolFlag).
+func IsBoolFlag(f cli.Flag) bool {
+	switch f := f.(type) {
+	case *cli.BoolFlag:
+		return true
+	case *cli.GenericFlag:
+		b, ok := f.Value.(interface{ IsBoolFlag() bool })
+		return ok && b.IsBoolFlag()
+	}
+	return false
 }
