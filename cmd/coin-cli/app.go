@@ -125,15 +125,17 @@ func usageError(_ *cli.Context, err error, _ bool) error {
 	return fmt.Errorf("%w (see '%s --help')", err, appName)
 }
 
-// rootAction runs when no subcommand matched: no arguments show the help, an unknown
-// method is a usage error.
+// rootAction runs when no subcommand matched: no method, or an unknown one, is a usage
+// error (the help goes to standard output only when asked for, with --help).
 func rootAction(c *cli.Context) error {
 	if !c.Args().Present() {
-		return cli.ShowAppHelp(c)
+		return &cliutil.ExitError{Code: cliutil.ExitUsage,
+			Message: fmt.Sprintf("error: no method given: %s [global options] METHOD [ARGUMENTS...] (see '%s --help' for the methods)", appName, appName)}
 	}
 	name := c.Args().First()
-	return fmt.Errorf("unknown method %q: see '%s --help' for the methods, or use '%s call %s [PARAMS...]' for a method %s does not list",
-		name, appName, appName, name, appName)
+	return &cliutil.ExitError{Code: cliutil.ExitUsage,
+		Message: fmt.Sprintf("error: unknown method %q: see '%s --help' for the methods, or use '%s call %s [PARAMS...]' for a method %s does not list",
+			name, appName, appName, name, appName)}
 }
 
 // options are the global options of one run, resolved.

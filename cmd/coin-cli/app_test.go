@@ -122,8 +122,8 @@ func TestAppCalls(t *testing.T) {
 		{name: "call with no params", args: with("call", "echo"), stdout: "[]\n"},
 		{name: "call of a known method", args: with("call", "getblockhash", "0"), stdout: hash0 + "\n"},
 		{name: "null prints nothing", args: with("call", "nothing"), stdout: ""},
-		{name: "call without a method", args: with("call"), code: 1, offline: true,
-			stderr: "error: call: no method given\nusage: coin-cli [global options] call <method> [params...]\n"},
+		{name: "call without a method", args: with("call"), code: 2, offline: true,
+			stderr: "error: call: no method given\nusage: coin-cli [global options] call <method> [params...]\n(see 'coin-cli call --help')\n"},
 
 		{name: "--stdin hex", stdin: "00ff\n", args: append([]string{"--stdin"}, with("sendrawtransaction")...), stdout: "txid-of-00FF\n"},
 		{name: "-stdin single dash", stdin: "0\n", args: append([]string{"-stdin"}, with("getblockhash")...), stdout: hash0 + "\n"},
@@ -131,7 +131,7 @@ func TestAppCalls(t *testing.T) {
 			stdout: utxosMempoolJSON},
 		{name: "--stdin reads one line", stdin: "0\n1\n", args: append([]string{"--stdin"}, with("getblockhash")...), stdout: hash0 + "\n"},
 		{name: "--stdin with call", stdin: " 5 \n", args: append([]string{"--stdin"}, with("call", "echo", "a")...), stdout: "[\n  \"a\",\n  5\n]\n"},
-		{name: "--stdin counts", stdin: "0\n", args: append([]string{"--stdin"}, with("getblockhash", "0")...), code: 1, offline: true,
+		{name: "--stdin counts", stdin: "0\n", args: append([]string{"--stdin"}, with("getblockhash", "0")...), code: 2, offline: true,
 			stderr: "error: too many arguments for getblockhash: got 2, want 1\n", prefix: true},
 		{name: "--stdin empty", stdin: "", args: append([]string{"--stdin"}, with("sendrawtransaction")...), code: 1, offline: true,
 			stderr: "error: --stdin: nothing on standard input\n"},
@@ -142,11 +142,11 @@ func TestAppCalls(t *testing.T) {
 			stderr: "error: getblockhash: argument 1 (height): \"-1\" is not a non-negative integer\n"},
 		{name: "bad boolean refused client-side", args: with("getutxosbyaddress", addr1, "yes"), code: 1, offline: true,
 			stderr: "error: getutxosbyaddress: argument 2 (include_mempool): \"yes\" is not a boolean (use true, false, 1 or 0)\n"},
-		{name: "too few", args: with("getblock"), code: 1, offline: true,
+		{name: "too few", args: with("getblock"), code: 2, offline: true,
 			stderr: "error: too few arguments for getblock: got 0, want 1\nusage: coin-cli [global options] getblock <hash>\n(see 'coin-cli getblock --help')\n"},
-		{name: "too many", args: with("getblockcount", "1"), code: 1, offline: true,
+		{name: "too many", args: with("getblockcount", "1"), code: 2, offline: true,
 			stderr: "error: too many arguments for getblockcount: got 1, want none\n", prefix: true},
-		{name: "unknown method", args: with("getfoo"), code: 1, offline: true,
+		{name: "unknown method", args: with("getfoo"), code: 2, offline: true,
 			stderr: "error: unknown method \"getfoo\": see 'coin-cli --help' for the methods, or use 'coin-cli call getfoo [PARAMS...]' for a method coin-cli does not list\n"},
 		{name: "bad network", args: []string{"--network", "simnet", "getblockcount"}, code: 1, offline: true,
 			stderr: "error: --network: unknown network \"simnet\" (want mainnet, testnet or regtest)\n"},
@@ -283,7 +283,7 @@ func TestHelp(t *testing.T) {
 			t.Errorf("app help does not list %s", m.Name)
 		}
 	}
-	if r := runApp(t, ""); r.code != 0 || !strings.Contains(r.stdout, "USAGE:") {
+	if r := runApp(t, ""); r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "no method given") {
 		t.Errorf("no arguments: %+v", r)
 	}
 

@@ -10,6 +10,9 @@ import (
 	"github.com/cointoolkit/coin/lib/rpcapi"
 )
 
+// countError is a wrong number of arguments: a usage error (exit status 2).
+type countError struct{ error }
+
 // convertArgs checks the argument count against m's parameters and converts each argument
 // by its parameter's type (bitcoin-cli's vRPCConvertParams). Omitted optional parameters
 // are not sent.
@@ -20,8 +23,8 @@ func convertArgs(m rpcapi.Method, args []string) ([]json.RawMessage, error) {
 		if len(args) < lo {
 			which = "too few"
 		}
-		return nil, fmt.Errorf("%s arguments for %s: got %d, want %s\nusage: %s\n(see '%s %s --help')",
-			which, m.Name, len(args), wantCount(lo, hi), usageLine(m.Name, argsUsage(m)), appName, m.Name)
+		return nil, countError{fmt.Errorf("%s arguments for %s: got %d, want %s\nusage: %s\n(see '%s %s --help')",
+			which, m.Name, len(args), wantCount(lo, hi), usageLine(m.Name, argsUsage(m)), appName, m.Name)}
 	}
 	out := make([]json.RawMessage, len(args))
 	for i, a := range args {

@@ -28,7 +28,11 @@ func methodCommand(m rpcapi.Method) *cli.Command {
 		HideHelp:           true,
 		HideHelpCommand:    true,
 		Action: func(c *cli.Context) error {
-			args, help := splitHelp(c.Args().Slice())
+			args, err := cliutil.TakeGlobalFlags(c, c.Args().Slice())
+			if err != nil {
+				return err
+			}
+			args, help := splitHelp(args)
 			if help {
 				return cli.ShowCommandHelp(c, m.Name)
 			}
@@ -41,11 +45,18 @@ func methodCommand(m rpcapi.Method) *cli.Command {
 			}
 			ps, err := convertArgs(m, args)
 			if err != nil {
+				var ce countError
+				if errors.As(err, &ce) {
+					return &cliutil.ExitError{Code: cliutil.ExitUsage, Message: "error: " + err.Error()}
+				}
 				return err
 			}
 			res, err := o.call(c.Context, m.Name, ps)
 			if err != nil {
 				return err
+			}
+			if m.Name == "help" && len(ps) == 0 {
+				res = regroupHelp(res)
 			}
 			return printResult(c.App.Writer, res, o.table || o.terminal)
 		},
@@ -78,7 +89,11 @@ Examples:
 		HideHelp:        true,
 		HideHelpCommand: true,
 		Action: func(c *cli.Context) error {
-			args, help := splitHelp(c.Args().Slice())
+			args, err := cliutil.TakeGlobalFlags(c, c.Args().Slice())
+			if err != nil {
+				return err
+			}
+			args, help := splitHelp(args)
 			if help {
 				return cli.ShowCommandHelp(c, "call")
 			}
@@ -87,7 +102,8 @@ Examples:
 				return err
 			}
 			if len(args) == 0 {
-				return errors.New("call: no method given\nusage: " + usageLine("call", "<method> [params...]"))
+				return &cliutil.ExitError{Code: cliutil.ExitUsage,
+					Message: "error: call: no method given\nusage: " + usageLine("call", "<method> [params...]") + "\n(see 'coin-cli call --help')"}
 			}
 			method, rest := args[0], args[1:]
 			if rest, err = o.withStdin(c, rest); err != nil {
