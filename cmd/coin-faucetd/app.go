@@ -310,7 +310,7 @@ func faucetKeys(c *cli.Context, n *params.Network) ([]wallet.Key, error) {
 	case wdir != "" && mfile != "":
 		return nil, errors.New("give either --wallet-dir or --mnemonic-file, not both")
 	case mfile != "":
-		m, err := cliutil.ReadSecret(mfile, "", "")
+		m, err := cliutil.ReadMnemonic(mfile, "", "faucet mnemonic: ") // the words or the JSON of 'coin-wallet new'
 		if err != nil {
 			return nil, fmt.Errorf("--mnemonic-file: %w", err)
 		}
