@@ -45,7 +45,11 @@
 // spendable and mempool-spent outputs are not offered twice), skips immature coinbase
 // outputs (fewer than 100 confirmations) and locked outputs, and values each coin at its
 // effective value (protocol §8); [Spend] lists, builds, signs and broadcasts a Request with
-// sendrawtransaction, and [Send] is Spend for one payment to an address.
+// sendrawtransaction, and [Send] is Spend for one payment to an address. [Consolidate]
+// merges a wallet's smallest outputs into one, in as many transactions as needed, each
+// within [MaxInputsPerTx] and built by Select, for a wallet whose payment needs more inputs
+// than one transaction may have ([ErrTooManyInputs]). [GetBalance] reads the pending view
+// only: an output a mempool transaction spends counts nowhere.
 //
 // # Decay
 //
@@ -71,7 +75,8 @@
 // *InsufficientFundsError says how much was needed and available), [ErrDust] (a payment
 // below the dust limit), [ErrBadKind] (a kind the builder cannot build, or a transfer with a
 // payload), [ErrNoPayments] (a transfer with no output), [ErrBadFeeRate], [ErrTooLarge] (the
-// transaction would exceed the consensus size or input limits), a consensus.RuleError of the
+// transaction would exceed the consensus size or input limits; [ErrTooManyInputs] too when
+// the payment needs more of the wallet's outputs than fit), a consensus.RuleError of the
 // rule's kind for an agent operation the wallet refuses itself (consensus.ErrInvalidScore,
 // ErrNotCounterparty, ...: errors.Is matches its reason too), [ErrWrongPassphrase] (the seed does not decrypt), [ErrNoWallet] and
 // [ErrWalletExists] (store directory state), [ErrWrongNetwork] (a store or address of
