@@ -21,6 +21,7 @@ import (
 	"github.com/cointoolkit/coin/lib/faucet"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/logging"
+	"github.com/cointoolkit/coin/lib/metrics"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -52,6 +53,10 @@ Limits (429 with Retry-After and a code naming the limit): one claim per address
 --cooldown (address_rate_limited); --claims-per-ip per client network per hour and
 --requests-per-second on every endpoint (client_rate_limited); --budget-per-hour claims
 for the whole faucet (budget_exhausted). Behind a reverse proxy set --trusted-proxies.
+
+Logs: --log-format text|json; a bare --log-file also writes <data-dir>/faucetd.log,
+--log-file=PATH another file. --metrics-bind serves Prometheus metrics at /metrics (claims
+by outcome, the faucet's balance, HTTP latency by route; docs/operations.md).
 
 Every flag can also be set with the environment variable shown in its help. SIGINT or
 SIGTERM stop the service cleanly.
@@ -107,6 +112,11 @@ func newApp() *cli.App {
 				Usage: "access log: - for standard error, a `FILE` to append to, or off"},
 			&cli.StringFlag{Name: "log-level", Aliases: []string{"debuglevel"}, Value: "info", EnvVars: []string{"COIN_LOG_LEVEL"},
 				Usage: "error, warn, info, debug or trace, for everything or per subsystem (faucet, http: the access log): debug or info,http=warn"},
+			&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"COIN_LOG_FORMAT"}, Usage: "`FORMAT` of the log and the access log: text (key=value lines) or json"},
+			&cli.GenericFlag{Name: "log-file", Value: &logging.FileFlag{}, EnvVars: []string{"COIN_FAUCET_LOG_FILE"},
+				Usage: "also write the log to <data-dir>/faucetd.log; --log-file=PATH (with =) to another file"},
+			&cli.StringFlag{Name: "metrics-bind", EnvVars: []string{"COIN_FAUCET_METRICS_BIND"},
+				Usage: "serve Prometheus metrics at http://`ADDR`/metrics (host:port; a bare :port or port is 127.0.0.1); off when omitted"},
 		},
 		Commands: []*cli.Command{
 			{
@@ -165,9 +175,18 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
-	logger := logging.NewLevels(os.Stderr, levels)
+	format, err := logging.ParseFormat(c.String("log-format"))
+	if err != nil {
+		return fmt.Errorf("--log-format: %w", err)
+	}
+	logFile := c.Generic("log-file").(*logging.FileFlag).Path(filepath.Join(dataDir, "faucetd.log"))
+	logger, logCloser, err := logging.Output{Levels: levels, Format: format, File: logFile}.Open()
+	if err != nil {
+		return fmt.Errorf("--log-file: %w", err)
+	}
+	defer logCloser.Close()
 	daemonLog := logger.With("sys", "faucet")
-	accessLog, closeLog, err := openAccessLog(c.String("access-log"), levels)
+	accessLog, closeLog, err := openAccessLog(c.String("access-log"), levels, format)
 	if err != nil {
 		return err
 	}
@@ -221,7 +240,23 @@ func run(c *cli.Context) error {
 		daemonLog.Warn("--listen is not a loopback address: mnemonics travel in request bodies (send, derive, agent endpoints), "+
 			"so put a TLS-terminating reverse proxy in front and set --trusted-proxies", "listen", ln.Addr().String())
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
+	handler := srv.Handler()
+	if bind := c.String("metrics-bind"); bind != "" {
+		fm := faucet.NewMetrics(srv)
+		ms, err := metrics.Listen(bind, fm.Registry(), daemonLog)
+		if err != nil {
+			return err
+		}
+		defer ms.Close()
+		go func() {
+			if err := ms.Serve(); err != nil {
+				daemonLog.Error("metrics server failed", "err", err)
+			}
+		}()
+		daemonLog.Info("metrics server listening", "addr", "http://"+ms.Addr().String()+metrics.Path)
+		handler = fm.Wrap(handler)
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 30 * time.Second, MaxHeaderBytes: 16 << 10,
 		ErrorLog: log.New(io.Discard, "", 0)}
 
@@ -289,18 +324,18 @@ func isLoopback(a net.Addr) bool {
 }
 
 // openAccessLog is the access logger on standard error ("-"), on a file, or none ("off").
-func openAccessLog(dest string, levels logging.Levels) (*slog.Logger, func(), error) {
+func openAccessLog(dest string, levels logging.Levels, format logging.Format) (*slog.Logger, func(), error) {
 	switch dest {
 	case "off", "":
 		return nil, func() {}, nil
 	case "-":
-		return logging.NewLevels(os.Stderr, levels), func() {}, nil
+		return logging.NewFormat(os.Stderr, levels, format), func() {}, nil
 	}
 	f, err := os.OpenFile(dest, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--access-log: %w", err)
 	}
-	return logging.NewLevels(f, levels), func() { f.Close() }, nil
+	return logging.NewFormat(f, levels, format), func() { f.Close() }, nil
 }
 
 // faucetKeys loads the faucet's keys from --wallet-dir or --mnemonic-file.
