@@ -26,6 +26,7 @@ const (
 	AgentCardPathA2A     = "/.well-known/agent-card.json"
 	AIPluginPath         = "/.well-known/ai-plugin.json"
 	RobotsPath           = "/robots.txt"
+	IndexPath            = "/"
 	discoveryCacheMaxAge = "max-age=300"
 )
 
@@ -37,13 +38,16 @@ func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
 	if err != nil {
 		s.log.Error("the MCP server cannot start", "err", err)
 	}
+	// The envelope's bucket is twice the API's: a tool call takes one token here and one
+	// from the API's bucket, shared with HTTP, which binds; MCP's own messages (initialize,
+	// tools/list) fit in the rest.
 	var reqs *ipLimiter
 	if s.cfg.RequestRate > 0 {
-		reqs = newIPLimiter(s.cfg.RequestRate*60, s.cfg.RequestBurst)
+		reqs = newIPLimiter(2*s.cfg.RequestRate*60, 2*s.cfg.RequestBurst+10)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
-		case mcp.Path, AgentCardPath, AgentCardPathA2A, AIPluginPath, RobotsPath:
+		case mcp.Path, AgentCardPath, AgentCardPathA2A, AIPluginPath, RobotsPath, IndexPath:
 		default:
 			apiH.ServeHTTP(w, r)
 			return
@@ -87,6 +91,8 @@ func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
 			body, _ = json.MarshalIndent(AgentCard(base, s.cfg.Net.Name), "", "  ")
 		case AIPluginPath:
 			body, _ = json.MarshalIndent(AIPlugin(base, s.cfg.Net.Name), "", "  ")
+		case IndexPath:
+			body, _ = json.MarshalIndent(Index(base, s.cfg.Net.Name), "", "  ")
 		case RobotsPath:
 			body, ctype = []byte(s.Robots()), "text/plain; charset=utf-8"
 		}
@@ -180,6 +186,19 @@ func AgentCard(base, netName string) any {
 		DefaultInputModes: []string{"application/json"}, DefaultOutputModes: []string{"application/json"}, Skills: skills,
 		MCP:     map[string]string{"url": base + mcp.Path, "transport": "streamable-http"},
 		OpenAPI: base + "/openapi.json"}
+}
+
+// Index is the answer at the service's base URL: where everything is.
+func Index(base, netName string) any {
+	return map[string]any{
+		"name":        "coin-faucetd (" + netName + ")",
+		"description": serviceDescription,
+		"openapi":     base + "/openapi.json",
+		"mcp":         base + mcp.Path,
+		"agent_card":  base + AgentCardPath,
+		"ai_plugin":   base + AIPluginPath,
+		"robots":      base + RobotsPath,
+	}
 }
 
 // AIPlugin is the AI-plugin manifest (schema v1) of the service at base.

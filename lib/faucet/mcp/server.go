@@ -62,6 +62,9 @@ func (t *Tool) InputSchema() (*jsonschema.Schema, error) {
 		if d, ok := propertyDoc[name]; ok && p.Description == "" {
 			p.Description = d
 		}
+		if integerNumbers[name] && p.Type == "number" {
+			p.Type = "integer"
+		}
 	}
 	return s, nil
 }

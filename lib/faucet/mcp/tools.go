@@ -106,3 +106,6 @@ var propertyDoc = map[string]string{
 	"height":          "a main-chain height; give hash or height",
 	"txid":            "a transaction id (64 hex characters)",
 }
+
+// integerNumbers are the api.Number request fields that take an integer.
+var integerNumbers = map[string]bool{"score": true, "expiry_blocks": true}
