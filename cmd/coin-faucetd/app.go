@@ -299,7 +299,7 @@ func offIfZero(v int) int {
 	return v
 }
 
-// defaultMaxConnections bounds the HTTP connections open at once (DESIGN 14): enough for
+// defaultMaxConnections bounds the HTTP connections open at once (protocol §14): enough for
 // a busy faucet's clients with keep-alive, far below the process's file limit.
 const defaultMaxConnections = 512
 

@@ -20,7 +20,7 @@ import (
 	"github.com/cointoolkit/coin/lib/wallet"
 )
 
-// TestCrashPaysExactlyOnce is DESIGN 14's exactly-once payment through real processes on
+// TestCrashPaysExactlyOnce is protocol §14's exactly-once payment through real processes on
 // regtest: rounds of concurrent claims during which coin-faucetd and coin-node are killed
 // (SIGKILL) at random moments, then restarted; at the end, after mining, every address
 // answered 200 holds exactly one claim amount from the faucet, no address more than one,

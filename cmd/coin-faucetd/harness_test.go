@@ -66,7 +66,7 @@ func startFaucetd(t testing.TB, args ...string) *faucetd {
 	return f
 }
 
-// limitsOff is args with DESIGN 14's per-client limits and hourly budget off: the tests'
+// limitsOff is args with protocol §14's per-client limits and hourly budget off: the tests'
 // clients all come from 127.0.0.1 and claim more than a public faucet allows one client.
 func limitsOff(args ...string) []string {
 	return append(args, "--claims-per-ip", "0", "--budget-per-hour", "0", "--requests-per-second", "0")

@@ -22,7 +22,7 @@ var ErrRateLimited = errors.New("rate limited")
 // ErrDataDirInUse is returned when another process has the data directory open.
 var ErrDataDirInUse = errors.New("data directory is in use by another process")
 
-// The codes of 429 answers, one per limit (DESIGN 14).
+// The codes of 429 answers, one per limit (protocol §14).
 const (
 	// CodeAddressRateLimited: the address was paid less than the cooldown ago, or has a
 	// claim in flight.

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Who a request comes from, and the per-client and global limits on claims (DESIGN 14).
+// Who a request comes from, and the per-client and global limits on claims (protocol §14).
 
 // clientAddr is the IP address of the client that made r: the socket's peer, or, when
 // trusted proxies (reverse proxies the operator runs) stand in front, the address the

@@ -40,7 +40,7 @@
 // accepted the review.
 //
 // [ClaimStore] keeps the last claim of each address in LevelDB, and is the engine's
-// [Journal] of payouts (DESIGN 14). A claim is reserved (refused with a *RateLimitError while
+// [Journal] of payouts (protocol §14). A claim is reserved (refused with a *RateLimitError while
 // the address is within its cooldown or has a claim in flight); then the signed transaction
 // that pays it is journaled ([Payout]) in the same synced write as the claim's record,
 // before it is broadcast, and a claim is answered 200 only after that write. The journal

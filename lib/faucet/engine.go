@@ -49,7 +49,7 @@ type Claim struct {
 	Amount  uint64
 }
 
-// Journal durably keeps the engine's payouts (DESIGN 14): each signed transaction with the
+// Journal durably keeps the engine's payouts (protocol §14): each signed transaction with the
 // claims it pays, written before it is broadcast and kept until it is mined
 // FinalConfirmations deep. *ClaimStore implements it.
 type Journal interface {
@@ -76,6 +76,8 @@ type Node interface {
 	GetBlock(ctx context.Context, hash string) (*rpcapi.Block, error)
 	GetTransaction(ctx context.Context, txid string) (*rpcapi.Transaction, error)
 	GetBlockchainInfo(ctx context.Context) (*rpcapi.BlockchainInfo, error)
+	// GetAddressBalance gives /api/wallet/balance's sums without listing the outputs.
+	GetAddressBalance(ctx context.Context, address string, includeMempool bool) (*rpcapi.AddressBalance, error)
 	// The agent endpoints' reads (pending view).
 	GetAgentProfile(ctx context.Context, address string) (*rpcapi.AgentProfile, error)
 	ListAgents(ctx context.Context, offset, limit uint64) (*rpcapi.AgentList, error)

@@ -157,6 +157,28 @@ func (f *fakeNode) GetUtxosByAddress(_ context.Context, address string, withPool
 	return out, nil
 }
 
+// GetAddressBalance sums GetUtxosByAddress's listing as the node does.
+func (f *fakeNode) GetAddressBalance(ctx context.Context, address string, withPool bool) (*rpcapi.AddressBalance, error) {
+	us, err := f.GetUtxosByAddress(ctx, address, withPool)
+	if err != nil {
+		return nil, err
+	}
+	b := &rpcapi.AddressBalance{Address: address, UtxoCount: uint64(len(us))}
+	for i := range us {
+		u := &us[i]
+		b.Balance += u.Value
+		switch {
+		case u.Locked:
+			b.Locked += u.Value
+		case !wallet.Mature(u):
+			b.Immature += u.Value
+		default:
+			b.Spendable += u.EffectiveValue
+		}
+	}
+	return b, nil
+}
+
 // reject is the error rpcapi.Client returns for the node's domain error of kind with
 // message msg (kind nil: an error without a reason).
 func reject(kind reason.Kind, msg string) error {

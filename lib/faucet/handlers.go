@@ -120,22 +120,15 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, cancel := s.nodeCtx(r)
 	defer cancel()
-	us, err := s.cfg.Node.GetUtxosByAddress(ctx, addr, false)
+	// getaddressbalance sums in the node: balance, every confirmed output at its nominal
+	// value (getclusterbalance's count: immature coinbases, stakes and escrows included);
+	// spendable, those the next block may spend, at their effective value then.
+	b, err := s.cfg.Node.GetAddressBalance(ctx, addr, false)
 	if err != nil {
 		return err
 	}
-	// balance: every confirmed output at its nominal value (getclusterbalance's count);
-	// spendable: those the next block may spend, at their effective value then.
-	var nominal, spendable uint64
-	for i := range us {
-		u := &us[i]
-		nominal += u.Value
-		if !u.Locked && wallet.Mature(u) {
-			spendable += effectiveValue(u)
-		}
-	}
-	writeJSON(w, http.StatusOK, BalanceResult{Address: addr, Balance: amount.Format(nominal), UTXOCount: len(us),
-		Spendable: amount.Format(spendable)})
+	writeJSON(w, http.StatusOK, BalanceResult{Address: addr, Balance: amount.Format(b.Balance), UTXOCount: int(b.UtxoCount),
+		Spendable: amount.Format(b.Spendable)})
 	return nil
 }
 

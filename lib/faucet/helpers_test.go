@@ -88,7 +88,7 @@ func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *har
 	h.node.mine(100) // maturity
 	ecfg := EngineConfig{Net: testNet, Keys: []wallet.Key{h.key}, PollInterval: 20 * time.Millisecond,
 		Log: logging.New(h.log, slog.LevelDebug)}
-	// DESIGN 14's per-client limits are off (every test client is 127.0.0.1) unless a test
+	// protocol §14's per-client limits are off (every test client is 127.0.0.1) unless a test
 	// turns them on.
 	scfg := Config{Net: testNet, Node: h.node, Cooldown: time.Hour,
 		RequestRate: -1, ClaimsPerClient: -1, BudgetPerHour: -1,

@@ -12,7 +12,7 @@ import (
 	"github.com/syndtr/goleveldb/leveldb/util"
 )
 
-// The payout journal (DESIGN 14): every signed transaction of the faucet's, with the claims
+// The payout journal (protocol §14): every signed transaction of the faucet's, with the claims
 // it pays, written in the same LevelDB write as those claims' records before it is
 // broadcast, and kept until it is mined FinalConfirmations deep. The engine sends every
 // journaled payout again until then, so a claim answered 200 is paid whatever crashes; a

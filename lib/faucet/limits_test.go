@@ -12,7 +12,7 @@ import (
 	"github.com/cointoolkit/coin/lib/amount"
 )
 
-// withLimits sets DESIGN 14's limits (0: the default, negative: off).
+// withLimits sets protocol §14's limits (0: the default, negative: off).
 func withLimits(perClient, budget int, rate float64, burst, proxies int) harnessOpt {
 	return func(_ *EngineConfig, c *Config) {
 		c.ClaimsPerClient, c.BudgetPerHour, c.RequestRate, c.RequestBurst, c.TrustedProxies = perClient, budget, rate, burst, proxies

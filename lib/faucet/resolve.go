@@ -12,7 +12,7 @@ import (
 	"github.com/cointoolkit/coin/lib/wallet"
 )
 
-// Settling the payout journal (DESIGN 14): every journaled payout is sent again until it
+// Settling the payout journal (protocol §14): every journaled payout is sent again until it
 // is mined, and one whose inputs a mined transaction spent (provably conflicted) is paid
 // again by a new transaction.
 

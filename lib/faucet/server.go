@@ -69,7 +69,7 @@ const (
 	DefaultIPRate       = 30
 	DefaultIPBurst      = 10
 	DefaultMaxBodyBytes = 16 << 10
-	// DESIGN 14's limits.
+	// protocol §14's limits.
 	DefaultRequestRate     = 20
 	DefaultRequestBurst    = 100
 	DefaultClaimsPerClient = 5
