@@ -3,8 +3,8 @@ _coin_faucet_complete() {
   local cur opts
   COMPREPLY=()
   cur="${COMP_WORDS[COMP_CWORD]}"
-  if [[ "$cur" == "-"* ]]; then
-    opts=$("${COMP_WORDS[@]:0:$COMP_CWORD}" "$cur" --generate-bash-completion 2>/dev/null)
+  if [[ "$cur" == -* ]]; then
+    opts=$("${COMP_WORDS[@]:0:$COMP_CWORD}" - --generate-bash-completion 2>/dev/null)
   else
     opts=$("${COMP_WORDS[@]:0:$COMP_CWORD}" --generate-bash-completion 2>/dev/null)
   fi

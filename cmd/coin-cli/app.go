@@ -29,8 +29,8 @@ const (
 // wrap it, so the lines are kept short here.
 var appDescription = strings.TrimSpace(`
 coin-cli calls the JSON-RPC interface of a coin node, one subcommand per method, the way
-bitcoin-cli does. Global options go before the method; everything after the method is an
-argument of the call.
+bitcoin-cli does. Global options go before or after the method (not after a "--"); every
+other word after the method is an argument of the call.
 
 Connection: --rpc URL if given, otherwise http://127.0.0.1:PORT with the RPC port of
 --network (mainnet 18332, testnet 28332, regtest 38332). The node serves RPC only when it
@@ -49,8 +49,10 @@ objects prints as a table on a terminal or with --table, and as indented JSON ot
 
 Exit status: 0 on success. An RPC error prints "error code: N", "error message:" and the
 message on standard error and exits with |N| modulo 256, or 1 when that is 0 (so -1 gives
-1, -32601 "method not found" gives 89, -32602 "invalid params" gives 90). A client-side
-failure (bad arguments, no connection, timeout) prints "error: ..." and exits 1.
+1, -32601 "method not found" gives 89, -32602 "invalid params" gives 90). A usage error
+(an unknown option or method, a wrong number of arguments) prints "error: ..." and exits 2.
+Any other client-side failure (a bad argument, no connection, a timeout) prints
+"error: ..." and exits 1.
 
 Credentials: a node started with --rpc-auth wants HTTP Basic credentials. Give them in the
 URL (--rpc http://USER:PASSWORD@HOST:PORT, better through COIN_RPC than on the command

@@ -69,3 +69,36 @@ func TestExitError(t *testing.T) {
 		t.Fatal("empty input accepted")
 	}
 }
+
+func TestManPage(t *testing.T) {
+	app := Conventions(&cli.App{Name: "coin-test", Usage: "a test", Description: "Text.\n\nExamples:\n   coin-test --network regtest run\n   .dot",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "network", Value: "mainnet", EnvVars: []string{"COIN_NETWORK"}, Usage: "`NET`: mainnet or regtest"},
+			&cli.StringFlag{Name: "rpc", Usage: "node URL"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+		},
+		Commands: []*cli.Command{{Name: "run", Usage: "run it", ArgsUsage: "[NAME]", Action: func(*cli.Context) error { return nil },
+			Flags: []cli.Flag{&cli.StringFlag{Name: "to", Required: true, Usage: "destination `ADDRESS`"}}}},
+	})
+	out, err := GenDoc(app, "man")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`.TH COIN-TEST 1 `,
+		`[\fB\-\-network\fR\ \fINET\fR]`, `[\fB\-\-rpc\fR\ \fIVALUE\fR]`, `[\fB\-\-json\fR]`,
+		".TP\n\\fB\\-\\-network\\fR \\fINET\\fR\nNET: mainnet or regtest (default: mainnet; environment: COIN_NETWORK)\n",
+		".SS \"run\"\n", `coin\-test [global options] run [options] [NAME]`,
+		".TP\n\\fB\\-\\-to\\fR \\fIADDRESS\\fR\ndestination ADDRESS (required)\n",
+		".EX\ncoin\\-test \\-\\-network regtest run\n\\&.dot\n.EE",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("man page lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"=[value]", `=""`, " 8\n", GlobalCategory} {
+		if strings.Contains(out, bad) {
+			t.Errorf("man page has %q:\n%s", bad, out)
+		}
+	}
+}

@@ -149,6 +149,9 @@ func takeRequired(flags []cli.Flag) []string {
 		if r := v.Elem().FieldByName("Required"); r.IsValid() && r.Kind() == reflect.Bool && r.Bool() {
 			r.SetBool(false)
 			names = append(names, f.Names()[0])
+			if u := v.Elem().FieldByName("Usage"); u.IsValid() && u.Kind() == reflect.String && !strings.Contains(u.String(), "required") {
+				u.SetString(u.String() + " (required)") // urfave/cli v2's help does not say it
+			}
 		}
 	}
 	return names
