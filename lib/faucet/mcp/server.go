@@ -90,10 +90,7 @@ func NewServer(h http.Handler, opts *Options) (*sdk.Server, error) {
 	if version == "" {
 		version = "0.1.0"
 	}
-	log := opts.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := sdkLogger(opts.Log)
 	s := sdk.NewServer(&sdk.Implementation{Name: "coin-faucetd", Title: "COIN faucet and Proof of Conduct", Version: version},
 		&sdk.ServerOptions{Instructions: Instructions, Logger: log, Capabilities: &sdk.ServerCapabilities{}})
 	for i := range tools {
@@ -134,12 +131,30 @@ func NewHandler(h http.Handler, opts *Options) (http.Handler, error) {
 	}
 	sh := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s },
 		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: opts.AllowAnyHost,
-			MaxRequestBodyBytes: maxBody, Logger: opts.Log})
+			MaxRequestBodyBytes: maxBody, Logger: sdkLogger(opts.Log)})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set(PeerHeader, r.RemoteAddr)
 		sh.ServeHTTP(w, r)
 	}), nil
 }
+
+// sdkLogger is log for the SDK's records of warn and above: it logs every stateless
+// session's start and end at info, which the access log already says.
+func sdkLogger(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(warnOnly{log.Handler()})
+}
+
+type warnOnly struct{ slog.Handler }
+
+func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+func (w warnOnly) WithAttrs(as []slog.Attr) slog.Handler { return warnOnly{w.Handler.WithAttrs(as)} }
+func (w warnOnly) WithGroup(g string) slog.Handler       { return warnOnly{w.Handler.WithGroup(g)} }
 
 // ToolError is the structured content (and, as JSON, the text) of a refused tool call: the
 // endpoint's error body, its HTTP status, and for a 429 its Retry-After.
