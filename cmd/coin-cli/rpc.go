@@ -76,7 +76,16 @@ func (o *options) explain(method string, err error) error {
 		return fmt.Errorf("the node at %s refused the request (HTTP 403): %s", o.url, msg)
 	}
 	if errors.As(err, &he) {
-		return fmt.Errorf("the server at %s answered HTTP %s instead of a JSON-RPC reply; is --rpc the node's RPC address?", o.url, he.Status)
+		return fmt.Errorf("the server at %s answered HTTP %s instead of a JSON-RPC reply: this is not a JSON-RPC server; is --rpc the node's RPC address (its --rpc-bind)?", o.url, he.Status)
+	}
+	var ne *jsonrpc.NotJSONRPCError
+	if errors.As(err, &ne) {
+		what := "HTTP " + ne.Status
+		if ne.ContentType != "" {
+			what += ", " + ne.ContentType
+		}
+		return fmt.Errorf("the server at %s is not a JSON-RPC server (it answered %s%s); is --rpc the node's RPC address (its --rpc-bind), not a faucet's or another HTTP service's?",
+			o.url, what, quoteBody(ne.Body))
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: no answer from the node at %s within %s (raise --timeout)", method, o.url, o.timeout)
@@ -131,4 +140,12 @@ func (o *options) refused() error {
 		b.WriteString("(COIN_NETWORK) or give its address with --rpc URL (COIN_RPC).")
 	}
 	return errors.New(b.String())
+}
+
+// quoteBody is ": BODY" for a short answer's first line, or nothing.
+func quoteBody(body string) string {
+	if body == "" {
+		return ""
+	}
+	return fmt.Sprintf(": %q", body)
 }

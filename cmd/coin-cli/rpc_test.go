@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -95,7 +98,7 @@ func refusedErr() error {
 func TestExplainOthers(t *testing.T) {
 	o := &options{url: "http://h:1", network: params.Mainnet, timeout: 2 * time.Second}
 	_, msg := exitStatus(o.explain("getinfo", &jsonrpc.HTTPError{StatusCode: 404, Status: "404 Not Found"}))
-	if msg != "error: the server at http://h:1 answered HTTP 404 Not Found instead of a JSON-RPC reply; is --rpc the node's RPC address?\n" {
+	if msg != "error: the server at http://h:1 answered HTTP 404 Not Found instead of a JSON-RPC reply: this is not a JSON-RPC server; is --rpc the node's RPC address (its --rpc-bind)?\n" {
 		t.Errorf("HTTP error: %q", msg)
 	}
 	_, msg = exitStatus(o.explain("getinfo", fmt.Errorf("jsonrpc: getinfo: %w", context.DeadlineExceeded)))
@@ -114,5 +117,32 @@ func TestStarting(t *testing.T) {
 	}
 	if starting(jsonrpc.DomainError("block not found")) || starting(errors.New("other")) {
 		t.Error("other errors are 'starting'")
+	}
+}
+
+// TestNotJSONRPCServer: pointed at an HTTP server that is not a JSON-RPC server (a faucet's
+// API, a web page), coin-cli says so instead of printing a decoding error.
+func TestNotJSONRPCServer(t *testing.T) {
+	for _, c := range []struct {
+		name, ctype string
+		status      int
+		body        string
+	}{
+		{"faucet API", "application/json", http.StatusMethodNotAllowed, `{"error":{"code":"method_not_allowed","message":"POST / is not supported; use GET"}}`},
+		{"JSON without result", "application/json", http.StatusOK, `{"network":"regtest","block_height":5}`},
+		{"web page", "text/html", http.StatusOK, "<html><body>hello</body></html>"},
+		{"JSON array", "application/json", http.StatusOK, `[1,2]`},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", c.ctype)
+			w.WriteHeader(c.status)
+			io.WriteString(w, c.body)
+		}))
+		r := runApp(t, "", "--rpc", srv.URL, "getblockcount")
+		srv.Close()
+		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "is not a JSON-RPC server") ||
+			strings.Contains(r.stderr, "unmarshal") || !strings.HasPrefix(r.stderr, "error: ") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s: %+v", c.name, r)
+		}
 	}
 }

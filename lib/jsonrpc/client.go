@@ -197,23 +197,50 @@ func (c *Client) call(ctx context.Context, method string, params any) (json.RawM
 		if resp.StatusCode != http.StatusOK {
 			return nil, &HTTPError{StatusCode: resp.StatusCode, Status: resp.Status, Body: httpErrorBody(data)}
 		}
-		return nil, fmt.Errorf("jsonrpc: %s: malformed response", method)
+		return nil, notJSONRPC(method, resp, data)
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {
 		var e Error
 		if err := json.Unmarshal(r.Error, &e); err != nil {
-			return nil, fmt.Errorf("jsonrpc: %s: malformed error object: %w", method, err)
+			// Some other JSON API's error, such as a faucet's {"error":{"code":"not_found"}}.
+			return nil, notJSONRPC(method, resp, data)
 		}
 		return nil, &e
+	}
+	if r.Result == nil {
+		return nil, notJSONRPC(method, resp, data)
 	}
 	if string(r.ID) != strconv.FormatUint(id, 10) {
 		return nil, fmt.Errorf("jsonrpc: %s: response id %s does not match request id %d", method, r.ID, id)
 	}
-	if r.Result == nil {
-		return nil, fmt.Errorf("jsonrpc: %s: response has neither result nor error", method)
-	}
 	return r.Result, nil
 }
+
+// ErrNotJSONRPC matches (errors.Is) the error of a call answered by a server that does not
+// speak JSON-RPC: an HTTP server of another kind, such as a faucet's API.
+var ErrNotJSONRPC = errors.New("not a JSON-RPC server")
+
+// NotJSONRPCError is the error of a call whose answer is not a JSON-RPC response: a 200 that
+// is not a JSON object, or a JSON object with neither a result nor a JSON-RPC error object.
+type NotJSONRPCError struct {
+	Method      string
+	StatusCode  int
+	Status      string
+	ContentType string
+	Body        string // the first line of the answer, at most maxErrorBody bytes
+}
+
+func notJSONRPC(method string, resp *http.Response, data []byte) error {
+	return &NotJSONRPCError{Method: method, StatusCode: resp.StatusCode, Status: resp.Status,
+		ContentType: resp.Header.Get("Content-Type"), Body: httpErrorBody(data)}
+}
+
+func (e *NotJSONRPCError) Error() string {
+	return fmt.Sprintf("jsonrpc: %s: the answer (HTTP %s) is not a JSON-RPC response: this is not a JSON-RPC server", e.Method, e.Status)
+}
+
+// Is makes errors.Is(err, ErrNotJSONRPC) true.
+func (e *NotJSONRPCError) Is(target error) bool { return target == ErrNotJSONRPC }
 
 func isObject(b []byte) bool {
 	i := skipWS(b, 0)
