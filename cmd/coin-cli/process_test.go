@@ -96,7 +96,7 @@ func TestProcess(t *testing.T) {
 			"error code: -32602\nerror message:\ninvalid parameter 1 (height): expected non-negative integer, got boolean\n"},
 		{"client-side error", "", []string{"--rpc", f.URL, "getblockhash", "x"}, "", 1,
 			"error: getblockhash: argument 1 (height): \"x\" is not a non-negative integer\n"},
-		{"usage error", "", []string{"--rpc", f.URL, "getblockhash"}, "", 1,
+		{"usage error", "", []string{"--rpc", f.URL, "getblockhash"}, "", 2,
 			"error: too few arguments for getblockhash: got 0, want 1\nusage: coin-cli [global options] getblockhash <height>\n(see 'coin-cli getblockhash --help')\n"},
 	} {
 		r := runBinary(t, tc.stdin, tc.args...)
