@@ -112,6 +112,13 @@ func (c *Client) GetMempoolInfo(ctx context.Context) (*MempoolInfo, error) {
 	return &m, c.Call(ctx, "getmempoolinfo", nil, &m)
 }
 
+// GetRawMempool lists the ids of the mempool's transactions, parents before children (a
+// transaction that relies on another's outputs or agent effect comes after it).
+func (c *Client) GetRawMempool(ctx context.Context) ([]string, error) {
+	var ids []string
+	return ids, c.Call(ctx, "getrawmempool", nil, &ids)
+}
+
 // GetBlockchainInfo returns the chain summary.
 func (c *Client) GetBlockchainInfo(ctx context.Context) (*BlockchainInfo, error) {
 	var b BlockchainInfo

@@ -55,6 +55,8 @@ var Methods = []Method{
 	{Name: "sendrawtransaction", Category: "mempool", Summary: "Validate a transaction, add it to the mempool and relay it.",
 		Params: []Param{{Name: "hex_data", Type: TypeHex, Help: "hex-encoded bincode transaction"}}, Result: "string: txid"},
 	{Name: "getmempoolinfo", Category: "mempool", Summary: "Mempool size, bytes and total fee.", Result: "object: size, bytes, total_fee"},
+	{Name: "getrawmempool", Category: "mempool", Summary: "Ids of the mempool's transactions, parents before children.",
+		Result: "array of strings: txids"},
 	{Name: "getpeerinfo", Category: "network", Summary: "Connected peers.", Result: "object: connected (and peers)"},
 	{Name: "getinfo", Category: "node", Summary: "Node summary with supply and decay pool in COIN.",
 		Result: "object: blocks, bestblockhash, connections, circulating_supply, decay_pool"},

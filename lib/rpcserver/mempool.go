@@ -2,6 +2,7 @@ package rpcserver
 
 import (
 	"context"
+	"math"
 
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
@@ -37,4 +38,16 @@ func (a *api) sendRawTransaction(_ context.Context, p jsonrpc.Params) (any, erro
 func (a *api) getMempoolInfo(context.Context, jsonrpc.Params) (any, error) {
 	i := a.b.Mempool().Info()
 	return rpcapi.MempoolInfo{Size: i.Size, Bytes: i.Bytes, TotalFee: i.TotalFee}, nil
+}
+
+// getRawMempool lists the pool's txids in the order a block template would take them all
+// (Select with no size bound): parents, including the agent transactions another relies on
+// (protocol §9.3), before their children, so a follower can apply them in that order.
+func (a *api) getRawMempool(context.Context, jsonrpc.Params) (any, error) {
+	es := a.b.Mempool().Select(math.MaxInt)
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.TxID.String()
+	}
+	return ids, nil
 }

@@ -53,6 +53,7 @@ func (a *api) handlers(s *jsonrpc.Server) map[string]handler {
 		"getrawtransaction":  a.getRawTransaction,
 		"sendrawtransaction": a.sendRawTransaction,
 		"getmempoolinfo":     a.getMempoolInfo,
+		"getrawmempool":      a.getRawMempool,
 		"getpeerinfo":        a.getPeerInfo,
 		"getinfo":            a.getInfo,
 		"getblockchaininfo":  a.getBlockchainInfo,
