@@ -202,6 +202,10 @@ type Engine struct {
 	// txid; owed is its size, for the poll goroutine.
 	journal map[types.Hash]*Payout
 	owed    atomic.Int64
+	// reserved are the inputs of the journaled payouts; minedAt the height of the block
+	// that mined a journaled payout, as last seen.
+	reserved map[types.Outpoint]bool
+	minedAt  map[types.Hash]uint64
 
 	// Snapshot for Status, written by Run.
 	mu        sync.Mutex
@@ -250,7 +254,7 @@ func NewEngine(node Node, cfg EngineConfig) (*Engine, error) {
 	e := &Engine{node: node, cfg: cfg, log: cfg.Log.With("sys", "faucet"), reqs: make(chan *request, 4*cfg.MaxBatch), tick: make(chan struct{}, 1),
 		coins: map[types.Outpoint]*ecoin{}, pending: map[types.Hash]*ptx{}, needSync: true,
 		ownPKH: map[types.Hash]bool{}, rates: map[types.Hash]uint64{}, avoid: map[types.Outpoint]bool{}, stopped: make(chan struct{}),
-		journal: map[types.Hash]*Payout{}}
+		journal: map[types.Hash]*Payout{}, reserved: map[types.Outpoint]bool{}, minedAt: map[types.Hash]uint64{}}
 	for _, k := range cfg.Keys {
 		e.addrs = append(e.addrs, k.Address)
 		e.ownPKH[k.PKH] = true
@@ -262,7 +266,7 @@ func NewEngine(node Node, cfg EngineConfig) (*Engine, error) {
 		return nil, fmt.Errorf("faucet engine: reading the payout journal: %w", err)
 	}
 	for _, p := range ps {
-		e.journal[p.TxID] = p
+		e.addJournal(p)
 		pt := &ptx{tx: p.Tx}
 		for _, in := range p.Tx.Inputs {
 			if _, ok := e.pending[in.PrevTxID]; ok {
@@ -272,7 +276,6 @@ func NewEngine(node Node, cfg EngineConfig) (*Engine, error) {
 		e.pending[p.TxID] = pt
 	}
 	e.recomputeDepths()
-	e.owed.Store(int64(len(e.journal)))
 	if len(ps) > 0 {
 		e.log.Info("payouts in the journal, to be sent again until mined", "payouts", len(ps))
 	}
@@ -395,6 +398,7 @@ func (e *Engine) poll(ctx context.Context) {
 	defer t.Stop()
 	down := false
 	last := time.Now()
+	var seen uint64
 	for {
 		select {
 		case <-ctx.Done():
@@ -408,8 +412,11 @@ func (e *Engine) poll(ctx context.Context) {
 			down = true
 			continue
 		}
-		wake := h != e.lastHeight.Swap(h) || down || (e.owed.Load() > 0 && time.Since(last) >= e.cfg.ResendInterval)
-		down = false
+		// seen is this goroutine's own: a sync that read the new height first must not
+		// hide the block from onTick.
+		e.lastHeight.Store(h)
+		wake := h != seen || down || (e.owed.Load() > 0 && time.Since(last) >= e.cfg.ResendInterval)
+		seen, down = h, false
 		if wake {
 			last = time.Now()
 			select {

@@ -28,11 +28,38 @@ func (f *fakeNode) paidTo(pkh types.Hash) (sum uint64, outputs int) {
 
 // mineExternal mines tx in a block of its own without the mempool's checks: a transaction
 // of someone else holding the faucet's key (the operator's wallet), or one the faucet's
-// node never saw.
+// node never saw. Mempool transactions that conflict with it leave the mempool with their
+// descendants, as a node's do.
 func (f *fakeNode) mineExternal(tx *types.Transaction) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	id := tx.TxID()
+	evicted := map[types.Hash]bool{}
+	for _, in := range tx.Inputs {
+		if other, ok := f.spends[in.Outpoint()]; ok {
+			evicted[other] = true
+		}
+	}
+	for _, pid := range f.order { // parents come first in order
+		for _, in := range f.pool[pid].Inputs {
+			if evicted[in.PrevTxID] {
+				evicted[pid] = true
+			}
+		}
+	}
+	order := f.order[:0]
+	for _, pid := range f.order {
+		if !evicted[pid] {
+			order = append(order, pid)
+			continue
+		}
+		for _, in := range f.pool[pid].Inputs {
+			delete(f.spends, in.Outpoint())
+		}
+		delete(f.pool, pid)
+		delete(f.depth, pid)
+	}
+	f.order = order
 	h := f.tip() + 1
 	for _, in := range tx.Inputs {
 		delete(f.utxos, in.Outpoint())
@@ -150,7 +177,13 @@ func TestJournalConflictedPaidAgainOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.node.mineExternal(plan.Tx)
-	waitFor(t, func() bool { return h.engine.Status().Repaid == 2 })
+	deadline := time.Now().Add(5 * time.Second)
+	for h.engine.Status().Repaid != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("repaid %d, want 2\n%s", h.engine.Status().Repaid, h.log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	h.node.mine(1)
 	for _, pkh := range []types.Hash{pa, pb} {
 		if sum, n := h.node.paidTo(pkh); sum != amount.Coin || n != 1 {
@@ -174,7 +207,14 @@ func TestJournalConflictedPaidAgainOnce(t *testing.T) {
 	}
 	h.restart(t)
 	h.node.mine(FinalConfirmations)
-	waitFor(t, func() bool { return h.engine.Status().Owed == 0 })
+	deadline = time.Now().Add(5 * time.Second)
+	for h.engine.Status().Owed != 0 {
+		if time.Now().After(deadline) {
+			ps, _ := h.claims.Payouts()
+			t.Fatalf("payouts still journaled: %+v\n%s", ps, h.log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	time.Sleep(100 * time.Millisecond)
 	for _, pkh := range []types.Hash{pa, pb} {
 		if sum, n := h.node.paidTo(pkh); sum != amount.Coin || n != 1 {

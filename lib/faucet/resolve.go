@@ -16,27 +16,27 @@ import (
 // is mined, and one whose inputs a mined transaction spent (provably conflicted) is paid
 // again by a new transaction.
 
+// addJournal adds p to the engine's copy of the journal and reserves its inputs: a new
+// payout never spends them, even when the node shows them unspent (it lost a payout that
+// the journal will send again), so the engine itself never makes a conflict.
 func (e *Engine) addJournal(p *Payout) {
 	e.journal[p.TxID] = p
+	for _, in := range p.Tx.Inputs {
+		e.reserved[in.Outpoint()] = true
+	}
 	e.owed.Store(int64(len(e.journal)))
 }
 
+// dropJournal removes a payout from the engine's copy of the journal.
 func (e *Engine) dropJournal(txid types.Hash) {
-	delete(e.journal, txid)
-	e.owed.Store(int64(len(e.journal)))
-}
-
-// reserved are the outputs the journaled payouts spend. A new payout never spends them,
-// even when the node shows them unspent (it lost a payout that the journal will send
-// again), so the engine itself never makes a conflict.
-func (e *Engine) reserved() map[types.Outpoint]bool {
-	r := make(map[types.Outpoint]bool)
-	for _, p := range e.journal {
+	if p, ok := e.journal[txid]; ok {
 		for _, in := range p.Tx.Inputs {
-			r[in.Outpoint()] = true
+			delete(e.reserved, in.Outpoint())
 		}
 	}
-	return r
+	delete(e.journal, txid)
+	delete(e.minedAt, txid)
+	e.owed.Store(int64(len(e.journal)))
 }
 
 // payoutState is what a pass of resolve learned about a journaled payout.
@@ -80,8 +80,20 @@ func (e *Engine) resolve(ctx context.Context) []*Payout {
 	state := make(map[types.Hash]payoutState, len(list))
 	var unspent map[types.Outpoint]bool // the faucet's outputs in the chain, read when needed
 	var conflicted []*Payout
+	height := e.lastHeight.Load()
 	for _, p := range list {
+		// A payout seen mined is asked about again once it should be final (a
+		// reorganisation that dropped it is noticed then).
+		if at, ok := e.minedAt[p.TxID]; ok && height+1 < at+FinalConfirmations {
+			state[p.TxID] = stateMined
+			continue
+		}
 		t, err := e.node.GetTransaction(ctx, p.TxID.String())
+		if err == nil && t.Confirmations > 0 && t.BlockHeight != nil {
+			e.minedAt[p.TxID] = *t.BlockHeight
+		} else {
+			delete(e.minedAt, p.TxID)
+		}
 		switch {
 		case err == nil && t.Confirmations >= FinalConfirmations:
 			if err := e.cfg.Journal.Done(p); err != nil {

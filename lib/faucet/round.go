@@ -22,9 +22,8 @@ import (
 // small).
 func (e *Engine) candidates() []wallet.Coin {
 	out := make([]wallet.Coin, 0, len(e.coins))
-	reserved := e.reserved()
 	for op, c := range e.coins {
-		if c.depth < e.cfg.MaxChainDepth && !e.avoid[op] && !reserved[op] {
+		if c.depth < e.cfg.MaxChainDepth && !e.avoid[op] && !e.reserved[op] {
 			out = append(out, c.Coin)
 		}
 	}

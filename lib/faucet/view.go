@@ -29,6 +29,9 @@ func (e *Engine) confirmBlock(ctx context.Context, height uint64) error {
 	for _, id := range b.Tx {
 		if h, err := types.ParseHash(id); err == nil {
 			delete(e.pending, h)
+			if _, ok := e.journal[h]; ok {
+				e.minedAt[h] = height
+			}
 		}
 	}
 	return nil
