@@ -39,6 +39,11 @@ const appDescription = `coin-faucetd serves the faucet's HTTP/JSON API (GET /ope
    GET  /api/wallet/balance  ?address=: confirmed balance and UTXO count
    POST /api/wallet/send     {"mnemonic", "to", "amount"}: a transfer from a mnemonic's wallet
    POST /api/wallet/derive   {"mnemonic"}: the address of a mnemonic
+   /api/agent/...            Proof of Conduct: register, profile, directory, vouch,
+                             contract create|fulfil|refund|lookup, review (docs/conduct.md)
+   POST /mcp                 the same operations as MCP tools (streamable HTTP;
+                             /.well-known/agent.json and ai-plugin.json point to it;
+                             docs/agents.md)
 
 The faucet's funds are the wallet in --wallet-dir (its passphrase from --passphrase-file,
 else COIN_WALLET_PASSPHRASE, else a terminal prompt) or the mnemonic in --mnemonic-file;
