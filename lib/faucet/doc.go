@@ -1,8 +1,11 @@
-// Package faucet is the behaviour of coin-faucetd: the HTTP/JSON API of
-// spec/faucet-agent-http-api.md (endpoints 1 to 6: wallet helpers, faucet claims, status,
+// Package faucet is the behaviour of coin-faucetd: the HTTP/JSON API of the faucet and agent
+// specification (docs/faucet.md; endpoints 1 to 6: wallet helpers, faucet claims, status,
 // balances, transfers; endpoints 7 to 13: the Proof of Conduct agent operations), the claim
-// store that enforces one claim per address per cooldown across restarts, per-IP limits,
-// and the engine that spends the faucet's outputs.
+// store and payout journal that pay a claim answered 200 exactly once, the per-address,
+// per-client and budget limits, and the engine that spends the faucet's outputs. The same
+// operations are MCP tools at /mcp (subpackage mcp, which serves each tool through this
+// package's route handlers), and /.well-known/ discovery files point agents to both
+// (docs/agents.md).
 //
 // # Overview
 //
