@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"math"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -32,7 +33,28 @@ import (
 const (
 	DefaultWriteCacheMiB = 256
 	DefaultWriteCacheAge = time.Minute
+	// DefaultWriteCacheHeapMiB bounds the Go heap's live bytes (the whole process's, as the
+	// last garbage collection measured them) while the cache grows: with the default GOGC
+	// the heap peaks near twice its live bytes, so the process stays within about 1 GiB.
+	DefaultWriteCacheHeapMiB = 384
 )
+
+// The heap bound reads the runtime's own figures (runtime/metrics, no stop of the world):
+// the live heap marked by the last collection, and the number of collections so far.
+var heapSamples = [2]metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+
+// readHeap returns the live heap bytes at the last collection and the collection count.
+func readHeap() (live, cycles uint64) {
+	s := heapSamples // a copy: concurrent chains do not share the samples' values
+	metrics.Read(s[:])
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		live = s[0].Value.Uint64()
+	}
+	if s[1].Value.Kind() == metrics.KindUint64 {
+		cycles = s[1].Value.Uint64()
+	}
+	return live, cycles
+}
 
 // Rough memory cost of cache entries, for the size bound: map slot, key, value and pointers.
 const (
@@ -58,13 +80,18 @@ type writeCache struct {
 	dirty  bool // a slot changed since the last flush
 	bytes  int
 	since  time.Time // when the oldest cached block connected
+	// gcAtFlush is the collection count when the cache was last written: the heap bound
+	// acts only on a live-heap figure measured after that (one from before still counts the
+	// entries that write freed).
+	gcAtFlush uint64
 }
 
 func (wc *writeCache) empty() bool { return !wc.dirty && len(wc.blocks) == 0 && len(wc.undone) == 0 }
 
 func (wc *writeCache) reset() {
 	gen := wc.gen
-	*wc = writeCache{slots: make(map[string]*slot), gen: gen}
+	_, cycles := readHeap()
+	*wc = writeCache{slots: make(map[string]*slot), gen: gen, gcAtFlush: cycles}
 }
 
 // chainView is the UTXO view of the chain for connecting blocks: cache first, then the
@@ -235,16 +262,32 @@ func (c *Chain) flushLocked() error {
 	return nil
 }
 
-// flushDue writes the cache unless bulk mode lets it grow and it is within its bounds.
+// flushDue writes the cache unless bulk mode lets it grow and it is within its bounds: its
+// own size estimate (WriteCacheMiB), its age (WriteCacheAge) and the measured heap
+// (WriteCacheHeapMiB).
 func (c *Chain) flushDue() error {
-	if c.bulk && c.wc.bytes < c.opts.WriteCacheMiB<<20 && time.Since(c.wc.since) < c.opts.WriteCacheAge {
+	if c.bulk && c.wc.bytes < c.opts.WriteCacheMiB<<20 && time.Since(c.wc.since) < c.opts.WriteCacheAge &&
+		!c.heapOverBudget() {
 		return nil
 	}
 	return c.flushLocked()
 }
 
+// heapOverBudget reports whether the live heap, as measured by a collection since the last
+// write, exceeds Options.WriteCacheHeapMiB. The estimate per entry above misses what the
+// cache's values, the blocks' undo data, the block download buffer and the rest of the
+// process really hold; the collector's figure counts all of it.
+func (c *Chain) heapOverBudget() bool {
+	if c.opts.WriteCacheHeapMiB < 0 {
+		return false
+	}
+	live, cycles := readHeap()
+	return cycles > c.wc.gcAtFlush && live > uint64(c.opts.WriteCacheHeapMiB)<<20
+}
+
 // SetBulk turns bulk mode on or off. In bulk mode the blocks ProcessBlock connects are written
 // together, when the write cache reaches Options.WriteCacheMiB or Options.WriteCacheAge, when
+// the live heap exceeds Options.WriteCacheHeapMiB, when
 // a read needs the database (UtxosByAddress, UtxoSetInfo), at
 // Flush, at Close, and when bulk mode ends, which writes at once. A node turns it on while it
 // catches up with its peers. Reads through the Chain's methods see every connected block in

@@ -84,6 +84,10 @@ type Options struct {
 	// defaults DefaultWriteCacheMiB and DefaultWriteCacheAge.
 	WriteCacheMiB int
 	WriteCacheAge time.Duration
+	// WriteCacheHeapMiB bounds the write cache in bulk mode by the measured heap: the cache
+	// is written once the process's live Go heap (as the last garbage collection found it)
+	// exceeds this many MiB. Default DefaultWriteCacheHeapMiB; negative: no heap bound.
+	WriteCacheHeapMiB int
 	// MaxHeaders bounds the header-only nodes kept in memory ahead of the stored blocks
 	// (default DefaultMaxHeaders).
 	MaxHeaders int
@@ -125,6 +129,9 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 	}
 	if opts.WriteCacheAge <= 0 {
 		opts.WriteCacheAge = DefaultWriteCacheAge
+	}
+	if opts.WriteCacheHeapMiB == 0 {
+		opts.WriteCacheHeapMiB = DefaultWriteCacheHeapMiB
 	}
 	if opts.MaxHeaders <= 0 {
 		opts.MaxHeaders = DefaultMaxHeaders
