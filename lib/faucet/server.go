@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/faucet/web"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/wallet"
@@ -196,8 +197,29 @@ func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
 // Handler is the API with its middleware: panic recovery, a token bucket per client on
 // every request, bounded bodies, a stricter one on the endpoints that take a mnemonic, JSON
 // errors for unknown paths and methods, and the access log; with /mcp and the discovery
-// files (wellknown.go) in front.
-func (s *Server) Handler() http.Handler { return s.withDiscovery(s.apiHandler()) }
+// files (wellknown.go) in front, and the Web pages (lib/faucet/web: /, /agents, ...), which
+// read through all this, in front of those.
+func (s *Server) Handler() http.Handler {
+	return web.New(s.withDiscovery(s.apiHandler()), web.Options{Network: s.cfg.Net.Name, Payouts: s.webPayouts})
+}
+
+// webPayouts lists the claims of the journaled payouts (those not yet FinalConfirmations
+// deep), newest first, at most n payouts, for the Web page.
+func (s *Server) webPayouts(n int) ([]web.Payout, error) {
+	ps, err := s.cfg.Claims.Payouts()
+	if err != nil {
+		return nil, err
+	}
+	var out []web.Payout
+	for i := len(ps) - 1; i >= 0 && len(out) < n; i-- {
+		p := web.Payout{TxID: ps[i].TxID.String(), Time: ps[i].Time}
+		for _, c := range ps[i].Claims {
+			p.Claims = append(p.Claims, web.PaidClaim{Address: c.Address, Amount: amount.Format(c.Amount)})
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
 
 // apiHandler is the route table's endpoints with their middleware.
 func (s *Server) apiHandler() http.Handler {
