@@ -7,7 +7,7 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 5
 
-.PHONY: all build test test-short soak bench bench-miner fuzz man completions docs vet fmt clean openapi-check vectors-check
+.PHONY: all build test test-short soak bench bench-miner scale fuzz man completions docs vet fmt clean openapi-check vectors-check
 
 all: build
 
@@ -37,6 +37,15 @@ bench:
 bench-miner: build
 	$(GO) test -run '^$$' -bench BenchmarkHashrate -benchtime 5s ./lib/miner
 	$(BIN)/coin-miner --benchmark --threads 2 --benchmark-time 5s
+
+# The scale benchmark (not part of make test): a regtest chain of 1,000,000 transfers, built once
+# into COIN_SCALE_CACHE (default: the user cache directory's coin-scale/), synced by a coin-node
+# process over loopback; its output goes to scale.out and the plot to docs/scale-sync.svg
+# (docs/chain.md, "Scale: a million transfers"). COIN_SCALE_BASELINE_BIN=<coin-node> also syncs
+# with another executable first, for comparison.
+scale:
+	$(GO) test -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -timeout 120m ./bench/scale | tee scale.out && grep -q '^ok' scale.out
+	$(GO) run ./scripts/scaleplot -i scale.out -o docs/scale-sync.svg
 
 # Every fuzz target for FUZZTIME each (bounded).
 fuzz:
