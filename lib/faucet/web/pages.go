@@ -133,8 +133,9 @@ func (h *handler) home(w http.ResponseWriter, r *http.Request, outcome *claimOut
 	}
 	status := http.StatusOK
 	if outcome != nil {
-		pg.Claim, pg.Address = outcome, outcome.Address
+		pg.Claim = outcome
 		if outcome.Error != nil {
+			pg.Address = outcome.Address // to correct it
 			status = outcome.Error.Status
 			if outcome.Error.RetryAfter != "" {
 				w.Header().Set("Retry-After", outcome.Error.RetryAfter)
