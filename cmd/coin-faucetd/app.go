@@ -83,9 +83,9 @@ func newApp() *cli.App {
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return fmt.Errorf("%w (see '%s --help')", err, appName)
 		},
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "network", Value: "testnet", EnvVars: []string{"COIN_NETWORK"}, Usage: "`NET`: testnet or regtest (mainnet is refused)"},
-			&cli.StringFlag{Name: "rpc", EnvVars: []string{"COIN_RPC"}, Usage: "node RPC `URL` (default: http://127.0.0.1:PORT with the RPC port of --network)"},
+			&cli.StringFlag{Name: "rpc", EnvVars: []string{"COIN_RPC"}, Usage: "node RPC `URL` (default: http://127.0.0.1:PORT with the RPC port of --network); credentials as http://USER:PASSWORD@HOST:PORT or --rpc-user"},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", EnvVars: []string{"COIN_FAUCET_LISTEN"}, Usage: "HTTP listen address `HOST:PORT`"},
 			&cli.StringFlag{Name: "data-dir", EnvVars: []string{"COIN_FAUCET_DATA_DIR"}, Usage: "`DIR` of the claims database (default: ~/.coin/<network>/faucet)"},
 			&cli.StringFlag{Name: "wallet-dir", EnvVars: []string{"COIN_FAUCET_WALLET_DIR"}, Usage: "the faucet's funds: a coin-wallet `DIR`"},
@@ -122,7 +122,7 @@ func newApp() *cli.App {
 				Usage: "also write the log to <data-dir>/faucetd.log; --log-file=PATH (with =) to another file"},
 			&cli.StringFlag{Name: "metrics-bind", EnvVars: []string{"COIN_FAUCET_METRICS_BIND"},
 				Usage: "serve Prometheus metrics at http://`ADDR`/metrics (host:port; a bare :port or port is 127.0.0.1); off when omitted"},
-		},
+		}, cliutil.RPCCredentialFlags()...),
 		Commands: []*cli.Command{
 			{
 				Name:  "openapi",
@@ -150,6 +150,11 @@ func run(c *cli.Context) error {
 		return errors.New("--network mainnet: the faucet gives coins away, so it runs only on testnet or regtest")
 	}
 	rpcURL, err := rpcapi.NodeURL(c.String("rpc"), net)
+	if err != nil {
+		return err
+	}
+	// Credentials go to the client only; rpcURL, which the faucet logs, carries none.
+	rpcURL, rpcAuth, err := cliutil.NodeCredentials(c, rpcURL)
 	if err != nil {
 		return err
 	}
@@ -216,7 +221,7 @@ func run(c *cli.Context) error {
 	}
 	defer claims.Close()
 
-	node := rpcapi.NewClient(rpcURL, jsonrpc.WithTimeout(30*time.Second))
+	node := rpcapi.NewClient(rpcURL, append([]jsonrpc.ClientOption{jsonrpc.WithTimeout(30 * time.Second)}, rpcAuth...)...)
 	defer node.Close()
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
