@@ -29,6 +29,8 @@ type fakeAPI struct {
 	bodies   []string
 	claimErr *api.ErrorBody // the answer to POST /api/faucet, else paid
 	total    uint64
+	score    uint32 // addrA's score (default 612) and tier (default contributor)
+	tier     string
 }
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -71,7 +73,13 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch q.Get("address") {
 		case addrA:
 			avg := 8.5
-			send(200, api.AgentProfile{Address: addrA, ConductScore: 612, Tier: "contributor", ContractsCompleted: 3, ReviewsReceived: 2,
+			f.mu.Lock()
+			score, tier := f.score, f.tier
+			f.mu.Unlock()
+			if score == 0 {
+				score, tier = 612, "contributor"
+			}
+			send(200, api.AgentProfile{Address: addrA, ConductScore: score, Tier: tier, ContractsCompleted: 3, ReviewsReceived: 2,
 				AverageReviewScore: &avg, RegisteredAt: "2026-11-02T10:00:00Z", StakeTxID: txid})
 		case hostile:
 			send(200, api.AgentProfile{Address: hostile, ConductScore: 500, Tier: hostile})
