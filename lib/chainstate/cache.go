@@ -33,27 +33,33 @@ import (
 const (
 	DefaultWriteCacheMiB = 256
 	DefaultWriteCacheAge = time.Minute
-	// DefaultWriteCacheHeapMiB bounds the Go heap's live bytes (the whole process's, as the
-	// last garbage collection measured them) while the cache grows: with the default GOGC
-	// the heap peaks near twice its live bytes, so the process stays within about 1 GiB.
+	// DefaultWriteCacheHeapMiB bounds the bytes of the Go heap's objects (the whole
+	// process's, garbage not yet collected included) while the cache grows, so that the
+	// syncing node stays within 1 GiB of RSS.
 	DefaultWriteCacheHeapMiB = 384
 )
 
 // The heap bound reads the runtime's own figures (runtime/metrics, no stop of the world):
-// the live heap marked by the last collection, and the number of collections so far.
-var heapSamples = [2]metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+// the bytes of heap objects (live ones and garbage not yet swept: an upper bound of the live
+// heap that needs no collection to be current) and the number of collections so far.
+var heapSamples = [2]metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
 
-// readHeap returns the live heap bytes at the last collection and the collection count.
-func readHeap() (live, cycles uint64) {
+// heapBoundMinCache is the cache size (by its estimate) below which the heap bound writes it
+// only after a collection: right after a write the heap still holds what it freed, and
+// without this floor every block would be written alone until the next collection.
+const heapBoundMinCache = 16 << 20
+
+// readHeap returns the heap objects' bytes and the collection count.
+func readHeap() (objects, cycles uint64) {
 	s := heapSamples // a copy: concurrent chains do not share the samples' values
 	metrics.Read(s[:])
 	if s[0].Value.Kind() == metrics.KindUint64 {
-		live = s[0].Value.Uint64()
+		objects = s[0].Value.Uint64()
 	}
 	if s[1].Value.Kind() == metrics.KindUint64 {
 		cycles = s[1].Value.Uint64()
 	}
-	return live, cycles
+	return objects, cycles
 }
 
 // Rough memory cost of cache entries, for the size bound: map slot, key, value and pointers.
@@ -80,9 +86,8 @@ type writeCache struct {
 	dirty  bool // a slot changed since the last flush
 	bytes  int
 	since  time.Time // when the oldest cached block connected
-	// gcAtFlush is the collection count when the cache was last written: the heap bound
-	// acts only on a live-heap figure measured after that (one from before still counts the
-	// entries that write freed).
+	// gcAtFlush is the collection count when the cache was last written (see
+	// heapBoundMinCache).
 	gcAtFlush uint64
 }
 
@@ -273,16 +278,17 @@ func (c *Chain) flushDue() error {
 	return c.flushLocked()
 }
 
-// heapOverBudget reports whether the live heap, as measured by a collection since the last
-// write, exceeds Options.WriteCacheHeapMiB. The estimate per entry above misses what the
-// cache's values, the blocks' undo data, the block download buffer and the rest of the
-// process really hold; the collector's figure counts all of it.
+// heapOverBudget reports whether the heap's objects exceed Options.WriteCacheHeapMiB while
+// the cache holds at least heapBoundMinCache or a collection ran since the last write. The
+// estimate per entry above misses what the cache's values, the blocks' undo data, the block
+// download buffer and the rest of the process really hold; the runtime's figure counts all
+// of it.
 func (c *Chain) heapOverBudget() bool {
 	if c.opts.WriteCacheHeapMiB < 0 {
 		return false
 	}
-	live, cycles := readHeap()
-	return cycles > c.wc.gcAtFlush && live > uint64(c.opts.WriteCacheHeapMiB)<<20
+	objects, cycles := readHeap()
+	return objects > uint64(c.opts.WriteCacheHeapMiB)<<20 && (c.wc.bytes >= heapBoundMinCache || cycles > c.wc.gcAtFlush)
 }
 
 // SetBulk turns bulk mode on or off. In bulk mode the blocks ProcessBlock connects are written

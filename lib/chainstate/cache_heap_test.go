@@ -13,8 +13,8 @@ import (
 // TestWriteCacheHeapBound: in bulk mode a heap budget below the live heap writes the cache
 // at the first block after a garbage collection, although the cache is far below its size
 // estimate bound and its age bound; without a heap bound the same blocks stay cached. A
-// block connected before any collection since the last write is not written on the heap's
-// account (the live figure still counted what that write freed).
+// cache below heapBoundMinCache is not written on the heap's account before a collection
+// since the last write (the heap still holds what that write freed).
 func TestWriteCacheHeapBound(t *testing.T) {
 	g := chaingen.New(t, params.Regtest)
 	parent := "genesis"

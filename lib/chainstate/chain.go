@@ -85,8 +85,8 @@ type Options struct {
 	WriteCacheMiB int
 	WriteCacheAge time.Duration
 	// WriteCacheHeapMiB bounds the write cache in bulk mode by the measured heap: the cache
-	// is written once the process's live Go heap (as the last garbage collection found it)
-	// exceeds this many MiB. Default DefaultWriteCacheHeapMiB; negative: no heap bound.
+	// is written once the bytes of the process's Go heap objects (runtime/metrics) exceed
+	// this many MiB. Default DefaultWriteCacheHeapMiB; negative: no heap bound.
 	WriteCacheHeapMiB int
 	// MaxHeaders bounds the header-only nodes kept in memory ahead of the stored blocks
 	// (default DefaultMaxHeaders).
