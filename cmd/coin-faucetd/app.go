@@ -19,6 +19,7 @@ import (
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/cliutil"
 	"github.com/cointoolkit/coin/lib/faucet"
+	"github.com/cointoolkit/coin/lib/faucet/events"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/metrics"
@@ -220,6 +221,13 @@ func run(c *cli.Context) error {
 		return err
 	}
 	defer claims.Close()
+	// The agent event log (GET /api/agent/events), apart from the claims.
+	evStore, err := events.OpenStore(filepath.Join(dataDir, "events"), 0)
+	if err != nil {
+		return err
+	}
+	defer evStore.Close()
+	hub := events.NewHub(evStore, 0)
 
 	node := rpcapi.NewClient(rpcURL, append([]jsonrpc.ClientOption{jsonrpc.WithTimeout(30 * time.Second)}, rpcAuth...)...)
 	defer node.Close()
@@ -238,7 +246,12 @@ func run(c *cli.Context) error {
 		Cooldown: cooldown, FeeRate: feeRate, IPRate: ipRate(c.Float64("ip-rate")), IPBurst: c.Int("ip-burst"),
 		RequestRate: ipRate(c.Float64("requests-per-second")), RequestBurst: c.Int("requests-burst"),
 		ClaimsPerClient: offIfZero(c.Int("claims-per-ip")), BudgetPerHour: offIfZero(c.Int("budget-per-hour")),
-		TrustedProxies: c.Int("trusted-proxies"), MaxBodyBytes: c.Int64("max-body"), AccessLog: accessLog, Log: logger})
+		TrustedProxies: c.Int("trusted-proxies"), MaxBodyBytes: c.Int64("max-body"), AccessLog: accessLog, Log: logger,
+		Events: hub.Handler(events.HandlerConfig{HRP: net.HRP})})
+	if err != nil {
+		return err
+	}
+	source, err := events.NewSource(events.SourceConfig{Node: node, Hub: hub, HRP: net.HRP, Log: logger})
 	if err != nil {
 		return err
 	}
@@ -273,6 +286,9 @@ func run(c *cli.Context) error {
 	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
 	engineDone := make(chan struct{})
 	go func() { engine.Run(engineCtx); close(engineDone) }()
+	sourceDone := make(chan struct{})
+	go func() { source.Run(engineCtx); close(sourceDone) }()
+	hs.RegisterOnShutdown(hub.Close) // end the event streams, which never go idle
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	daemonLog.Info("coin-faucetd started", "network", net.Name, "address", keys[0].Address, "amount", amount.Format(amt),
@@ -290,6 +306,7 @@ func run(c *cli.Context) error {
 	_ = hs.Shutdown(shutCtx)
 	stopEngine()
 	<-engineDone
+	<-sourceDone
 	return runErr
 }
 

@@ -61,6 +61,8 @@ type Config struct {
 	AccessLog *slog.Logger
 	// Log gets internal errors, under the subsystem "faucet"; nil: none.
 	Log *slog.Logger
+	// Events serves GET /api/agent/events (lib/faucet/events' SSE handler); nil: 503.
+	Events http.Handler
 }
 
 // Defaults of Config.
@@ -184,6 +186,7 @@ func NewServer(cfg Config) (*Server, error) {
 		{Method: http.MethodPost, Path: "/api/agent/contract/fulfil", TakesMnemonic: true, Handle: s.agentContractFulfil},
 		{Method: http.MethodPost, Path: "/api/agent/contract/refund", TakesMnemonic: true, Handle: s.agentContractRefund},
 		{Method: http.MethodGet, Path: "/api/agent/contract", Handle: s.agentContract},
+		{Method: http.MethodGet, Path: "/api/agent/events", Handle: s.agentEvents},
 		{Method: http.MethodPost, Path: "/api/agent/review", TakesMnemonic: true, Handle: s.agentReview},
 		{Method: http.MethodGet, Path: "/openapi.json", Handle: s.openapi},
 	}
@@ -282,6 +285,15 @@ func (s *Server) apiHandler() http.Handler {
 	})
 }
 
+// agentEvents is the event stream of lib/faucet/events, when Config.Events is set.
+func (s *Server) agentEvents(w http.ResponseWriter, r *http.Request) error {
+	if s.cfg.Events == nil {
+		return apiErr(http.StatusServiceUnavailable, "events_off", "this faucet serves no event stream")
+	}
+	s.cfg.Events.ServeHTTP(w, r)
+	return nil
+}
+
 // statusWriter records the status and size of a response for the access log.
 type statusWriter struct {
 	http.ResponseWriter
@@ -296,6 +308,9 @@ func (w *statusWriter) WriteHeader(code int) {
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController flush the event stream and set its write deadlines.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if !w.wrote {
