@@ -19,8 +19,9 @@ type Hub struct {
 	store  *Store
 	buffer int
 
-	mu   sync.Mutex
-	subs map[*Subscription]struct{}
+	mu     sync.Mutex
+	subs   map[*Subscription]struct{}
+	closed bool
 }
 
 // NewHub serves the events of store. buffer bounds each subscriber's queue (DefaultBuffer
@@ -73,8 +74,24 @@ func (h *Hub) SubscribeLive(f Filter) *Subscription {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	_, s.After = h.store.Bounds()
+	if h.closed {
+		close(c)
+		return s
+	}
 	h.subs[s] = struct{}{}
 	return s
+}
+
+// Close ends every subscription and refuses new ones (their channels are closed at once),
+// so that the streams end and an HTTP server can shut down.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for s := range h.subs {
+		delete(h.subs, s)
+		close(s.c)
+	}
 }
 
 // Subscribe is the hook for other transports (the MCP server's resource subscriptions):

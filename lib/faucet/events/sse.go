@@ -124,6 +124,8 @@ func (h *Hub) stream(w http.ResponseWriter, r *http.Request, cfg HandlerConfig, 
 	sub := h.SubscribeLive(f)
 	defer sub.Cancel()
 	rc := http.NewResponseController(w)
+	// The stream outlives the server's read timeout, whose expiry would cancel the request.
+	_ = rc.SetReadDeadline(time.Time{})
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")
