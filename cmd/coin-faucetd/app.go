@@ -42,6 +42,9 @@ const appDescription = `coin-faucetd serves the faucet's HTTP/JSON API (GET /ope
    POST /api/wallet/derive   {"mnemonic"}: the address of a mnemonic
    /api/agent/...            Proof of Conduct: register, profile, directory, vouch,
                              contract create|fulfil|refund|lookup, review (docs/conduct.md)
+   GET  /api/agent/events    Server-Sent Events of agent operations (?address=, ?types=,
+                             Last-Event-ID resumes, also across restarts; docs/agents.md)
+   GET  /                    the web page: claim form, status, agents, contracts
    POST /mcp                 the same operations as MCP tools (streamable HTTP;
                              /.well-known/agent.json and ai-plugin.json point to it;
                              docs/agents.md)
