@@ -114,16 +114,8 @@ func TestDocsAsWritten(t *testing.T) {
 		}
 	}
 	for _, addr := range []string{regtestRPC, "127.0.0.1:38333", "127.0.0.1:8080"} {
-		for waited := 0; ; waited++ {
-			ln, err := net.Listen("tcp", addr)
-			if err == nil {
-				ln.Close()
-				break
-			}
-			if waited == 30 {
-				t.Skipf("%s is in use: the documents' lines use it", addr)
-			}
-			time.Sleep(time.Second)
+		if err := waitFree(addr); err != nil {
+			t.Skipf("%v: the documents' lines use it", err)
 		}
 	}
 	pkgs := make([]string, len(tools))
@@ -425,8 +417,14 @@ func (s *shell) line(t *testing.T, cmd, written string) error {
 // background runs a line that ends in "&"; a coin-node it starts must answer before the next
 // line runs.
 func (s *shell) background(t *testing.T, cmd string) error {
+	node := strings.Contains(cmd, "coin-node")
+	if node {
+		if err := waitFree(regtestRPC); err != nil {
+			return err
+		}
+	}
 	d := s.start(cmd + "\nwait $!")
-	if strings.Contains(cmd, "coin-node") {
+	if node {
 		return d.waitRPC(t, "http://"+regtestRPC)
 	}
 	return nil
@@ -435,6 +433,11 @@ func (s *shell) background(t *testing.T, cmd string) error {
 // daemon runs an example that runs until it is stopped: it must do its job, then exit 0 on
 // SIGTERM.
 func (s *shell) daemon(t *testing.T, cmd, kind string) error {
+	if kind == "node" {
+		if err := waitFree(regtestRPC); err != nil {
+			return err
+		}
+	}
 	d := s.start("exec " + cmd)
 	var err error
 	switch kind {
@@ -523,14 +526,37 @@ func (d *daemon) until(what string, ok func() bool) error {
 	return nil
 }
 
+// waitRPC waits until the node d started answers on url; every node of the test starts
+// with an empty chain, so a node at another height is another process's.
 func (d *daemon) waitRPC(t *testing.T, url string) error {
 	d.rpc = rpcapi.NewClient(url)
-	return d.until("answer on "+url, func() bool {
+	var height int64 = -1
+	err := d.until("answer on "+url, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		_, err := d.rpc.GetBlockCount(ctx)
+		h, err := d.rpc.GetBlockCount(ctx)
+		height = int64(h)
 		return err == nil
 	})
+	if err == nil && height != 0 {
+		return fmt.Errorf("a node at height %d answers on %s: another process has the port", height, url)
+	}
+	return err
+}
+
+// waitFree waits up to 30 s for nothing to listen on addr (another test's node going away).
+func waitFree(addr string) error {
+	for waited := 0; ; waited++ {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil {
+			ln.Close()
+			return nil
+		}
+		if waited == 30 {
+			return fmt.Errorf("%s is in use by another process", addr)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 func (d *daemon) waitHTTP(url string) error {
@@ -550,6 +576,9 @@ func (d *daemon) waitOutput(re *regexp.Regexp) error {
 
 // startNode runs the regtest node the examples talk to, on the default RPC port.
 func startNode(t *testing.T, bin string, env []string) *daemon {
+	if err := waitFree(regtestRPC); err != nil {
+		t.Fatal(err)
+	}
 	s := newShell(t, t.TempDir(), append(append([]string{}, env...), "HOME="+t.TempDir()))
 	d := s.start(fmt.Sprintf("exec %s --network regtest --rpc-bind %s --p2p-port %d --data-dir %s",
 		filepath.Join(bin, "coin-node"), regtestRPC, proctest.FreePort(t), t.TempDir()))
