@@ -122,6 +122,27 @@ type agentE2E struct {
 	miner  string
 }
 
+// startWalletE2E starts an end-to-end test (skipped with -short): it builds coin-node and
+// coin-wallet, starts a regtest node and restores the wallet of mnemonic m, with the
+// passphrase pass, in a fresh wallet directory. Its miner is mnemonicMiner's address.
+func startWalletE2E(t *testing.T, pass, m string) *agentE2E {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end: starts a node")
+	}
+	dir := proctest.Build(t, "./cmd/coin-node", "./cmd/coin-wallet")
+	node := proctest.StartNode(t, filepath.Join(dir, "coin-node"))
+	passFile := filepath.Join(t.TempDir(), "pass")
+	if err := os.WriteFile(passFile, []byte(pass+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := &agentE2E{t: t, bin: filepath.Join(dir, "coin-wallet"), node: node,
+		common: []string{"--network", "regtest", "--rpc", node.URL(), "--wallet-dir", filepath.Join(t.TempDir(), "w"), "--passphrase-file", passFile}}
+	h.miner, _ = wallet.AddressFromMnemonic(mnemonicMiner, params.Regtest, 0)
+	h.ok(nil, m, "restore")
+	return h
+}
+
 // run runs coin-wallet with stdin (standard output is a pipe, so results are JSON) and
 // returns stdout, stderr and the exit code.
 func (h *agentE2E) run(stdin string, args ...string) (string, string, int) {
@@ -213,19 +234,7 @@ func (h *agentE2E) height() uint64 {
 // profiles, the directory and the contract show protocol §9's arithmetic; then a second
 // contract expires and A takes its escrow back.
 func TestAgentEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: starts a node")
-	}
-	dir := proctest.Build(t, "./cmd/coin-node", "./cmd/coin-wallet")
-	node := proctest.StartNode(t, filepath.Join(dir, "coin-node"))
-	pass := filepath.Join(t.TempDir(), "pass")
-	if err := os.WriteFile(pass, []byte("agent-a\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	h := &agentE2E{t: t, bin: filepath.Join(dir, "coin-wallet"), node: node,
-		common: []string{"--network", "regtest", "--rpc", node.URL(), "--wallet-dir", filepath.Join(t.TempDir(), "a"), "--passphrase-file", pass}}
-	h.miner, _ = wallet.AddressFromMnemonic(mnemonicMiner, params.Regtest, 0)
-	h.ok(nil, mnemonicA, "restore")
+	h := startWalletE2E(t, "agent-a", mnemonicA)
 	a, _ := wallet.AddressFromMnemonic(mnemonicA, params.Regtest, 0)
 	b, _ := wallet.AddressFromMnemonic(mnemonicB, params.Regtest, 0)
 	// B acts with its mnemonic on standard input (--mnemonic-file -), A with its wallet.

@@ -19,19 +19,7 @@ import (
 // mempool transaction no longer counts as confirmed (nor spendable); the transaction's
 // change counts as unconfirmed; once mined, the change is confirmed.
 func TestBalanceLeavesOutMempoolSpends(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: starts a node")
-	}
-	dir := proctest.Build(t, "./cmd/coin-node", "./cmd/coin-wallet")
-	node := proctest.StartNode(t, filepath.Join(dir, "coin-node"))
-	pass := filepath.Join(t.TempDir(), "pass")
-	if err := os.WriteFile(pass, []byte("balance\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	h := &agentE2E{t: t, bin: filepath.Join(dir, "coin-wallet"), node: node,
-		common: []string{"--network", "regtest", "--rpc", node.URL(), "--wallet-dir", filepath.Join(t.TempDir(), "w"), "--passphrase-file", pass}}
-	h.miner, _ = wallet.AddressFromMnemonic(mnemonicMiner, params.Regtest, 0)
-	h.ok(nil, mnemonic, "restore")
+	h := startWalletE2E(t, "balance", mnemonic)
 	addr, _ := wallet.AddressFromMnemonic(mnemonic, params.Regtest, 0)
 	to, _ := wallet.AddressFromMnemonic(mnemonicB, params.Regtest, 0)
 	h.mineTo(2, addr)

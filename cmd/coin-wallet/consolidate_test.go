@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
-	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
 
@@ -71,19 +68,8 @@ func (h *agentE2E) fundSmall(addr string, n int, v uint64) {
 // spending the first's unconfirmed output; the send then goes through and everything is
 // mined.
 func TestConsolidateEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: starts a node")
-	}
-	dir := proctest.Build(t, "./cmd/coin-node", "./cmd/coin-wallet")
-	node := proctest.StartNode(t, filepath.Join(dir, "coin-node"))
-	pass := filepath.Join(t.TempDir(), "pass")
-	if err := os.WriteFile(pass, []byte("consolidate\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	h := &agentE2E{t: t, bin: filepath.Join(dir, "coin-wallet"), node: node,
-		common: []string{"--network", "regtest", "--rpc", node.URL(), "--wallet-dir", filepath.Join(t.TempDir(), "w"), "--passphrase-file", pass}}
-	h.miner, _ = wallet.AddressFromMnemonic(mnemonicMiner, params.Regtest, 0)
-	h.ok(nil, mnemonic, "restore")
+	h := startWalletE2E(t, "consolidate", mnemonic)
+	node := h.node
 	addr, _ := wallet.AddressFromMnemonic(mnemonic, params.Regtest, 0)
 	to, _ := wallet.AddressFromMnemonic(mnemonicB, params.Regtest, 0)
 	h.mine(101)

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/hex"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,7 +10,6 @@ import (
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/pow"
-	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
@@ -76,19 +73,8 @@ func (h *agentE2E) mineWithout(addr string) {
 // as consensus computes them; a send of almost the whole spendable balance pays a decay
 // margin and is still mined after three blocks that left it out.
 func TestDecayEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: starts a node")
-	}
-	dir := proctest.Build(t, "./cmd/coin-node", "./cmd/coin-wallet")
-	node := proctest.StartNode(t, filepath.Join(dir, "coin-node"))
-	pass := filepath.Join(t.TempDir(), "pass")
-	if err := os.WriteFile(pass, []byte("decay\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	h := &agentE2E{t: t, bin: filepath.Join(dir, "coin-wallet"), node: node,
-		common: []string{"--network", "regtest", "--rpc", node.URL(), "--wallet-dir", filepath.Join(t.TempDir(), "w"), "--passphrase-file", pass}}
-	h.miner, _ = wallet.AddressFromMnemonic(mnemonicMiner, params.Regtest, 0)
-	h.ok(nil, mnemonic, "restore")
+	h := startWalletE2E(t, "decay", mnemonic)
+	node := h.node
 	addr, _ := wallet.AddressFromMnemonic(mnemonic, params.Regtest, 0)
 	to, _ := wallet.AddressFromMnemonic(mnemonicB, params.Regtest, 0)
 

@@ -47,19 +47,8 @@ func (h *agentE2E) resendJSON() []wallet.ResendResult {
 // forgotten; a transfer whose input a mined double spend took is reported conflicted and
 // forgotten.
 func TestResendEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: starts a node")
-	}
-	dir := proctest.Build(t, "./cmd/coin-node", "./cmd/coin-wallet")
-	node := proctest.StartNode(t, filepath.Join(dir, "coin-node"))
-	pass := filepath.Join(t.TempDir(), "pass")
-	if err := os.WriteFile(pass, []byte("resend\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	h := &agentE2E{t: t, bin: filepath.Join(dir, "coin-wallet"), node: node,
-		common: []string{"--network", "regtest", "--rpc", node.URL(), "--wallet-dir", filepath.Join(t.TempDir(), "w"), "--passphrase-file", pass}}
-	h.miner, _ = wallet.AddressFromMnemonic(mnemonicMiner, params.Regtest, 0)
-	h.ok(nil, mnemonic, "restore")
+	h := startWalletE2E(t, "resend", mnemonic)
+	node := h.node
 	addr, _ := wallet.AddressFromMnemonic(mnemonic, params.Regtest, 0)
 	to, _ := wallet.AddressFromMnemonic(mnemonicB, params.Regtest, 0)
 	h.mineTo(102, addr) // the coinbases of heights 1 and 2 are spendable
