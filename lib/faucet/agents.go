@@ -44,6 +44,38 @@ func (s *Server) agentKey(mnemonic string) (wallet.Key, error) {
 	return key, err
 }
 
+// decodeWithMnemonic decodes r's body into req and requires its mnemonic (mnemonic points
+// at req's field): the first two checks of every request that acts for a wallet.
+func decodeWithMnemonic(r *http.Request, req any, mnemonic *string) error {
+	if err := decodeBody(r, req); err != nil {
+		return err
+	}
+	return required("mnemonic", *mnemonic)
+}
+
+// withAgentKey acts for the wallet of mnemonic: it derives the key (agentKey), runs prepare
+// (when not nil) with it, the checks that need the key and not the node, then takes the
+// lock of the address, so two requests of one wallet never pick the same coins, and runs
+// fn with ctx bounding the calls to the node. The key is wiped when fn returns.
+func (s *Server) withAgentKey(r *http.Request, mnemonic string, prepare func(key wallet.Key) error,
+	fn func(ctx context.Context, key wallet.Key) error) error {
+	key, err := s.agentKey(mnemonic)
+	if err != nil {
+		return err
+	}
+	defer key.Wipe()
+	if prepare != nil {
+		if err := prepare(key); err != nil {
+			return err
+		}
+	}
+	unlock := s.locks.lock(key.Address)
+	defer unlock()
+	ctx, cancel := s.nodeCtx(r)
+	defer cancel()
+	return fn(ctx, key)
+}
+
 // addressField reads the address in a field of a request: normalised, of this network.
 func (s *Server) addressField(field, v string) (string, types.Hash, error) {
 	if err := required(field, v); err != nil {
@@ -154,32 +186,25 @@ func agentRefusal(err error, addr, what string) error {
 // 7. POST /api/agent/register
 func (s *Server) agentRegister(w http.ResponseWriter, r *http.Request) error {
 	var req api.MnemonicRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := decodeWithMnemonic(r, &req, &req.Mnemonic); err != nil {
 		return err
 	}
-	key, err := s.agentKey(req.Mnemonic)
-	if err != nil {
-		return err
-	}
-	defer key.Wipe()
-	unlock := s.locks.lock(key.Address)
-	defer unlock()
-	ctx, cancel := s.nodeCtx(r)
-	defer cancel()
-	if p, ok, err := s.profile(ctx, key.Address); err != nil {
-		return err
-	} else if ok {
-		return apiErr(http.StatusBadRequest, string(reason.AlreadyRegistered), "%s is already a registered agent (conduct score %d)",
-			key.Address, p.ConductScore)
-	}
-	plan, err := s.spendAgent(ctx, key, wallet.RegisterRequest(key.PKH),
-		"registering (a stake of "+amount.Format(consensus.AgentStake)+" COIN)")
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, api.RegisterResult{Address: key.Address, StakeTxID: plan.TxID.String(),
-		ConductScore: consensus.InitialScore})
-	return nil
+	return s.withAgentKey(r, req.Mnemonic, nil, func(ctx context.Context, key wallet.Key) error {
+		if p, ok, err := s.profile(ctx, key.Address); err != nil {
+			return err
+		} else if ok {
+			return apiErr(http.StatusBadRequest, string(reason.AlreadyRegistered), "%s is already a registered agent (conduct score %d)",
+				key.Address, p.ConductScore)
+		}
+		plan, err := s.spendAgent(ctx, key, wallet.RegisterRequest(key.PKH),
+			"registering (a stake of "+amount.Format(consensus.AgentStake)+" COIN)")
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, api.RegisterResult{Address: key.Address, StakeTxID: plan.TxID.String(),
+			ConductScore: consensus.InitialScore})
+		return nil
+	})
 }
 
 // 8. GET /api/agent/profile?address=
@@ -254,55 +279,44 @@ func (s *Server) agentDirectory(w http.ResponseWriter, r *http.Request) error {
 // 10. POST /api/agent/vouch
 func (s *Server) agentVouch(w http.ResponseWriter, r *http.Request) error {
 	var req api.VouchRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
-	if err := required("mnemonic", req.Mnemonic); err != nil {
+	if err := decodeWithMnemonic(r, &req, &req.Mnemonic); err != nil {
 		return err
 	}
 	target, targetPKH, err := s.addressField("target_address", req.TargetAddress)
 	if err != nil {
 		return err
 	}
-	key, err := s.agentKey(req.Mnemonic)
-	if err != nil {
-		return err
-	}
-	defer key.Wipe()
-	wreq, err := wallet.VouchRequest(key.PKH, targetPKH)
-	if err != nil {
-		return agentRefusal(err, key.Address, "vouching")
-	}
-	unlock := s.locks.lock(key.Address)
-	defer unlock()
-	ctx, cancel := s.nodeCtx(r)
-	defer cancel()
-	me, err := s.mustBeAgent(ctx, key.Address, string(reason.NotAnAgent), "")
-	if err != nil {
-		return err
-	}
-	if me.ConductScore < consensus.VouchMinScore {
-		return apiErr(http.StatusBadRequest, string(reason.ScoreTooLow), "score %d is below the %d needed to vouch",
-			me.ConductScore, consensus.VouchMinScore)
-	}
-	if _, err := s.mustBeAgent(ctx, target, string(reason.AgentNotFound), "target"); err != nil {
-		return err
-	}
-	plan, err := s.spendAgent(ctx, key, wreq, "the vouch")
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, api.VouchResult{Voucher: key.Address, Target: target, TxID: plan.TxID.String()})
-	return nil
+	var wreq wallet.Request
+	return s.withAgentKey(r, req.Mnemonic, func(key wallet.Key) (err error) {
+		if wreq, err = wallet.VouchRequest(key.PKH, targetPKH); err != nil {
+			return agentRefusal(err, key.Address, "vouching")
+		}
+		return nil
+	}, func(ctx context.Context, key wallet.Key) error {
+		me, err := s.mustBeAgent(ctx, key.Address, string(reason.NotAnAgent), "")
+		if err != nil {
+			return err
+		}
+		if me.ConductScore < consensus.VouchMinScore {
+			return apiErr(http.StatusBadRequest, string(reason.ScoreTooLow), "score %d is below the %d needed to vouch",
+				me.ConductScore, consensus.VouchMinScore)
+		}
+		if _, err := s.mustBeAgent(ctx, target, string(reason.AgentNotFound), "target"); err != nil {
+			return err
+		}
+		plan, err := s.spendAgent(ctx, key, wreq, "the vouch")
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, api.VouchResult{Voucher: key.Address, Target: target, TxID: plan.TxID.String()})
+		return nil
+	})
 }
 
 // 11. POST /api/agent/contract/create
 func (s *Server) agentContractCreate(w http.ResponseWriter, r *http.Request) error {
 	var req api.ContractCreateRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
-	if err := required("mnemonic", req.Mnemonic); err != nil {
+	if err := decodeWithMnemonic(r, &req, &req.Mnemonic); err != nil {
 		return err
 	}
 	cp, cpPKH, err := s.addressField("counterparty", req.Counterparty)
@@ -321,32 +335,27 @@ func (s *Server) agentContractCreate(w http.ResponseWriter, r *http.Request) err
 				consensus.MinExpiry, consensus.MaxExpiry)
 		}
 	}
-	key, err := s.agentKey(req.Mnemonic)
-	if err != nil {
-		return err
-	}
-	defer key.Wipe()
-	wreq, err := wallet.ContractCreateRequest(key.PKH, cpPKH, value, uint32(expiry))
-	if err != nil {
-		return agentRefusal(err, key.Address, "the contract")
-	}
-	unlock := s.locks.lock(key.Address)
-	defer unlock()
-	ctx, cancel := s.nodeCtx(r)
-	defer cancel()
-	if _, err := s.mustBeAgent(ctx, key.Address, string(reason.NotAnAgent), ""); err != nil {
-		return err
-	}
-	if _, err := s.mustBeAgent(ctx, cp, string(reason.AgentNotFound), "counterparty"); err != nil {
-		return err
-	}
-	plan, err := s.spendAgent(ctx, key, wreq, "a contract escrowing "+amount.Format(value)+" COIN")
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, api.ContractCreateResult{ContractID: plan.TxID.String(), Initiator: key.Address,
-		Counterparty: cp, ValueCoin: amount.Format(value), Status: consensus.ContractOpen.String(), ExpiryBlocks: uint32(expiry)})
-	return nil
+	var wreq wallet.Request
+	return s.withAgentKey(r, req.Mnemonic, func(key wallet.Key) (err error) {
+		if wreq, err = wallet.ContractCreateRequest(key.PKH, cpPKH, value, uint32(expiry)); err != nil {
+			return agentRefusal(err, key.Address, "the contract")
+		}
+		return nil
+	}, func(ctx context.Context, key wallet.Key) error {
+		if _, err := s.mustBeAgent(ctx, key.Address, string(reason.NotAnAgent), ""); err != nil {
+			return err
+		}
+		if _, err := s.mustBeAgent(ctx, cp, string(reason.AgentNotFound), "counterparty"); err != nil {
+			return err
+		}
+		plan, err := s.spendAgent(ctx, key, wreq, "a contract escrowing "+amount.Format(value)+" COIN")
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, api.ContractCreateResult{ContractID: plan.TxID.String(), Initiator: key.Address,
+			Counterparty: cp, ValueCoin: amount.Format(value), Status: consensus.ContractOpen.String(), ExpiryBlocks: uint32(expiry)})
+		return nil
+	})
 }
 
 // contractOp is the common part of a fulfilment and a refund: the acting key and the open
@@ -355,45 +364,35 @@ func (s *Server) contractOp(w http.ResponseWriter, r *http.Request, what string,
 	check func(c *rpcapi.Contract, e wallet.Escrow, key *wallet.Key, next uint64) error,
 	build func(e wallet.Escrow) wallet.Request, answer func(id, txid string) any) error {
 	var req api.ContractRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
-	if err := required("mnemonic", req.Mnemonic); err != nil {
+	if err := decodeWithMnemonic(r, &req, &req.Mnemonic); err != nil {
 		return err
 	}
 	id, err := contractID(req.ContractID)
 	if err != nil {
 		return err
 	}
-	key, err := s.agentKey(req.Mnemonic)
-	if err != nil {
-		return err
-	}
-	defer key.Wipe()
-	unlock := s.locks.lock(key.Address)
-	defer unlock()
-	ctx, cancel := s.nodeCtx(r)
-	defer cancel()
-	c, e, err := s.contract(ctx, id, http.StatusBadRequest)
-	if err != nil {
-		return err
-	}
-	if c.Status != consensus.ContractOpen.String() {
-		return apiErr(http.StatusBadRequest, string(reason.ContractNotOpen), "contract %s is %s, not open", id, c.Status)
-	}
-	next, err := s.nextHeight(ctx)
-	if err != nil {
-		return err
-	}
-	if err := check(c, e, &key, next); err != nil {
-		return err
-	}
-	plan, err := s.spendAgent(ctx, key, build(e), what)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, answer(id.String(), plan.TxID.String()))
-	return nil
+	return s.withAgentKey(r, req.Mnemonic, nil, func(ctx context.Context, key wallet.Key) error {
+		c, e, err := s.contract(ctx, id, http.StatusBadRequest)
+		if err != nil {
+			return err
+		}
+		if c.Status != consensus.ContractOpen.String() {
+			return apiErr(http.StatusBadRequest, string(reason.ContractNotOpen), "contract %s is %s, not open", id, c.Status)
+		}
+		next, err := s.nextHeight(ctx)
+		if err != nil {
+			return err
+		}
+		if err := check(c, e, &key, next); err != nil {
+			return err
+		}
+		plan, err := s.spendAgent(ctx, key, build(e), what)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, answer(id.String(), plan.TxID.String()))
+		return nil
+	})
 }
 
 // 12. POST /api/agent/contract/fulfil
@@ -474,10 +473,7 @@ func reviewScore(n api.Number) (int, error) {
 // 13. POST /api/agent/review
 func (s *Server) agentReview(w http.ResponseWriter, r *http.Request) error {
 	var req api.ReviewRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
-	if err := required("mnemonic", req.Mnemonic); err != nil {
+	if err := decodeWithMnemonic(r, &req, &req.Mnemonic); err != nil {
 		return err
 	}
 	subject, subjectPKH, err := s.addressField("subject_address", req.SubjectAddress)
@@ -492,54 +488,49 @@ func (s *Server) agentReview(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	key, err := s.agentKey(req.Mnemonic)
-	if err != nil {
-		return err
-	}
-	defer key.Wipe()
-	wreq, err := wallet.ReviewRequest(key.PKH, id, subjectPKH, score)
-	if err != nil {
-		return agentRefusal(err, key.Address, "the review")
-	}
-	unlock := s.locks.lock(key.Address)
-	defer unlock()
-	ctx, cancel := s.nodeCtx(r)
-	defer cancel()
-	c, e, err := s.contract(ctx, id, http.StatusBadRequest)
-	if err != nil {
-		return err
-	}
-	if c.Status != consensus.ContractFulfilled.String() {
-		return apiErr(http.StatusBadRequest, string(reason.ContractNotFulfilled),
-			"contract %s is %s; only a fulfilled contract can be reviewed", id, c.Status)
-	}
-	var reviewed bool
-	switch {
-	case key.PKH == e.Initiator && subjectPKH == e.Counterparty:
-		reviewed = c.ReviewedByInitiator
-	case key.PKH == e.Counterparty && subjectPKH == e.Initiator:
-		reviewed = c.ReviewedByCounterparty
-	default:
-		return apiErr(http.StatusBadRequest, string(reason.NotParticipant),
-			"reviewer and subject must be the two participants of contract %s: %s and %s", id, c.Initiator, c.Counterparty)
-	}
-	if reviewed {
-		return apiErr(http.StatusBadRequest, string(reason.AlreadyReviewed), "%s has already reviewed contract %s", key.Address, id)
-	}
-	plan, err := s.spendAgent(ctx, key, wreq, "the review")
-	if err != nil {
-		return err
-	}
-	p, ok, err := s.profile(ctx, subject)
-	if err == nil && !ok {
-		err = errors.New("the subject has no profile")
-	}
-	if err != nil {
-		s.log.Error("review accepted, reading the subject's new score failed", "txid", plan.TxID, "err", err)
-		return apiErr(http.StatusBadGateway, "node_error",
-			"the review %s was accepted, but reading the subject's new score failed; see GET /api/agent/profile", plan.TxID)
-	}
-	writeJSON(w, http.StatusOK, api.ReviewResult{Reviewer: key.Address, Subject: subject, Score: score,
-		ContractID: id.String(), NewConductScore: p.ConductScore, TxID: plan.TxID.String()})
-	return nil
+	var wreq wallet.Request
+	return s.withAgentKey(r, req.Mnemonic, func(key wallet.Key) (err error) {
+		if wreq, err = wallet.ReviewRequest(key.PKH, id, subjectPKH, score); err != nil {
+			return agentRefusal(err, key.Address, "the review")
+		}
+		return nil
+	}, func(ctx context.Context, key wallet.Key) error {
+		c, e, err := s.contract(ctx, id, http.StatusBadRequest)
+		if err != nil {
+			return err
+		}
+		if c.Status != consensus.ContractFulfilled.String() {
+			return apiErr(http.StatusBadRequest, string(reason.ContractNotFulfilled),
+				"contract %s is %s; only a fulfilled contract can be reviewed", id, c.Status)
+		}
+		var reviewed bool
+		switch {
+		case key.PKH == e.Initiator && subjectPKH == e.Counterparty:
+			reviewed = c.ReviewedByInitiator
+		case key.PKH == e.Counterparty && subjectPKH == e.Initiator:
+			reviewed = c.ReviewedByCounterparty
+		default:
+			return apiErr(http.StatusBadRequest, string(reason.NotParticipant),
+				"reviewer and subject must be the two participants of contract %s: %s and %s", id, c.Initiator, c.Counterparty)
+		}
+		if reviewed {
+			return apiErr(http.StatusBadRequest, string(reason.AlreadyReviewed), "%s has already reviewed contract %s", key.Address, id)
+		}
+		plan, err := s.spendAgent(ctx, key, wreq, "the review")
+		if err != nil {
+			return err
+		}
+		p, ok, err := s.profile(ctx, subject)
+		if err == nil && !ok {
+			err = errors.New("the subject has no profile")
+		}
+		if err != nil {
+			s.log.Error("review accepted, reading the subject's new score failed", "txid", plan.TxID, "err", err)
+			return apiErr(http.StatusBadGateway, "node_error",
+				"the review %s was accepted, but reading the subject's new score failed; see GET /api/agent/profile", plan.TxID)
+		}
+		writeJSON(w, http.StatusOK, api.ReviewResult{Reviewer: key.Address, Subject: subject, Score: score,
+			ContractID: id.String(), NewConductScore: p.ConductScore, TxID: plan.TxID.String()})
+		return nil
+	})
 }

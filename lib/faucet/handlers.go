@@ -135,10 +135,7 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request) error {
 // 5. POST /api/wallet/send
 func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 	var req api.SendRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
-	if err := required("mnemonic", req.Mnemonic); err != nil {
+	if err := decodeWithMnemonic(r, &req, &req.Mnemonic); err != nil {
 		return err
 	}
 	if err := required("to", req.To); err != nil {
@@ -155,42 +152,28 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 	if v < policy.DustLimit {
 		return apiErr(http.StatusBadRequest, "invalid_amount", "amount is below the dust limit of %s COIN", amount.Format(policy.DustLimit))
 	}
-	ring, err := wallet.KeyringFromMnemonic(req.Mnemonic, "", s.cfg.Net, 0)
-	if err != nil {
-		return err
-	}
-	key, err := ring.Key(0)
-	ring.Wipe()
-	if err != nil {
-		return err
-	}
-	defer key.Wipe()
-	// One transfer at a time per sending address, so two requests never pick the same coins.
-	unlock := s.locks.lock(key.Address)
-	defer unlock()
-	ctx, cancel := s.nodeCtx(r)
-	defer cancel()
-	res, err := wallet.Send(ctx, s.cfg.Node, wallet.Transfer{Net: s.cfg.Net, Keys: []wallet.Key{key}, To: to,
-		Amount: v, FeeRate: s.cfg.FeeRate})
-	if err != nil {
-		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) {
-			return apiErr(http.StatusBadRequest, "tx_rejected", "the node rejected the transaction: %s", rpcErr.Message)
+	// One transfer at a time per sending address (withAgentKey's lock), so two requests
+	// never pick the same coins.
+	return s.withAgentKey(r, req.Mnemonic, nil, func(ctx context.Context, key wallet.Key) error {
+		res, err := wallet.Send(ctx, s.cfg.Node, wallet.Transfer{Net: s.cfg.Net, Keys: []wallet.Key{key}, To: to,
+			Amount: v, FeeRate: s.cfg.FeeRate})
+		if err != nil {
+			var rpcErr *jsonrpc.Error
+			if errors.As(err, &rpcErr) {
+				return apiErr(http.StatusBadRequest, "tx_rejected", "the node rejected the transaction: %s", rpcErr.Message)
+			}
+			return err
 		}
-		return err
-	}
-	writeJSON(w, http.StatusOK, TransferResult{TxID: res.TxID, From: res.From, To: res.To, Amount: amount.Format(res.Amount),
-		Fee: amount.Format(res.Fee)})
-	return nil
+		writeJSON(w, http.StatusOK, TransferResult{TxID: res.TxID, From: res.From, To: res.To, Amount: amount.Format(res.Amount),
+			Fee: amount.Format(res.Fee)})
+		return nil
+	})
 }
 
 // 6. POST /api/wallet/derive
 func (s *Server) derive(w http.ResponseWriter, r *http.Request) error {
 	var req api.DeriveRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
-	if err := required("mnemonic", req.Mnemonic); err != nil {
+	if err := decodeWithMnemonic(r, &req, &req.Mnemonic); err != nil {
 		return err
 	}
 	a, err := wallet.AddressFromMnemonic(req.Mnemonic, s.cfg.Net, 0)
