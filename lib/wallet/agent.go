@@ -177,12 +177,7 @@ func BuildAgent(coins []Coin, req Request, key Key, magic [4]byte) (*Plan, error
 // node refused it: nothing was spent. The node's refusal comes back as it came, so
 // errors.Is matches its kind (reason.NotAnAgent, consensus.ErrScoreTooLow, ...).
 func SpendAgent(ctx context.Context, node Node, net *params.Network, key Key, req Request) (*Plan, error) {
-	us, err := ListUTXOs(ctx, node, []string{key.Address}, true)
-	if err != nil {
-		return nil, err
-	}
-	AddDecayRates(ctx, node, us)
-	coins, err := DecayingCoins(us)
+	coins, err := pendingCoins(ctx, node, []string{key.Address})
 	if err != nil {
 		return nil, err
 	}

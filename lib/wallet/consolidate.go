@@ -82,16 +82,7 @@ func Consolidate(ctx context.Context, node Node, net *params.Network, keys []Key
 	if len(keys) == 0 {
 		return nil, errors.New("consolidate: no keys")
 	}
-	addrs := make([]string, len(keys))
-	for i, k := range keys {
-		addrs[i] = k.Address
-	}
-	us, err := ListUTXOs(ctx, node, addrs, true)
-	if err != nil {
-		return nil, err
-	}
-	AddDecayRates(ctx, node, us)
-	pool, err := DecayingCoins(us)
+	pool, err := pendingCoins(ctx, node, keyAddresses(keys))
 	if err != nil {
 		return nil, err
 	}

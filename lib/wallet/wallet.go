@@ -81,6 +81,27 @@ func Coins(us []UTXO) ([]Coin, error) { return coins(us, false) }
 // SpendAgent use it.
 func DecayingCoins(us []UTXO) ([]Coin, error) { return coins(us, true) }
 
+// pendingCoins is the coins of addrs in the node's pending view (unconfirmed change
+// included, outputs spent in the mempool left out), with their decay rates (AddDecayRates):
+// DecayingCoins of the listing. Spend, SpendAgent and Consolidate spend from it.
+func pendingCoins(ctx context.Context, node Node, addrs []string) ([]Coin, error) {
+	us, err := ListUTXOs(ctx, node, addrs, true)
+	if err != nil {
+		return nil, err
+	}
+	AddDecayRates(ctx, node, us)
+	return DecayingCoins(us)
+}
+
+// keyAddresses is the address of each of keys.
+func keyAddresses(keys []Key) []string {
+	addrs := make([]string, len(keys))
+	for i, k := range keys {
+		addrs[i] = k.Address
+	}
+	return addrs
+}
+
 func coins(us []UTXO, decay bool) ([]Coin, error) {
 	coins := make([]Coin, 0, len(us))
 	for i := range us {
@@ -226,16 +247,7 @@ func Spend(ctx context.Context, node Node, net *params.Network, keys []Key, req 
 	if len(keys) == 0 {
 		return nil, errors.New("send: no keys")
 	}
-	addrs := make([]string, len(keys))
-	for i, k := range keys {
-		addrs[i] = k.Address
-	}
-	us, err := ListUTXOs(ctx, node, addrs, true)
-	if err != nil {
-		return nil, err
-	}
-	AddDecayRates(ctx, node, us)
-	coins, err := DecayingCoins(us)
+	coins, err := pendingCoins(ctx, node, keyAddresses(keys))
 	if err != nil {
 		return nil, err
 	}
