@@ -620,9 +620,9 @@ func (e *env) escrowOf(k *rpcapi.Contract) (wallet.Escrow, error) {
 // the fields result gives (it may read the node's new state).
 func (e *env) agentSpend(c *cli.Context, request func(ctx context.Context, cl *rpcapi.Client, key wallet.Key) (wallet.Request, error),
 	result func(ctx context.Context, cl *rpcapi.Client, key wallet.Key, plan *wallet.Plan) []kv) error {
-	rate := c.Uint64("fee-rate")
-	if rate < policy.MinRelayFeePerByte || rate > wallet.MaxFeeRate {
-		return fmt.Errorf("--fee-rate: %w", wallet.ErrBadFeeRate)
+	rate, err := feeRate(c)
+	if err != nil {
+		return err
 	}
 	key, err := e.agentKey(c)
 	if err != nil {

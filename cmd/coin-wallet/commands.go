@@ -453,47 +453,62 @@ miner. Sending the whole spendable balance fails for this reason: leave the marg
 			if v < policy.DustLimit {
 				return fmt.Errorf("--amount: %w", wallet.ErrDust)
 			}
-			rate := c.Uint64("fee-rate")
-			if rate < policy.MinRelayFeePerByte || rate > wallet.MaxFeeRate {
-				return fmt.Errorf("--fee-rate: %w", wallet.ErrBadFeeRate)
-			}
-			ks, err := e.walletKeys()
+			rate, err := feeRate(c)
 			if err != nil {
 				return err
 			}
-			defer func() {
-				for i := range ks {
-					ks[i].Wipe()
+			return e.withWalletKeys(func(ctx context.Context, node wallet.Node, ks []wallet.Key) error {
+				res, err := wallet.Send(ctx, node, wallet.Transfer{Net: e.net, Keys: ks, To: to, Amount: v, FeeRate: rate})
+				if err != nil {
+					var ife *wallet.InsufficientFundsError
+					if errors.Is(err, wallet.ErrTooManyInputs) {
+						return fmt.Errorf("%w: %s", err, consolidateHint)
+					}
+					if errors.As(err, &ife) || errors.Is(err, wallet.ErrTooLarge) || errors.Is(err, wallet.ErrDust) {
+						return err
+					}
+					return e.nodeError(err)
 				}
-			}()
-			ctx, cancel := e.ctx()
-			defer cancel()
-			cl := e.client()
-			defer cl.Close()
-			e.resendQuietly(ctx, cl)
-			node, err := e.journal(cl)
-			if err != nil {
-				return err
-			}
-			res, err := wallet.Send(ctx, node, wallet.Transfer{Net: e.net, Keys: ks, To: to, Amount: v, FeeRate: rate})
-			if err != nil {
-				var ife *wallet.InsufficientFundsError
-				if errors.Is(err, wallet.ErrTooManyInputs) {
-					return fmt.Errorf("%w: %s", err, consolidateHint)
+				if e.jsonFlag {
+					return e.printJSON(map[string]any{"txid": res.TxID, "from": res.From, "to": res.To, "amount": amount.Format(res.Amount),
+						"fee": amount.Format(res.Fee), "decay_margin": amount.Format(res.DecayMargin), "change": amount.Format(res.Change),
+						"size": res.Size, "inputs": res.Inputs})
 				}
-				if errors.As(err, &ife) || errors.Is(err, wallet.ErrTooLarge) || errors.Is(err, wallet.ErrDust) {
-					return err
-				}
-				return e.nodeError(err)
-			}
-			if e.jsonFlag {
-				return e.printJSON(map[string]any{"txid": res.TxID, "from": res.From, "to": res.To, "amount": amount.Format(res.Amount),
-					"fee": amount.Format(res.Fee), "decay_margin": amount.Format(res.DecayMargin), "change": amount.Format(res.Change),
-					"size": res.Size, "inputs": res.Inputs})
-			}
-			return e.printf("%s\n", res.TxID)
+				return e.printf("%s\n", res.TxID)
+			})
 		}),
 	}
+}
+
+// feeRate reads --fee-rate: subunits per byte, the node's minimum to wallet.MaxFeeRate.
+func feeRate(c *cli.Context) (uint64, error) {
+	rate := c.Uint64("fee-rate")
+	if rate < policy.MinRelayFeePerByte || rate > wallet.MaxFeeRate {
+		return 0, fmt.Errorf("--fee-rate: %w", wallet.ErrBadFeeRate)
+	}
+	return rate, nil
+}
+
+// withWalletKeys runs a command that spends from the wallet: f gets the wallet's keys
+// (wiped when it returns) and the node (withNode: the wallet's unconfirmed transactions
+// re-sent first) recording every broadcast in the wallet directory (journal).
+func (e *env) withWalletKeys(f func(ctx context.Context, node wallet.Node, ks []wallet.Key) error) error {
+	ks, err := e.walletKeys()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for i := range ks {
+			ks[i].Wipe()
+		}
+	}()
+	return e.withNode(func(ctx context.Context, cl *rpcapi.Client) error {
+		node, err := e.journal(cl)
+		if err != nil {
+			return err
+		}
+		return f(ctx, node, ks)
+	})
 }
 
 // walletKeys unlocks the wallet with the passphrase and derives the keys of its addresses;

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/cointoolkit/coin/lib/amount"
-	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/wallet"
 	"github.com/urfave/cli/v2"
 )
@@ -38,9 +38,9 @@ than two spendable outputs has nothing to merge: nothing is sent.`, wallet.MaxIn
 			&cli.IntFlag{Name: "max-txs", Usage: "send at most `N` transactions (0: as many as needed to end with one output)"},
 		},
 		Action: withEnv(func(e *env, c *cli.Context) error {
-			rate := c.Uint64("fee-rate")
-			if rate < policy.MinRelayFeePerByte || rate > wallet.MaxFeeRate {
-				return fmt.Errorf("--fee-rate: %w", wallet.ErrBadFeeRate)
+			rate, err := feeRate(c)
+			if err != nil {
+				return err
 			}
 			maxIn := c.Int("max-inputs")
 			if maxIn < 2 || maxIn > wallet.MaxInputsPerTx() {
@@ -49,51 +49,35 @@ than two spendable outputs has nothing to merge: nothing is sent.`, wallet.MaxIn
 			if c.Int("max-txs") < 0 {
 				return fmt.Errorf("--max-txs %d: want 0 or more", c.Int("max-txs"))
 			}
-			ks, err := e.walletKeys()
-			if err != nil {
-				return err
-			}
-			defer func() {
-				for i := range ks {
-					ks[i].Wipe()
+			return e.withWalletKeys(func(ctx context.Context, node wallet.Node, ks []wallet.Key) error {
+				txs, err := wallet.Consolidate(ctx, node, e.net, ks, wallet.ConsolidateOptions{FeeRate: rate, MaxInputs: maxIn, MaxTxs: c.Int("max-txs")})
+				if err != nil {
+					for _, t := range txs {
+						fmt.Fprintf(e.errOut(), "consolidate: sent %s (%d inputs)\n", t.TxID, t.Inputs)
+					}
+					if errors.Is(err, wallet.ErrInsufficientFunds) || errors.Is(err, wallet.ErrTooLarge) {
+						return fmt.Errorf("consolidate after %d transactions: %w", len(txs), err)
+					}
+					return e.nodeError(err)
 				}
-			}()
-			ctx, cancel := e.ctx()
-			defer cancel()
-			cl := e.client()
-			defer cl.Close()
-			e.resendQuietly(ctx, cl)
-			node, err := e.journal(cl)
-			if err != nil {
-				return err
-			}
-			txs, err := wallet.Consolidate(ctx, node, e.net, ks, wallet.ConsolidateOptions{FeeRate: rate, MaxInputs: maxIn, MaxTxs: c.Int("max-txs")})
-			if err != nil {
+				if e.json {
+					out := make([]map[string]any, len(txs))
+					for i, t := range txs {
+						out[i] = map[string]any{"txid": t.TxID, "inputs": t.Inputs, "value": amount.Format(t.Value), "output": amount.Format(t.Output),
+							"fee": amount.Format(t.Fee), "decay_margin": amount.Format(t.DecayMargin), "size": t.Size}
+					}
+					return e.printJSON(out)
+				}
+				if len(txs) == 0 {
+					return e.printf("nothing to consolidate: fewer than two spendable outputs\n")
+				}
 				for _, t := range txs {
-					fmt.Fprintf(e.errOut(), "consolidate: sent %s (%d inputs)\n", t.TxID, t.Inputs)
+					if err := e.printf("%s\n", t.TxID); err != nil {
+						return err
+					}
 				}
-				if errors.Is(err, wallet.ErrInsufficientFunds) || errors.Is(err, wallet.ErrTooLarge) {
-					return fmt.Errorf("consolidate after %d transactions: %w", len(txs), err)
-				}
-				return e.nodeError(err)
-			}
-			if e.json {
-				out := make([]map[string]any, len(txs))
-				for i, t := range txs {
-					out[i] = map[string]any{"txid": t.TxID, "inputs": t.Inputs, "value": amount.Format(t.Value), "output": amount.Format(t.Output),
-						"fee": amount.Format(t.Fee), "decay_margin": amount.Format(t.DecayMargin), "size": t.Size}
-				}
-				return e.printJSON(out)
-			}
-			if len(txs) == 0 {
-				return e.printf("nothing to consolidate: fewer than two spendable outputs\n")
-			}
-			for _, t := range txs {
-				if err := e.printf("%s\n", t.TxID); err != nil {
-					return err
-				}
-			}
-			return nil
+				return nil
+			})
 		}),
 	}
 }
