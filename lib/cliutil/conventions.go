@@ -3,6 +3,8 @@ package cliutil
 import (
 	"fmt"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -312,11 +314,40 @@ func scalarFlag(f cli.Flag) bool {
 	return false
 }
 
+// invalidValue matches urfave/cli's (the flag package's) error for a value that does not parse.
+var invalidValue = regexp.MustCompile(`^invalid value "(.*)" for flag -([^:]+): (.*)$`)
+
+// lookupFlag finds the flag named name among the flags of c's command and the app's.
+func lookupFlag(c *cli.Context, name string) cli.Flag {
+	var sets [][]cli.Flag
+	if c.Command != nil {
+		sets = append(sets, c.Command.Flags)
+	}
+	sets = append(sets, c.App.Flags)
+	for _, fs := range sets {
+		for _, f := range fs {
+			if slices.Contains(f.Names(), name) {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
 // usageError is every command's OnUsageError: urfave/cli's flag parsing errors as usage
 // errors.
 func usageError(c *cli.Context, err error, _ bool) error {
 	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+	if m := invalidValue.FindStringSubmatch(msg); m != nil {
+		// urfave/cli says "invalid value "5" for flag -cooldown: parse error": say the option
+		// as it is typed and, for a duration, what one looks like.
+		msg = fmt.Sprintf("invalid value %q for option %s", m[1], dashes(m[2]))
+		if _, ok := lookupFlag(c, m[2]).(*cli.DurationFlag); ok {
+			msg += ": want a duration such as 30s, 5m, 1h or 24h"
+		} else {
+			msg += ": " + m[3]
+		}
+	} else if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		msg = "unknown option " + dashes(name)
 	}
 	return usageErr(c, msg)

@@ -121,6 +121,8 @@ func TestConventionsUsageErrors(t *testing.T) {
 		{[]string{"agent", "contract", "create", "--network"}, "error: flag needs an argument: -network (see 'coin-test agent contract create --help')"},
 		{[]string{"agent", "contract", "create"}, "error: option --amount is required (see 'coin-test agent contract create --help')"},
 		{[]string{"agent", "contract", "create", "--amount", "1", "--timeout", "x"}, "(see 'coin-test agent contract create --help')"},
+		{[]string{"--timeout", "5", "balance"}, "error: invalid value \"5\" for option --timeout: want a duration such as 30s, 5m, 1h or 24h (see 'coin-test --help')"},
+		{[]string{"--threads", "many", "balance"}, "error: invalid value \"many\" for option --threads: parse error"},
 		{[]string{"agent", "contract", "create", "--amount", "1", "NAME", "--json"},
 			"error: option --json after the arguments: options go before the arguments (see 'coin-test agent contract create --help')"},
 		{nil, "error: no command given: want one of balance, agent (see 'coin-test --help')"},
