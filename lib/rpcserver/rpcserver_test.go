@@ -101,6 +101,10 @@ func TestEveryMethodRegistered(t *testing.T) {
 		if !strings.Contains(help, m.Name) {
 			t.Fatalf("help does not list %s", m.Name)
 		}
+		// Each category's header once.
+		if n := strings.Count(help, "== "+m.Category+" =="); n != 1 {
+			t.Fatalf("help has %d headers for %s", n, m.Category)
+		}
 	}
 }
 

@@ -42,16 +42,23 @@ func help(p jsonrpc.Params) (any, error) {
 	}
 	var sb strings.Builder
 	if name == "" {
-		cat := ""
+		// Each category once, in the order of its first method in the catalogue.
+		var cats []string
+		byCat := map[string][]rpcapi.Method{}
 		for _, m := range rpcapi.Methods {
-			if m.Category != cat {
-				if cat != "" {
-					sb.WriteString("\n")
-				}
-				cat = m.Category
-				fmt.Fprintf(&sb, "== %s ==\n", cat)
+			if _, ok := byCat[m.Category]; !ok {
+				cats = append(cats, m.Category)
 			}
-			sb.WriteString(usage(m) + "\n")
+			byCat[m.Category] = append(byCat[m.Category], m)
+		}
+		for i, cat := range cats {
+			if i > 0 {
+				sb.WriteString("\n")
+			}
+			fmt.Fprintf(&sb, "== %s ==\n", cat)
+			for _, m := range byCat[cat] {
+				sb.WriteString(usage(m) + "\n")
+			}
 		}
 		return strings.TrimRight(sb.String(), "\n"), nil
 	}
