@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 
@@ -32,22 +30,10 @@ func TestAgentsEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	n := startNode(t)
+	fx := startFaucetNet(t, 6)
+	n, burn := fx.node, fx.burn
 	ctx := context.Background()
-	dir := t.TempDir()
-	fm, faucetAddr, err := wallet.NewMnemonic(12, params.Regtest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mfile := filepath.Join(dir, "faucet-mnemonic")
-	if err := os.WriteFile(mfile, []byte(fm+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, burn, _ := wallet.NewMnemonic(12, params.Regtest)
-	n.generate(t, 6, faucetAddr)
-	n.generate(t, 100, burn)
-	f := startFaucetd(t, limitsOff("--network", "regtest", "--rpc", n.URL(), "--data-dir", filepath.Join(dir, "faucet-data"),
-		"--mnemonic-file", mfile, "--ip-rate", "0")...)
+	f := startFaucetd(t, fx.faucetdArgs()...)
 
 	call := func(method, path, body string) (int, map[string]any) {
 		t.Helper()

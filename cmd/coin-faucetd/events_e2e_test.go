@@ -14,9 +14,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/faucet/events"
-	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/proctest"
-	"github.com/cointoolkit/coin/lib/wallet"
 )
 
 // eventStream is one subscriber of GET /api/agent/events.
@@ -139,27 +137,15 @@ func TestEventStreamEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	n := startNode(t)
+	fx := startFaucetNet(t, 10)
+	n, burn := fx.node, fx.burn
 	ctx := context.Background()
-	dir := t.TempDir()
-	fm, faucetAddr, err := wallet.NewMnemonic(12, params.Regtest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mfile := filepath.Join(dir, "faucet-mnemonic")
-	if err := os.WriteFile(mfile, []byte(fm+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, burn, _ := wallet.NewMnemonic(12, params.Regtest)
-	n.generate(t, 10, faucetAddr)
-	n.generate(t, 100, burn)
 	// A second node, in step now; later it mines a longer fork alone.
 	n2 := &node{proctest.NewNode(t, n.Bin, "--connect", n.P2PAddr())}
 	n2.Start(t)
 	waitFor(t, 20*time.Second, "node 2 in step", func() bool { return sameTip(n, n2) })
 
-	f := startFaucetd(t, limitsOff("--network", "regtest", "--rpc", n.URL(), "--data-dir", filepath.Join(dir, "faucet-data"),
-		"--mnemonic-file", mfile, "--ip-rate", "0")...)
+	f := startFaucetd(t, fx.faucetdArgs()...)
 	ok := func(method, path, body string) map[string]any {
 		t.Helper()
 		code, m, _ := httpJSON(method, f.url+path, body)

@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/proctest"
+	"github.com/cointoolkit/coin/lib/wallet"
 )
 
 // buildBinaries builds the executables once for all tests and benchmarks of this package.
@@ -166,4 +168,42 @@ func decodeObject(t testing.TB, s string) map[string]any {
 		t.Fatalf("not a JSON object: %q", s)
 	}
 	return m
+}
+
+// faucetNet is a regtest node whose first blocks paid a new faucet wallet, and the next 100
+// a burn address so that those coinbases are mature: the start of the end-to-end tests that
+// run coin-faucetd's agent API.
+type faucetNet struct {
+	*node
+	dir        string // the test's temporary directory
+	mfile      string // the faucet wallet's mnemonic file
+	faucetAddr string // the faucet wallet's address
+	burn       string // an address no one spends from, for the blocks the tests mine
+}
+
+// startFaucetNet starts a regtest node and mines coinbases blocks to a new faucet wallet,
+// then 100 to a burn address.
+func startFaucetNet(t *testing.T, coinbases int) *faucetNet {
+	t.Helper()
+	e := &faucetNet{node: startNode(t), dir: t.TempDir()}
+	fm, faucetAddr, err := wallet.NewMnemonic(12, params.Regtest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.faucetAddr = faucetAddr
+	e.mfile = filepath.Join(e.dir, "faucet-mnemonic")
+	if err := os.WriteFile(e.mfile, []byte(fm+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, e.burn, _ = wallet.NewMnemonic(12, params.Regtest)
+	e.generate(t, coinbases, e.faucetAddr)
+	e.generate(t, 100, e.burn)
+	return e
+}
+
+// faucetdArgs is coin-faucetd's arguments for the faucet of e (per-client limits off, no
+// per-IP rate), extra after them.
+func (e *faucetNet) faucetdArgs(extra ...string) []string {
+	return limitsOff(append([]string{"--network", "regtest", "--rpc", e.URL(), "--data-dir", filepath.Join(e.dir, "faucet-data"),
+		"--mnemonic-file", e.mfile, "--ip-rate", "0"}, extra...)...)
 }

@@ -3,14 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/faucet/mcp"
-	"github.com/cointoolkit/coin/lib/params"
-	"github.com/cointoolkit/coin/lib/wallet"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,22 +18,10 @@ func TestMCPAgentContractEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
-	n := startNode(t)
+	fx := startFaucetNet(t, 6)
+	n, burn, faucetAddr := fx.node, fx.burn, fx.faucetAddr
 	ctx := context.Background()
-	dir := t.TempDir()
-	fm, faucetAddr, err := wallet.NewMnemonic(12, params.Regtest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mfile := filepath.Join(dir, "faucet-mnemonic")
-	if err := os.WriteFile(mfile, []byte(fm+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, burn, _ := wallet.NewMnemonic(12, params.Regtest)
-	n.generate(t, 6, faucetAddr)
-	n.generate(t, 100, burn)
-	f := startFaucetd(t, limitsOff("--network", "regtest", "--rpc", n.URL(), "--data-dir", filepath.Join(dir, "faucet-data"),
-		"--mnemonic-file", mfile, "--ip-rate", "0")...)
+	f := startFaucetd(t, fx.faucetdArgs()...)
 
 	client := sdk.NewClient(&sdk.Implementation{Name: "e2e-agent", Version: "0"}, nil)
 	s, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: f.url + mcp.Path}, nil)

@@ -132,22 +132,10 @@ func TestWebPages(t *testing.T) {
 
 	// A node and a faucet, and three agents registered through the API; a contract from a
 	// to b, fulfilled and reviewed both ways; one block mined so the registrations confirm.
-	n := startNode(t)
+	fx := startFaucetNet(t, 20) // 3 agents and 4 claims through the form
+	n, dir, burn := fx.node, fx.dir, fx.burn
 	ctx := context.Background()
-	dir := t.TempDir()
-	fm, faucetAddr, err := wallet.NewMnemonic(12, params.Regtest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mfile := filepath.Join(dir, "faucet-mnemonic")
-	if err := os.WriteFile(mfile, []byte(fm+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, burn, _ := wallet.NewMnemonic(12, params.Regtest)
-	n.generate(t, 20, faucetAddr) // 3 agents and 4 claims through the form
-	n.generate(t, 100, burn)
-	f := startFaucetd(t, limitsOff("--network", "regtest", "--rpc", n.URL(), "--data-dir", filepath.Join(dir, "faucet-data"),
-		"--mnemonic-file", mfile, "--ip-rate", "0", "--access-log", "off")...)
+	f := startFaucetd(t, fx.faucetdArgs("--access-log", "off")...)
 	ok := func(method, path, body string) map[string]any {
 		t.Helper()
 		code, m, _ := httpJSON(method, f.url+path, body)
