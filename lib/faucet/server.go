@@ -234,20 +234,8 @@ func (s *Server) apiHandler() http.Handler {
 		byPath[rt.Path][rt.Method] = rt
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rw := &statusWriter{ResponseWriter: w}
-		defer func() {
-			if p := recover(); p != nil {
-				s.log.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", p)
-				if !rw.wrote {
-					s.writeError(rw, apiErr(http.StatusInternalServerError, "internal", "internal error"))
-				}
-			}
-			if s.access != nil {
-				s.access.Info("request", "client", clientAddr(r, s.cfg.TrustedProxies).String(), "method", r.Method, "path", r.URL.Path,
-					"status", rw.status, "bytes", rw.bytes, "duration", time.Since(start).Round(time.Microsecond))
-			}
-		}()
+		rw, done := s.serving(w, r)
+		defer done()
 		client := clientNet(clientAddr(r, s.cfg.TrustedProxies))
 		if ok, wait := s.reqs.allow(client); !ok {
 			s.writeError(rw, clientLimited(wait, "too many requests from this client"))
@@ -292,6 +280,26 @@ func (s *Server) agentEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.cfg.Events.ServeHTTP(w, r)
 	return nil
+}
+
+// serving starts serving r: rw records the answer for the access log, and done, deferred by
+// the caller, logs a panic (answering 500 when nothing was written yet) and then, when the
+// access log is on, the request with its status, size and duration.
+func (s *Server) serving(w http.ResponseWriter, r *http.Request) (rw *statusWriter, done func()) {
+	start := time.Now()
+	rw = &statusWriter{ResponseWriter: w}
+	return rw, func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", p)
+			if !rw.wrote {
+				s.writeError(rw, apiErr(http.StatusInternalServerError, "internal", "internal error"))
+			}
+		}
+		if s.access != nil {
+			s.access.Info("request", "client", clientAddr(r, s.cfg.TrustedProxies).String(), "method", r.Method, "path", r.URL.Path,
+				"status", rw.status, "bytes", rw.bytes, "duration", time.Since(start).Round(time.Microsecond))
+		}
+	}
 }
 
 // statusWriter records the status and size of a response for the access log.

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/cointoolkit/coin/lib/faucet/mcp"
 )
@@ -52,20 +51,8 @@ func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
 			apiH.ServeHTTP(w, r)
 			return
 		}
-		start := time.Now()
-		rw := &statusWriter{ResponseWriter: w}
-		defer func() {
-			if p := recover(); p != nil {
-				s.log.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", p)
-				if !rw.wrote {
-					s.writeError(rw, apiErr(http.StatusInternalServerError, "internal", "internal error"))
-				}
-			}
-			if s.access != nil {
-				s.access.Info("request", "client", clientAddr(r, s.cfg.TrustedProxies).String(), "method", r.Method, "path", r.URL.Path,
-					"status", rw.status, "bytes", rw.bytes, "duration", time.Since(start).Round(time.Microsecond))
-			}
-		}()
+		rw, done := s.serving(w, r)
+		defer done()
 		if ok, wait := reqs.allow(clientNet(clientAddr(r, s.cfg.TrustedProxies))); !ok {
 			s.writeError(rw, clientLimited(wait, "too many requests from this client"))
 			return
