@@ -33,8 +33,8 @@ func TestBulkMatchesPerBlockWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	nodes := make([]*Node, 0, len(ref.index))
-	for _, n := range ref.index {
+	nodes := make([]*Node, 0, ref.index.len())
+	for n := range ref.index.all() {
 		if n.Height > 0 {
 			nodes = append(nodes, n)
 		}

@@ -20,8 +20,6 @@ import (
 	"github.com/syndtr/goleveldb/leveldb/util"
 )
 
-func powWork(bits uint32) *big.Int { return pow.Work(bits) }
-
 // ErrLocked is returned by Open when another process holds the database.
 var ErrLocked = errors.New("data directory is in use by another process")
 
@@ -51,19 +49,56 @@ func storageErr(op string, err error) error {
 // children are header-only too (a block is stored only on a stored parent). Its Status is
 // StatusStored until it or an ancestor fails, and Size and TxCount are zero until its block
 // fills it in. NodeByHash and NodeStatus do not report header-only nodes; HeaderState does.
+//
+// A Node is kept small (176 bytes, one allocation, no pointers to other heap objects but
+// nodes): the index holds one per block of the chain, docs/chain.md ("Scale") projects it
+// to millions, and TestIndexBytesPerBlock bounds it. So the work is an inline 256-bit value,
+// the children a list through the nodes, and the header leaves out its previous-block hash,
+// which is Parent's (BlockHeader puts it back).
 type Node struct {
-	Hash       types.Hash
-	Header     types.BlockHeader
-	Height     uint64
-	Status     Status
-	Work       *big.Int // cumulative work up to and including this block
-	Parent     *Node
+	Hash   types.Hash
+	Work   pow.Uint256 // cumulative work up to and including this block
+	Header NodeHeader  // the header but its PrevHash (see BlockHeader)
+	Parent *Node
+	Height uint64
+	seq    uint64 // arrival order, for the first-seen tie-break
+	// kid is the latest child in the index (header-only ones included), sib the next older
+	// child of Parent.
+	kid, sib   *Node
 	Size       uint32
 	TxCount    uint32
-	seq        uint64  // arrival order, for the first-seen tie-break
-	kids       []*Node // children in the index, header-only ones included
-	headerOnly bool    // the block is not stored (see above)
+	Status     Status
+	headerOnly bool // the block is not stored (see above)
 }
+
+// NodeHeader is a block header without its previous-block hash: a Node's Parent has it.
+type NodeHeader struct {
+	MerkleRoot       types.Hash
+	Timestamp        uint64
+	Nonce            uint64
+	Version          uint32
+	DifficultyTarget uint32
+}
+
+// BlockHeader is the block's header, its PrevHash the parent's hash (zero for the genesis
+// block, which has no parent).
+func (n *Node) BlockHeader() types.BlockHeader {
+	h := types.BlockHeader{Version: n.Header.Version, MerkleRoot: n.Header.MerkleRoot,
+		Timestamp: n.Header.Timestamp, DifficultyTarget: n.Header.DifficultyTarget, Nonce: n.Header.Nonce}
+	if n.Parent != nil {
+		h.PrevHash = n.Parent.Hash
+	}
+	return h
+}
+
+// setHeader sets n's header from h, but its PrevHash (n's Parent holds it).
+func (n *Node) setHeader(h *types.BlockHeader) {
+	n.Header = NodeHeader{MerkleRoot: h.MerkleRoot, Timestamp: h.Timestamp, Nonce: h.Nonce,
+		Version: h.Version, DifficultyTarget: h.DifficultyTarget}
+}
+
+// WorkBig is n's cumulative work as a new *big.Int.
+func (n *Node) WorkBig() *big.Int { return n.Work.Big() }
 
 // Options tune a Chain.
 type Options struct {
@@ -101,7 +136,7 @@ type Chain struct {
 	wo   *opt.WriteOptions
 
 	mu    sync.RWMutex
-	index map[types.Hash]*Node
+	index nodeIndex
 	// tips are the valid stored nodes without a valid child: the only ones that can have the
 	// most work, so the fork choice looks at them instead of the whole index.
 	tips  map[*Node]struct{}
@@ -150,7 +185,7 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 		}
 		return nil, storageErr("open "+dir, err)
 	}
-	c := &Chain{net: net, db: db, opts: opts, wo: &opt.WriteOptions{Sync: opts.Sync}, index: make(map[types.Hash]*Node), tips: make(map[*Node]struct{}),
+	c := &Chain{net: net, db: db, opts: opts, wo: &opt.WriteOptions{Sync: opts.Sync}, index: newNodeIndex(), tips: make(map[*Node]struct{}),
 		hdrs: make(map[*Node]struct{})}
 	c.wc.reset()
 	if err := c.load(); err != nil {
@@ -214,55 +249,82 @@ func (c *Chain) load() error {
 		return storageErr("decode stats", err)
 	}
 	it := c.db.NewIterator(util.BytesPrefix([]byte{pfxIndex}), nil)
-	var nodes []*Node
+	var nodes []loadedNode
 	for it.Next() {
-		n, err := decodeIndexRecord(it.Value())
+		n, prev, err := decodeIndexRecord(it.Value())
 		if err != nil {
 			it.Release()
 			return storageErr("decode index", err)
 		}
-		nodes = append(nodes, n)
+		nodes = append(nodes, loadedNode{n, prev})
 	}
 	it.Release()
 	if err := it.Error(); err != nil {
 		return storageErr("read index", err)
 	}
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Height < nodes[j].Height })
-	for _, n := range nodes {
+	if err := c.linkIndex(nodes); err != nil {
+		return err
+	}
+	tip := c.index.get(c.stats.TipHash)
+	if tip == nil || tip.Height != c.stats.Height {
+		return fmt.Errorf("database is inconsistent: tip %s not in the header index", c.stats.TipHash)
+	}
+	c.setMain(tip)
+	return nil
+}
+
+// loadedNode is a decoded index record: the node and its parent's hash.
+type loadedNode struct {
+	n    *Node
+	prev types.Hash
+}
+
+// linkIndex puts the decoded index records in the block index, lowest first: each gets its
+// parent and cumulative work.
+func (c *Chain) linkIndex(nodes []loadedNode) error {
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].n.Height < nodes[j].n.Height })
+	var bits uint32
+	var work pow.Uint256 // of bits
+	for _, ln := range nodes {
+		n := ln.n
 		if n.seq > c.seq {
 			c.seq = n.seq
+		}
+		if b := n.Header.DifficultyTarget; b != bits || work.IsZero() {
+			bits, work = b, workOf(b)
 		}
 		if n.Height == 0 {
 			if n.Hash != c.net.GenesisHash {
 				return fmt.Errorf("database holds another network's genesis block %s (want %s for %s)", n.Hash, c.net.GenesisHash, c.net.Name)
 			}
-			n.Work = workOf(n.Header.DifficultyTarget)
+			n.Work = work
 			c.addNode(n)
 			continue
 		}
-		p := c.index[n.Header.PrevHash]
+		p := c.index.get(ln.prev)
 		if p == nil {
 			continue // orphaned record; unreachable
 		}
 		n.Parent = p
-		n.Work = new(big.Int).Add(p.Work, workOf(n.Header.DifficultyTarget))
+		n.Work = p.Work.Add(work)
 		c.addNode(n)
-	}
-	tip := c.index[c.stats.TipHash]
-	if tip == nil || tip.Height != c.stats.Height {
-		return fmt.Errorf("database is inconsistent: tip %s not in the header index", c.stats.TipHash)
-	}
-	c.main = make([]*Node, tip.Height+1)
-	for n := tip; n != nil; n = n.Parent {
-		c.main[n.Height] = n
 	}
 	return nil
 }
 
+// setMain makes the main chain the path from genesis to tip.
+func (c *Chain) setMain(tip *Node) {
+	c.main = make([]*Node, tip.Height+1)
+	for n := tip; n != nil; n = n.Parent {
+		c.main[n.Height] = n
+	}
+}
+
 func (c *Chain) initGenesis() error {
 	g := c.net.GenesisBlock()
-	n := &Node{Hash: g.Hash(), Header: g.Header, Height: 0, Status: StatusValid,
+	n := &Node{Hash: g.Hash(), Height: 0, Status: StatusValid,
 		Work: workOf(g.Header.DifficultyTarget), Size: uint32(g.SerializeSize()), TxCount: 1}
+	n.setHeader(&g.Header)
 	c.stats = Stats{TipHash: n.Hash, Height: 0, TxCount: 1}
 	b := new(leveldb.Batch)
 	b.Put(hashKey(pfxBlock, n.Hash), g.Bytes())
@@ -303,7 +365,7 @@ func (c *Chain) Tip() *Node {
 func (c *Chain) NodeByHash(h types.Hash) *Node {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if n := c.index[h]; n != nil && !n.headerOnly {
+	if n := c.index.get(h); n != nil && !n.headerOnly {
 		return n
 	}
 	return nil
@@ -323,7 +385,7 @@ func (c *Chain) NodeAt(height uint64) *Node {
 func (c *Chain) InMainChain(h types.Hash) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	n := c.index[h]
+	n := c.index.get(h)
 	return n != nil && n.Height < uint64(len(c.main)) && c.main[n.Height] == n
 }
 

@@ -3,7 +3,9 @@ package chainstate
 import (
 	"errors"
 	"fmt"
-	"math/big"
+	"os"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/chaingen"
@@ -139,11 +141,12 @@ func TestReopenResumes(t *testing.T) {
 // anything, and stops there: what a crash between the two batches leaves behind.
 func storeOnly(t *testing.T, c *Chain, b *types.Block) {
 	t.Helper()
-	parent := c.index[b.Header.PrevHash]
+	parent := c.index.get(b.Header.PrevHash)
 	c.seq++
-	n := &Node{Hash: b.Hash(), Header: b.Header, Height: parent.Height + 1, Status: StatusStored, Parent: parent,
-		Work: new(big.Int).Add(parent.Work, workOf(b.Header.DifficultyTarget)), Size: uint32(b.SerializeSize()),
+	n := &Node{Hash: b.Hash(), Height: parent.Height + 1, Status: StatusStored, Parent: parent,
+		Work: parent.Work.Add(workOf(b.Header.DifficultyTarget)), Size: uint32(b.SerializeSize()),
 		TxCount: uint32(len(b.Transactions)), seq: c.seq}
+	n.setHeader(&b.Header)
 	batch := new(leveldb.Batch)
 	batch.Put(hashKey(pfxBlock, n.Hash), b.Bytes())
 	batch.Put(hashKey(pfxIndex, n.Hash), indexRecord(n))
@@ -188,4 +191,134 @@ func TestReopenConnectsStoredBranch(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkIndexes(t, c, utxoSet(t, c))
+}
+
+// maxIndexBytesPerBlock bounds the heap of the in-memory block index per block (the Node,
+// its slot in the hash index and in the main chain). docs/chain.md ("Scale") projects it to
+// 5,000,000 blocks against the node's 1 GiB budget: 220 B is 1.02 GiB there; the figure
+// measured when this bound was set was well under it (see the doc).
+const maxIndexBytesPerBlock = 220
+
+// indexRecords is n index records of a main chain from net's genesis, as the database holds
+// them.
+func indexRecords(net *params.Network, n int) [][]byte {
+	g := net.GenesisBlock()
+	gn := &Node{Hash: g.Hash(), Height: 0, Status: StatusValid, Size: uint32(g.SerializeSize()), TxCount: 1}
+	gn.setHeader(&g.Header)
+	recs := [][]byte{indexRecord(gn)}
+	prev := gn.Hash
+	hd := g.Header
+	for i := 1; i < n; i++ {
+		hd.PrevHash = prev
+		hd.Timestamp += 60
+		hd.Nonce = uint64(i)
+		hd.MerkleRoot[0], hd.MerkleRoot[1], hd.MerkleRoot[2] = byte(i), byte(i>>8), byte(i>>16)
+		nd := &Node{Height: uint64(i), Status: StatusValid, seq: uint64(i), Size: 250_000, TxCount: 1000,
+			Parent: &Node{Hash: prev}}
+		nd.setHeader(&hd)
+		recs = append(recs, indexRecord(nd))
+		prev = hd.Hash()
+	}
+	return recs
+}
+
+// loadIndex builds the block index from records the way load does and returns the chain
+// holding it.
+func loadIndex(t testing.TB, net *params.Network, recs [][]byte) *Chain {
+	c := &Chain{net: net, index: newNodeIndex(), tips: make(map[*Node]struct{}), hdrs: make(map[*Node]struct{})}
+	var nodes []loadedNode
+	for _, r := range recs {
+		n, prev, err := decodeIndexRecord(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, loadedNode{n, prev})
+	}
+	if err := c.linkIndex(nodes); err != nil {
+		t.Fatal(err)
+	}
+	c.setMain(nodes[len(nodes)-1].n)
+	return c
+}
+
+// indexBytesPerBlock measures the heap the block index of n blocks takes, per block: the
+// records are made first, then the index is loaded from them between two heap readings.
+func indexBytesPerBlock(t testing.TB, n int) float64 {
+	net := params.Mainnet
+	recs := indexRecords(net, n)
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	c := loadIndex(t, net, recs)
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	runtime.KeepAlive(recs)
+	if len(c.main) != n || c.main[n-1].Height != uint64(n-1) {
+		t.Fatalf("main chain of %d blocks, want %d", len(c.main), n)
+	}
+	runtime.KeepAlive(c)
+	return float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc)) / float64(n)
+}
+
+// TestIndexBytesPerBlock fails when the block index takes more than maxIndexBytesPerBlock
+// of heap per block, measured over 100,000 blocks (COIN_INDEX_BLOCKS sets another count).
+func TestIndexBytesPerBlock(t *testing.T) {
+	n := 100_000
+	if s := os.Getenv("COIN_INDEX_BLOCKS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 2 {
+			t.Fatalf("COIN_INDEX_BLOCKS=%q", s)
+		}
+		n = v
+	}
+	per := indexBytesPerBlock(t, n)
+	t.Logf("block index: %.1f bytes per block over %d blocks; %.0f MiB at 5,000,000 blocks", per, n, per*5e6/(1<<20))
+	if per > maxIndexBytesPerBlock {
+		t.Errorf("block index takes %.1f bytes per block, more than %d", per, maxIndexBytesPerBlock)
+	}
+}
+
+// TestNodeIndex checks the hash index against a map through puts, replacements and deletions
+// (backward shifts included: keys share their tail, so many share a probe start).
+func TestNodeIndex(t *testing.T) {
+	x := newNodeIndex()
+	ref := make(map[types.Hash]*Node)
+	key := func(i int) types.Hash {
+		var h types.Hash
+		h[0], h[1] = byte(i), byte(i>>8)
+		h[24] = byte(i % 7) // few distinct tails: long runs
+		return h
+	}
+	for step := range 20000 {
+		i := (step * 7919) % 3000
+		h := key(i)
+		if step%3 == 2 {
+			x.del(h)
+			delete(ref, h)
+		} else {
+			n := &Node{Hash: h}
+			x.put(n)
+			ref[h] = n
+		}
+		if step%500 == 0 || step == 19999 {
+			if x.len() != len(ref) {
+				t.Fatalf("step %d: %d nodes, want %d", step, x.len(), len(ref))
+			}
+			for j := range 3000 {
+				if got := x.get(key(j)); got != ref[key(j)] {
+					t.Fatalf("step %d: get(%d) = %p, want %p", step, j, got, ref[key(j)])
+				}
+			}
+			seen := 0
+			for n := range x.all() {
+				if ref[n.Hash] != n {
+					t.Fatalf("step %d: all yields a node not in the index", step)
+				}
+				seen++
+			}
+			if seen != len(ref) {
+				t.Fatalf("step %d: all yields %d nodes, want %d", step, seen, len(ref))
+			}
+		}
+	}
 }

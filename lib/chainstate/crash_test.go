@@ -63,7 +63,7 @@ func TestCrashRecovery(t *testing.T) {
 	ref := &replayer{}
 	defer ref.close()
 	checkRecovered(t, c, ref)
-	prevHeight, prevNodes := c.Tip().Height, len(c.index)
+	prevHeight, prevNodes := c.Tip().Height, c.index.len()
 	setupNodes, setupSide := prevNodes, sideValid(c)
 	c.Close()
 
@@ -112,7 +112,7 @@ func TestCrashRecovery(t *testing.T) {
 			t.Errorf("round %d: reopened at tip %d %s, but stored block %d %s (%s) has more work",
 				r, tip.Height, tip.Hash, best.Height, best.Hash, best.Status)
 		}
-		nodes, side := len(c.index), sideValid(c)
+		nodes, side := c.index.len(), sideValid(c)
 		cs := countConduct(t, c)
 		t.Logf("round %2d: killed after %3d ms: tip %d (%+d), %d blocks stored (%+d), %d reorged out, %d txs, %s",
 			r, delay.Milliseconds(), tip.Height, int64(tip.Height)-int64(prevHeight), nodes, nodes-prevNodes, side, c.Stats().TxCount, cs)
@@ -147,7 +147,7 @@ func TestCrashRecovery(t *testing.T) {
 // disconnected them.
 func sideValid(c *Chain) int {
 	n := 0
-	for _, node := range c.index {
+	for node := range c.index.all() {
 		if node.Status == StatusValid && !c.InMainChain(node.Hash) {
 			n++
 		}

@@ -2,10 +2,10 @@ package chainstate
 
 import (
 	"encoding/binary"
-	"math/big"
 
 	"github.com/cointoolkit/coin/lib/bincode"
 	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/pow"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
@@ -153,7 +153,8 @@ func (s Status) String() string {
 // indexRecord is the stored form of a node: fixed header, height, status, arrival sequence.
 func indexRecord(n *Node) []byte {
 	w := bincode.NewWriter(make([]byte, 0, 104))
-	fixed := n.Header.FixedBytes()
+	h := n.BlockHeader()
+	fixed := h.FixedBytes()
 	w.Raw(fixed[:])
 	w.U64(n.Height)
 	w.U8(uint8(n.Status))
@@ -163,21 +164,25 @@ func indexRecord(n *Node) []byte {
 	return w.Bytes()
 }
 
-func decodeIndexRecord(b []byte) (*Node, error) {
+// decodeIndexRecord decodes an index record into a node without its parent, and the parent's
+// hash.
+func decodeIndexRecord(b []byte) (*Node, types.Hash, error) {
 	r := bincode.NewReader(b)
 	var fixed [types.HeaderSize]byte
 	r.Raw(fixed[:])
-	n := &Node{Header: types.HeaderFromFixed(&fixed)}
+	h := types.HeaderFromFixed(&fixed)
+	n := &Node{}
+	n.setHeader(&h)
 	n.Height = r.U64()
 	n.Status = Status(r.U8())
 	n.seq = r.U64()
 	n.Size = r.U32()
 	n.TxCount = r.U32()
 	if err := r.Finish(); err != nil {
-		return nil, err
+		return nil, types.Hash{}, err
 	}
-	n.Hash = n.Header.Hash()
-	return n, nil
+	n.Hash = h.Hash()
+	return n, h.PrevHash, nil
 }
 
 // txLoc is the transaction index value: the block and position of a confirmed transaction.
@@ -210,4 +215,4 @@ func decodeTxLoc(b []byte) (TxLocation, error) {
 }
 
 // workOf is the proof of a header's target.
-func workOf(bits uint32) *big.Int { return powWork(bits) }
+func workOf(bits uint32) pow.Uint256 { return pow.Work256(bits) }

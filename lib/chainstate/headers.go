@@ -2,8 +2,6 @@ package chainstate
 
 import (
 	"errors"
-	"math/big"
-	"slices"
 
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/types"
@@ -76,7 +74,7 @@ func (c *Chain) ProcessBlockHeaders(hs []types.BlockHeader) (HeadersResult, erro
 
 func (c *Chain) acceptHeader(h *types.BlockHeader) (*Node, bool, error) {
 	hash := h.Hash()
-	if n := c.index[hash]; n != nil {
+	if n := c.index.get(hash); n != nil {
 		if n.Status >= StatusInvalid {
 			return nil, false, ruleErr(consensus.ErrKnownInvalid, "header %s is of an invalid block", hash)
 		}
@@ -88,7 +86,7 @@ func (c *Chain) acceptHeader(h *types.BlockHeader) (*Node, bool, error) {
 	if err := consensus.CheckProofOfWork(h, hash, c.net.PowLimit); err != nil {
 		return nil, false, err
 	}
-	parent := c.index[h.PrevHash]
+	parent := c.index.get(h.PrevHash)
 	if parent == nil {
 		return nil, false, ruleErr(consensus.ErrUnknownParent, "header %s: parent %s is unknown", hash, h.PrevHash)
 	}
@@ -105,8 +103,9 @@ func (c *Chain) acceptHeader(h *types.BlockHeader) (*Node, bool, error) {
 		}
 	}
 	c.seq++
-	n := &Node{Hash: hash, Header: *h, Height: parent.Height + 1, Status: StatusStored, Parent: parent,
-		Work: new(big.Int).Add(parent.Work, workOf(h.DifficultyTarget)), seq: c.seq, headerOnly: true}
+	n := &Node{Hash: hash, Height: parent.Height + 1, Status: StatusStored, Parent: parent,
+		Work: parent.Work.Add(workOf(h.DifficultyTarget)), seq: c.seq, headerOnly: true}
+	n.setHeader(h)
 	c.addNode(n)
 	return n, true, nil
 }
@@ -115,7 +114,7 @@ func (c *Chain) acceptHeader(h *types.BlockHeader) (*Node, bool, error) {
 func (c *Chain) HeaderState(h types.Hash) HeaderState {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	n := c.index[h]
+	n := c.index.get(h)
 	if n == nil {
 		return HeaderState{}
 	}
@@ -175,7 +174,7 @@ func (c *Chain) HeaderCount() (int, int) {
 func (c *Chain) InvalidateHeader(h types.Hash) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := c.index[h]
+	n := c.index.get(h)
 	if n == nil || !n.headerOnly || n.Status >= StatusInvalid {
 		return nil
 	}
@@ -232,15 +231,15 @@ func (c *Chain) pruneHeaders() {
 		}
 	}
 	for _, n := range gone {
-		delete(c.index, n.Hash)
+		c.index.del(n.Hash)
 		delete(c.hdrs, n)
 	}
 	for _, n := range gone {
-		if p := n.Parent; c.index[p.Hash] == p {
-			p.kids = slices.DeleteFunc(p.kids, func(k *Node) bool { return k == n })
+		if p := n.Parent; c.index.get(p.Hash) == p {
+			p.unlinkKid(n)
 		}
 	}
-	if b := c.bestHdr; b != nil && c.index[b.Hash] != b {
+	if b := c.bestHdr; b != nil && c.index.get(b.Hash) != b {
 		c.recomputeBestHeader()
 	}
 }

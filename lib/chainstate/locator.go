@@ -17,7 +17,7 @@ func (c *Chain) Locator() []types.Hash {
 func (c *Chain) LocatorFrom(h types.Hash) []types.Hash {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	n := c.index[h]
+	n := c.index.get(h)
 	if n == nil {
 		return nil
 	}
@@ -54,7 +54,7 @@ func (c *Chain) FindFork(locator []types.Hash) *Node {
 
 func (c *Chain) findFork(locator []types.Hash) *Node {
 	for _, h := range locator {
-		n := c.index[h]
+		n := c.index.get(h)
 		if n != nil && n.Height < uint64(len(c.main)) && c.main[n.Height] == n {
 			return n
 		}
@@ -70,7 +70,7 @@ func (c *Chain) HeadersAfter(locator []types.Hash, stop types.Hash, max int) []t
 	fork := c.findFork(locator)
 	var out []types.BlockHeader
 	for h := fork.Height + 1; h < uint64(len(c.main)) && len(out) < max; h++ {
-		out = append(out, c.main[h].Header)
+		out = append(out, c.main[h].BlockHeader())
 		if c.main[h].Hash == stop {
 			break
 		}
@@ -84,7 +84,7 @@ func (c *Chain) HeadersAfter(locator []types.Hash, stop types.Hash, max int) []t
 func (c *Chain) NodeStatus(h types.Hash) (*Node, Status, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	n := c.index[h]
+	n := c.index.get(h)
 	if n == nil || n.headerOnly {
 		return nil, 0, false
 	}

@@ -3,7 +3,6 @@ package chainstate
 import (
 	"errors"
 	"fmt"
-	"math/big"
 
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/types"
@@ -42,7 +41,7 @@ func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 	size := b.SerializeSize()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := c.index[hash]
+	n := c.index.get(hash)
 	if n != nil && n.Status >= StatusInvalid {
 		return nil, ruleErr(consensus.ErrKnownInvalid, "block %s is known to be invalid", hash)
 	}
@@ -93,7 +92,7 @@ func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 // newBlockNode checks a new block's header in its place (the parent stored and valid, target,
 // timestamps) and returns its node, not yet in the index.
 func (c *Chain) newBlockNode(b *types.Block, hash types.Hash) (*Node, error) {
-	parent := c.index[b.Header.PrevHash]
+	parent := c.index.get(b.Header.PrevHash)
 	if parent == nil || parent.headerOnly {
 		return nil, ruleErr(consensus.ErrUnknownParent, "block %s: parent %s is unknown", hash, b.Header.PrevHash)
 	}
@@ -103,8 +102,10 @@ func (c *Chain) newBlockNode(b *types.Block, hash types.Hash) (*Node, error) {
 	if err := c.checkHeaderContext(&b.Header, parent); err != nil {
 		return nil, err
 	}
-	return &Node{Hash: hash, Header: b.Header, Height: parent.Height + 1, Status: StatusStored, Parent: parent,
-		Work: new(big.Int).Add(parent.Work, workOf(b.Header.DifficultyTarget))}, nil
+	n := &Node{Hash: hash, Height: parent.Height + 1, Status: StatusStored, Parent: parent,
+		Work: parent.Work.Add(workOf(b.Header.DifficultyTarget))}
+	n.setHeader(&b.Header)
+	return n, nil
 }
 
 // checkHeaderContext applies the rules of a header's place on parent: the target the

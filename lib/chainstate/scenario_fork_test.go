@@ -91,7 +91,7 @@ func TestScenarioRetarget(t *testing.T) {
 	}
 	// More work per block now: the tip's cumulative work exceeds 122 blocks at the limit.
 	atLimit := new(big.Int).Mul(pow.Work(net.PowLimitBits), big.NewInt(122))
-	if s.c.Tip().Work.Cmp(atLimit) <= 0 {
+	if s.c.Tip().WorkBig().Cmp(atLimit) <= 0 {
 		t.Fatal("harder blocks should carry more work")
 	}
 }

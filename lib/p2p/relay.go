@@ -107,7 +107,7 @@ func (s *Server) announce(hash types.Hash) {
 	if !st.HaveBlock {
 		return
 	}
-	msg := &wire.MsgHeaders{Headers: []types.BlockHeader{st.Node.Header}}
+	msg := &wire.MsgHeaders{Headers: []types.BlockHeader{st.Node.BlockHeader()}}
 	for _, ps := range s.peerList() {
 		if ps.p.KnownBlocks().Add(hash) {
 			ps.p.TrySend(msg)

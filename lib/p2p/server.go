@@ -224,7 +224,7 @@ func New(cfg Config, chain Chain, pool Mempool, b Backend) (*Server, error) {
 	s.cfg.Peer.Logger = s.log
 	s.cfg.Peer.OnBan = s.banIP
 	t := s.chain.Tip()
-	s.tip = tipInfo{hash: t.Hash, height: t.Height, work: t.Work}
+	s.tip = tipInfo{hash: t.Hash, height: t.Height, work: t.WorkBig()}
 	return s, nil
 }
 

@@ -66,7 +66,7 @@ func (s *Server) setTipLocked(t *chainstate.Node) {
 		return
 	}
 	progress := len(s.path) > 0 && s.path[0].Hash == t.Hash
-	s.tip = tipInfo{hash: t.Hash, height: t.Height, work: t.Work}
+	s.tip = tipInfo{hash: t.Hash, height: t.Height, work: t.WorkBig()}
 	if !progress {
 		s.markPathDirtyLocked()
 	}

@@ -45,7 +45,8 @@ func (a *api) nodeParam(p jsonrpc.Params) (*chainstate.Node, error) {
 }
 
 func headerResult(n *chainstate.Node) rpcapi.Header {
-	h := &n.Header
+	hd := n.BlockHeader()
+	h := &hd
 	return rpcapi.Header{Hash: n.Hash.String(), Version: h.Version, PrevHash: h.PrevHash.String(),
 		MerkleRoot: h.MerkleRoot.String(), Timestamp: h.Timestamp, DifficultyTarget: h.DifficultyTarget, Nonce: h.Nonce}
 }

@@ -149,7 +149,7 @@ func TestResultFieldsMatchSpec(t *testing.T) {
 			checkFields(t, "Block", obj, specBlock)
 			b, _ := chain.Block(n.Hash)
 			if obj["hash"] != n.Hash.String() || num(t, obj["height"]) != h || num(t, obj["tx_count"]) != uint64(len(b.Transactions)) ||
-				obj["prev_hash"] != n.Header.PrevHash.String() || obj["merkle_root"] != n.Header.MerkleRoot.String() ||
+				obj["prev_hash"] != n.BlockHeader().PrevHash.String() || obj["merkle_root"] != n.Header.MerkleRoot.String() ||
 				num(t, obj["timestamp"]) != n.Header.Timestamp || num(t, obj["difficulty_target"]) != uint64(n.Header.DifficultyTarget) ||
 				num(t, obj["nonce"]) != n.Header.Nonce || num(t, obj["version"]) != uint64(n.Header.Version) {
 				t.Fatalf("getblock %d: %v", h, obj)
