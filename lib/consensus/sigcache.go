@@ -1,7 +1,9 @@
 package consensus
 
 import (
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -17,6 +19,9 @@ type SigCache struct {
 	mu  sync.RWMutex
 	m   map[types.Hash]struct{}
 	max int
+
+	queueOnce sync.Once
+	queue     *PreverifyQueue
 }
 
 // NewSigCache returns a cache of at most max transactions (100,000 if max ≤ 0, about 8 MB).
@@ -105,4 +110,221 @@ func (c *SigCache) PreverifyTransactions(txs []*types.Transaction, txids []types
 		}
 	}
 	return len(todo)
+}
+
+// PreverifyQueue verifies the signatures of queued blocks ahead of their connect, for the
+// cache: the blocks' signatures are cut into batches of up to BatchSize, and every worker
+// (Step) takes the oldest batch not yet taken, so all cores work on the oldest block first
+// and it is done as early as it can be (instead of one block per core, each taking as long as
+// its signatures on one core). A block's transactions whose signatures all verify are
+// recorded in the cache and then the block's done channel is closed. Like Preverify it judges
+// nothing: a transaction with an invalid signature is simply not cached, and its block's
+// connect verifies it again and reports the failure.
+type PreverifyQueue struct {
+	cache *SigCache
+	magic [4]byte
+	mu    sync.Mutex
+	jobs  []*preverifyJob // oldest first; a job leaves once its last batch is taken
+	wake  chan struct{}   // one token while jobs is not empty
+	// pending counts the input signatures of queued blocks not verified yet (those the
+	// cache knows included until their block is prepared).
+	pending atomic.Int64
+}
+
+type preverifyJob struct {
+	txs      []*types.Transaction // non-coinbase transactions
+	prepared bool                 // checks and batches are set (preparing: taken, not yet)
+	taking   bool                 // a worker is preparing it
+	keys     []types.Hash         // cache keys of the transactions to verify
+	checks   []SigCheck
+	owner    []int32 // owner[i]: index in keys of checks[i]'s transaction
+	bad      []bool  // per key: some signature is invalid
+	size     int     // batch size
+	next     int     // start of the next batch to take
+	left     int     // batches not yet finished
+	inputs   int     // input signatures counted in pending
+	done     chan struct{}
+}
+
+// NewPreverifyQueue returns a queue that records into c the transactions of network magic whose
+// signatures verify (its Queue is the one to use for a cache).
+func NewPreverifyQueue(c *SigCache, magic [4]byte) *PreverifyQueue {
+	return &PreverifyQueue{cache: c, magic: magic, wake: make(chan struct{}, 1)}
+}
+
+// Add queues a block's signatures; done is closed once they were checked (at once when the
+// block has no transaction but the coinbase). Add only appends the block: the work, hashing
+// included, is Step's.
+func (q *PreverifyQueue) Add(b *types.Block, done chan struct{}) {
+	if len(b.Transactions) < 2 {
+		close(done)
+		return
+	}
+	job := &preverifyJob{txs: b.Transactions[1:], done: done}
+	for _, tx := range job.txs {
+		job.inputs += len(tx.Inputs)
+	}
+	q.pending.Add(int64(job.inputs))
+	q.mu.Lock()
+	q.jobs = append(q.jobs, job)
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *PreverifyQueue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Wake receives a token when there may be work for another goroutine (Step).
+func (q *PreverifyQueue) Wake() <-chan struct{} { return q.wake }
+
+// Pending is the number of queued signatures not verified yet.
+func (q *PreverifyQueue) Pending() int { return int(q.pending.Load()) }
+
+// Len is the number of queued blocks with batches not yet taken.
+func (q *PreverifyQueue) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.jobs)
+}
+
+// Queue is the cache's pre-verification queue for network magic (created on first use; a
+// cache belongs to one network), which any number of goroutines work on with Step.
+func (c *SigCache) Queue(magic [4]byte) *PreverifyQueue {
+	c.queueOnce.Do(func() { c.queue = NewPreverifyQueue(c, magic) })
+	return c.queue
+}
+
+// Step does one piece of the queue's work on the calling goroutine — prepares the oldest
+// block not yet prepared, or verifies the oldest batch not yet taken (a millisecond or two of
+// one core) — and reports whether there was any. Goroutines run it one per core.
+func (q *PreverifyQueue) Step() bool {
+	q.mu.Lock()
+	var job *preverifyJob
+	for _, j := range q.jobs {
+		if !j.prepared && !j.taking {
+			j.taking = true
+			q.mu.Unlock()
+			q.prepare(j)
+			return true
+		}
+		if j.prepared && j.next < len(j.checks) {
+			job = j
+			break
+		}
+	}
+	if job == nil {
+		q.mu.Unlock()
+		return false
+	}
+	start := job.next
+	end := min(start+job.size, len(job.checks))
+	job.next = end
+	if end == len(job.checks) {
+		q.removeLocked(job)
+	}
+	more := len(q.jobs) > 0
+	q.mu.Unlock()
+	if more {
+		q.signal() // another worker may take the next batch
+	}
+	var bad []int
+	verifyOne(job.checks[start:end], true, func(i int, _ error) { bad = append(bad, start+i) })
+	q.pending.Add(int64(start - end))
+	q.finish(job, bad)
+	return true
+}
+
+// removeLocked drops a job whose batches are all taken from the queue.
+func (q *PreverifyQueue) removeLocked(job *preverifyJob) {
+	for i, j := range q.jobs {
+		if j == job {
+			q.jobs = slices.Delete(q.jobs, i, i+1) // (clears the freed slot)
+			return
+		}
+	}
+}
+
+// prepare computes a job's cache keys and signature checks (the transactions the cache does not
+// know) and cuts them into batches.
+func (q *PreverifyQueue) prepare(job *preverifyJob) {
+	n := 0
+	for _, tx := range job.txs {
+		n += len(tx.Inputs)
+	}
+	checks := make([]SigCheck, 0, n)
+	owner := make([]int32, 0, n)
+	keys := make([]types.Hash, 0, len(job.txs))
+	for _, tx := range job.txs {
+		key := SigCacheKey(tx)
+		if q.cache.Has(key) {
+			continue
+		}
+		checks = SigChecks(tx, tx.TxID(), q.magic, checks)
+		for range tx.Inputs {
+			owner = append(owner, int32(len(keys)))
+		}
+		keys = append(keys, key)
+	}
+	q.pending.Add(int64(len(checks) - job.inputs)) // the cached ones are done
+	q.mu.Lock()
+	job.prepared, job.keys, job.checks, job.owner = true, keys, checks, owner
+	job.bad = make([]bool, len(keys))
+	if len(checks) == 0 {
+		q.removeLocked(job)
+		q.mu.Unlock()
+		close(job.done)
+		return
+	}
+	nb := (len(checks) + BatchSize - 1) / BatchSize
+	job.size = (len(checks) + nb - 1) / nb // batches of nearly equal size
+	job.left = (len(checks) + job.size - 1) / job.size
+	more := len(q.jobs) > 0
+	q.mu.Unlock()
+	if more {
+		q.signal()
+	}
+}
+
+// finish records a verified batch (bad: indexes of its invalid signatures in job.checks); the
+// job's last batch records the transactions that verified and closes done.
+func (q *PreverifyQueue) finish(job *preverifyJob, bad []int) {
+	q.mu.Lock()
+	for _, i := range bad {
+		job.bad[job.owner[i]] = true
+	}
+	job.left--
+	last := job.left == 0
+	q.mu.Unlock()
+	if !last {
+		return
+	}
+	q.cache.AddMany(job.keys, job.bad)
+	job.txs, job.checks, job.owner, job.keys = nil, nil, nil, nil
+	close(job.done)
+}
+
+// AddMany records keys as verified, leaving out keys[i] when skip[i] (skip may be nil), under
+// one lock.
+func (c *SigCache) AddMany(keys []types.Hash, skip []bool) {
+	if c == nil || len(keys) == 0 {
+		return
+	}
+	c.mu.Lock()
+	for i, key := range keys {
+		if skip != nil && skip[i] {
+			continue
+		}
+		if len(c.m) >= c.max {
+			for k := range c.m {
+				delete(c.m, k)
+				break
+			}
+		}
+		c.m[key] = struct{}{}
+	}
+	c.mu.Unlock()
 }

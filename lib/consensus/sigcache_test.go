@@ -2,6 +2,7 @@ package consensus_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/types"
@@ -47,4 +48,65 @@ func TestSigCacheInBlockConnect(t *testing.T) {
 	}
 	_, err := consensus.CheckBlockConnect(in)
 	wantKind(t, err, consensus.ErrBadSignature)
+}
+
+// The queue caches the transactions whose signatures verify, leaves out one with a bad
+// signature, closes every block's channel, and counts nothing pending at the end.
+func TestPreverifyQueue(t *testing.T) {
+	tx1, tx2, tx3, tx4 := connectTxs()
+	bad := *tx3
+	bad.Inputs = append([]types.TxInput(nil), tx3.Inputs...)
+	bad.Inputs[0].Signature[0] ^= 1
+	good := connectInput(connectLimit, tx1, tx2)
+	mixed := connectInput(connectLimit, &bad, tx4)
+	empty := connectInput(connectLimit)
+	c := consensus.NewSigCache(0)
+	q := c.Queue(good.Magic)
+	if q != c.Queue(good.Magic) {
+		t.Fatal("a cache has more than one queue")
+	}
+	var dones []chan struct{}
+	for _, b := range []*types.Block{good.Block, mixed.Block, empty.Block, good.Block} {
+		d := make(chan struct{})
+		q.Add(b, d)
+		dones = append(dones, d)
+	}
+	stop := make(chan struct{})
+	for w := 0; w < 3; w++ {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if !q.Step() {
+					select {
+					case <-stop:
+						return
+					case <-q.Wake():
+					}
+				}
+			}
+		}()
+	}
+	defer close(stop)
+	for i, d := range dones {
+		select {
+		case <-d:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("block %d never done", i)
+		}
+	}
+	for _, tx := range []*types.Transaction{tx1, tx2, tx4} {
+		if !c.Has(consensus.SigCacheKey(tx)) {
+			t.Fatalf("transaction %s not cached", tx.TxID())
+		}
+	}
+	if c.Has(consensus.SigCacheKey(&bad)) {
+		t.Fatal("a bad signature was cached")
+	}
+	if q.Pending() != 0 || q.Len() != 0 {
+		t.Fatalf("pending %d signatures, %d blocks after all were done", q.Pending(), q.Len())
+	}
 }

@@ -16,16 +16,32 @@ import (
 
 // preverifyLoop checks the signatures of received blocks ahead of their turn and records them
 // in the chain's signature cache, so that while one block connects (storage work that uses one
-// core) the next blocks' signatures are verified on the others.
+// core) the next blocks' signatures are verified on the others. The server runs one per core;
+// they share the cache's queue (consensus.PreverifyQueue), which cuts the blocks' signatures
+// into batches and hands out the oldest first, so every core works on the block the processor
+// waits for, and goroutines are let in between batches (the processor, the peers' readers).
 func (s *Server) preverifyLoop() {
-	cache := s.chain.SigCache()
-	for {
+	q := s.chain.SigCache().Queue(s.net.Magic)
+	for s.ctx.Err() == nil {
+		// Queue what arrived, in order, before taking work.
+		for drained := false; !drained; {
+			select {
+			case job := <-s.preverifyQ:
+				q.Add(job.block, job.done)
+			default:
+				drained = true
+			}
+		}
+		if q.Step() {
+			runtime.Gosched()
+			continue
+		}
 		select {
 		case <-s.ctx.Done():
 			return
 		case job := <-s.preverifyQ:
-			cache.Preverify(job.block, s.net.Magic, 1)
-			close(job.done)
+			q.Add(job.block, job.done)
+		case <-q.Wake():
 		}
 	}
 }
@@ -53,6 +69,11 @@ func (s *Server) preverify(b *types.Block) chan struct{} {
 
 // processLoop feeds downloaded blocks to the node in path order.
 func (s *Server) processLoop() {
+	var q *consensus.PreverifyQueue
+	if c := s.chain.SigCache(); c != nil {
+		q = c.Queue(s.net.Magic)
+	}
+	sinceFlush := 0 // transactions submitted since this loop last had the chain write
 	for {
 		select {
 		case <-s.ctx.Done():
@@ -75,7 +96,7 @@ func (s *Server) processLoop() {
 			n := s.path[0]
 			rb := s.received[n.Hash]
 			s.processing++
-			last := len(s.path) <= runtime.GOMAXPROCS(0) // the rest is being verified now
+			allReceived := len(s.received) >= len(s.path) // the rest is only verification
 			s.mu.Unlock()
 
 			// Connect only once the block's own signatures are checked (on the other cores
@@ -85,9 +106,14 @@ func (s *Server) processLoop() {
 				case <-rb.verified:
 				default:
 					// Near the end of a catch-up, write the chain's cache while the last
-					// blocks are verified rather than after them.
-					if last {
+					// blocks are verified rather than after them, so that the write at the
+					// end is of the last few blocks only: once every block is downloaded
+					// and the signatures left are few against what the write holds (a
+					// transaction costs the write about a fifth of what verifying a
+					// signature costs, and the write shares the cores with it).
+					if allReceived && q != nil && sinceFlush > 0 && q.Pending() <= sinceFlush/4 {
 						s.flushChain()
+						sinceFlush = 0
 					}
 					select {
 					case <-rb.verified:
@@ -96,6 +122,7 @@ func (s *Server) processLoop() {
 				}
 			}
 			stored, err := s.submit(rb.from, rb.block, n.Hash)
+			sinceFlush += len(rb.block.Transactions)
 
 			unknownParent := errors.Is(err, consensus.ErrUnknownParent)
 			s.mu.Lock()
