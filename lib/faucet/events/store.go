@@ -167,13 +167,3 @@ func (s *Store) Meta(name string) ([]byte, error) {
 	}
 	return v, err
 }
-
-// MetaPrefix visits the records whose names start with prefix.
-func (s *Store) MetaPrefix(prefix string, visit func(name string, value []byte)) error {
-	it := s.db.NewIterator(util.BytesPrefix(metaKey(prefix)), nil)
-	defer it.Release()
-	for it.Next() {
-		visit(string(it.Key()[1:]), it.Value())
-	}
-	return it.Error()
-}
