@@ -404,26 +404,38 @@ func (p *Pool) TxIDs() []types.Hash {
 
 // ChainChanged brings the pool in line with what ProcessBlock did to the main chain: the
 // transactions of connected blocks leave it (with their conflicts), and after a
-// reorganisation those of the disconnected blocks come back where still valid.
+// reorganisation those of the disconnected blocks come back where still valid. It takes the
+// lock once and checks the remaining transactions once, against the new tip: after a
+// reorganisation, Reorganized's acceptance of every transaction again is that check.
 func (p *Pool) ChainChanged(res *chainstate.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, c := range res.Connected {
-		p.BlockConnected(c.Block, c.TxIDs)
+		p.removeMined(c.Block, c.TxIDs)
 	}
-	if len(res.Disconnected) > 0 {
-		blocks := make([]*types.Block, 0, len(res.Disconnected))
-		for i := len(res.Disconnected) - 1; i >= 0; i-- {
-			blocks = append(blocks, res.Disconnected[i].Block)
-		}
-		p.Reorganized(blocks)
+	if len(res.Disconnected) == 0 {
+		p.recheckConduct()
+		p.recheckFees()
+		return
 	}
+	blocks := make([]*types.Block, 0, len(res.Disconnected))
+	for i := len(res.Disconnected) - 1; i >= 0; i-- {
+		blocks = append(blocks, res.Disconnected[i].Block)
+	}
+	p.reorganizedLocked(blocks)
 }
 
 // BlockConnected removes the block's transactions and everything conflicting with them.
 func (p *Pool) BlockConnected(b *types.Block, txids []types.Hash) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	defer p.recheckFees()
-	defer p.recheckConduct()
+	p.removeMined(b, txids)
+	p.recheckConduct()
+	p.recheckFees()
+}
+
+// removeMined removes a connected block's transactions and those conflicting with them.
+func (p *Pool) removeMined(b *types.Block, txids []types.Hash) {
 	for i, tx := range b.Transactions {
 		if e, ok := p.txs[txids[i]]; ok {
 			p.remove(e, false)
@@ -442,6 +454,10 @@ func (p *Pool) BlockConnected(b *types.Block, txids []types.Hash) {
 func (p *Pool) Reorganized(disconnected []*types.Block) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.reorganizedLocked(disconnected)
+}
+
+func (p *Pool) reorganizedLocked(disconnected []*types.Block) {
 	old := make([]*Entry, 0, len(p.txs))
 	for _, e := range p.txs {
 		old = append(old, e)
