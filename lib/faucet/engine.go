@@ -196,8 +196,12 @@ type Engine struct {
 	ownPKH     map[types.Hash]bool
 	lastHeight atomic.Uint64
 	// rates are the decay rates per block (parts per 10^12) of the clusters of the
-	// faucet's addresses, by pubkey hash, as of the last sync.
-	rates map[types.Hash]uint64
+	// faucet's addresses, by pubkey hash, as of the last sync; ratesAt the height they
+	// were all read at (they change only with the chain: a sync at the same height keeps
+	// them), ratesRead whether they were.
+	rates     map[types.Hash]uint64
+	ratesAt   uint64
+	ratesRead bool
 	// journal holds the journaled payouts (not yet mined FinalConfirmations deep), by
 	// txid; owed is its size, for the poll goroutine.
 	journal map[types.Hash]*Payout

@@ -91,7 +91,7 @@ func (e *Engine) sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.readRates(cctx)
+	e.readRates(cctx, h)
 	e.recomputeDepths()
 	e.coins = make(map[types.Outpoint]*ecoin, len(coins))
 	var immature uint64
@@ -144,8 +144,15 @@ func effectiveValue(u *rpcapi.UTXO) uint64 {
 }
 
 // readRates asks the node for the decay rate of each of the faucet's addresses' clusters.
-// When it cannot say, the rate is R_MAX, the most a cluster of no agent decays.
-func (e *Engine) readRates(ctx context.Context) {
+// When it cannot say, the rate is R_MAX, the most a cluster of no agent decays. A cluster's
+// rate is the chain's (getclusterinfo reads no mempool), so rates all read at height h are
+// not read again until the height changes: syncs between blocks (after a refusal, a mined
+// payout) cost no getclusterinfo.
+func (e *Engine) readRates(ctx context.Context, h uint64) {
+	if e.ratesRead && e.ratesAt == h {
+		return
+	}
+	e.ratesAt, e.ratesRead = h, true
 	for i, a := range e.addrs {
 		pkh := e.cfg.Keys[i].PKH
 		ci, err := e.node.GetClusterInfo(ctx, a)
@@ -154,6 +161,7 @@ func (e *Engine) readRates(ctx context.Context) {
 				e.log.Warn("reading the decay rate of the faucet's cluster; assuming the highest", "address", a, "err", err)
 			}
 			e.rates[pkh] = consensus.DecayRateMax
+			e.ratesRead = false // ask again at the next sync
 			continue
 		}
 		e.rates[pkh] = min(ci.RatePerBlock, consensus.DecayRateOne)
