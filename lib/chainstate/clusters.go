@@ -192,7 +192,7 @@ func balanceAt(get stateGet, k *keyBuf, name types.Hash) (uint64, error) {
 // clusterMemo remembers, while one block connects, where the addresses it looked up stand,
 // so that an address found several times (an input's owner, its change output, the input's
 // value, the conduct rules' same-owner test) costs one hash and one map lookup after the
-// first. The chain's view before the block (chainView) and the block's own clusters
+// first. The chain's view before the block (connectView) and the block's own clusters
 // (clusterBlock) share it: until the block's first merge both forests are the same. A merge
 // marks the roots it changes; an entry found under one of them before the merge is found
 // again from its node (whose hash it keeps).
@@ -451,11 +451,11 @@ type ClusterSummary struct {
 func (c *Chain) ClusterOfAddress(pkh types.Hash) (ClusterSummary, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	ci, err := findCluster(c.lockedGet, pkh)
+	ci, err := findCluster(c.getLocked, pkh)
 	if err != nil {
 		return ClusterSummary{}, err
 	}
-	bal, err := balanceOf(c.lockedGet, ci.Name)
+	bal, err := balanceOf(c.getLocked, ci.Name)
 	return ClusterSummary{ID: ci.Name, Balance: bal, Addresses: ci.Size, Supply: c.stats.UtxoTotal}, err
 }
 
@@ -464,11 +464,11 @@ func (c *Chain) ClusterOfAddress(pkh types.Hash) (ClusterSummary, error) {
 func (c *Chain) ClusterByID(id types.Hash) (ClusterSummary, bool, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	ci, ok, err := clusterByID(c.lockedGet, id)
+	ci, ok, err := clusterByID(c.getLocked, id)
 	if err != nil || !ok {
 		return ClusterSummary{}, false, err
 	}
-	bal, err := balanceOf(c.lockedGet, ci.Name)
+	bal, err := balanceOf(c.getLocked, ci.Name)
 	if err != nil {
 		return ClusterSummary{}, false, err
 	}

@@ -132,7 +132,7 @@ func BenchmarkClusterMerge1M(b *testing.B) {
 	b.Run("FindDeep", func(b *testing.B) {
 		var reads int
 		c.mu.RLock()
-		ci, err := findCluster(countingGet(c.lockedGet, &reads), deepPKH)
+		ci, err := findCluster(countingGet(c.getLocked, &reads), deepPKH)
 		c.mu.RUnlock()
 		if err != nil || ci.Name != bigName || ci.Size != bigClusterSize {
 			b.Fatalf("%+v %v", ci, err)

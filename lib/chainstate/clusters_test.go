@@ -387,7 +387,7 @@ func TestClusterMerges(t *testing.T) {
 	}
 	f.expectGone(small)
 	f.c.mu.RLock()
-	ci, err := findCluster(f.c.lockedGet, w["H"].PKH)
+	ci, err := findCluster(f.c.getLocked, w["H"].PKH)
 	f.c.mu.RUnlock()
 	if err != nil || ci.Root == ci.Name || ci.Name != cid(w["H"]) || ci.Size != 3 {
 		t.Fatalf("forest: %+v, %v; want a root other than H's node, named by H", ci, err)
@@ -411,8 +411,8 @@ func TestClusterMerges(t *testing.T) {
 		f.expectGone(id)
 	}
 	f.c.mu.RLock()
-	_, named, err := clusterByID(f.c.lockedGet, cid(w["H"]))
-	v, err2 := f.c.lockedGet(hashKey(pfxClusterName, cid(w["H"])))
+	_, named, err := clusterByID(f.c.getLocked, cid(w["H"]))
+	v, err2 := f.c.getLocked(hashKey(pfxClusterName, cid(w["H"])))
 	f.c.mu.RUnlock()
 	if err != nil || err2 != nil || named || v != nil {
 		t.Fatalf("H's name record survives its merge: %v %v %v %v", named, v, err, err2)

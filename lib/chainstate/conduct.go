@@ -207,7 +207,7 @@ func sortedPairs[V any](m map[consensus.HashPair]V) []consensus.HashPair {
 }
 
 // conductReader answers consensus.ConductView through get: the write cache's slot reads
-// while a block connects (chainView), a locked read of the cache and database otherwise.
+// while a block connects (connectView), a locked read of the cache and database otherwise.
 type conductReader struct {
 	get  func(key []byte) (any, error)
 	copy bool // hand out copies (the Chain's readers run outside the lock)
@@ -290,10 +290,6 @@ func (c *Chain) Conduct() consensus.ConductView {
 		defer c.mu.RUnlock()
 		return c.getLocked(k)
 	}}
-}
-
-func (v chainView) Conduct() consensus.ConductView {
-	return conductReader{get: v.c.slotGet}
 }
 
 // Conduct of the connecting block reuses one reader with scratch keys.

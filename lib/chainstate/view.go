@@ -6,17 +6,13 @@ import (
 )
 
 // The chain's consensus.StateView, in two forms: the Chain itself (each call takes the read
-// lock, for the mempool and the RPC handlers) and chainView (no locking, for connecting a
+// lock, for the mempool and the RPC handlers) and connectView (no locking, for connecting a
 // block under the write lock). Both answer through the same functions below, so what a
 // block is checked against and what the mempool is checked against cannot differ.
 var (
 	_ consensus.StateView = (*Chain)(nil)
-	_ consensus.StateView = chainView{}
 	_ consensus.StateView = connectView{}
 )
-
-// lockedGet reads a key through the write cache and the database; the caller holds c.mu.
-func (c *Chain) lockedGet(k []byte) (any, error) { return c.getLocked(k) }
 
 // slotGet reads a key through the write cache's slots (connecting a block, c.mu held for
 // writing).
@@ -28,23 +24,21 @@ func (c *Chain) slotGet(k []byte) (any, error) {
 	return s.val, nil
 }
 
-func (v chainView) slotGet(k []byte) (any, error) { return v.c.slotGet(k) }
-
 // ClusterOf is the cluster the address pkh belongs to at the tip.
 func (c *Chain) ClusterOf(pkh types.Hash) (types.Hash, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	ci, err := findCluster(c.lockedGet, pkh)
+	ci, err := findCluster(c.getLocked, pkh)
 	return ci.Name, err
 }
 
 // InputValue is what the output e is worth when spent in a block at height, with the chain
 // at the tip as that block's parent: the one pricing of a spent output (protocol §8), for the
-// mempool here and for blocks through chainView.
+// mempool here and for blocks through connectView.
 func (c *Chain) InputValue(e *consensus.UtxoEntry, height uint64) (uint64, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.inputValue(c.lockedGet, nil, e, height)
+	return c.inputValue(c.getLocked, nil, e, height)
 }
 
 // inputValue values e by the concentration of its owner's cluster in the supply and the
@@ -88,17 +82,8 @@ func (c *Chain) inputValue(get stateGet, m *viewMemo, e *consensus.UtxoEntry, he
 	return consensus.DecayedValue(e, height, bal, supply, tier), nil
 }
 
-func (v chainView) ClusterOf(pkh types.Hash) (types.Hash, error) {
-	ci, err := findCluster(v.slotGet, pkh)
-	return ci.Name, err
-}
-
-func (v chainView) InputValue(e *consensus.UtxoEntry, height uint64) (uint64, error) {
-	return v.c.inputValue(v.slotGet, nil, e, height)
-}
-
-// connectView is the chainView one block connects against, with its finds memoised in the
-// cluster memo it shares with the block's clusterBlock.
+// connectView is the view one block connects against: its UTXOs through chainView, its
+// cluster finds memoised in the cluster memo it shares with the block's clusterBlock.
 type connectView struct {
 	chainView
 	m *viewMemo
