@@ -123,14 +123,43 @@ func (p *Pool) recheckConduct() {
 }
 
 // Conduct is the pending view (protocol §9.3): the chain's agent and contract state with the
-// effects of the pool's agent transactions. It is a snapshot of the pool's part; the
-// chain's part is read when asked.
-func (p *Pool) Conduct() consensus.ConductView {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	snap := consensus.NewConductOverlay(p.chain.Conduct())
-	snap.Merge(p.conduct.ConductChanges)
-	return snap
+// effects of the pool's agent transactions. It copies nothing: each lookup reads the pool
+// under its lock (and the chain for what the pool does not change), so a single lookup costs
+// a map access, and two lookups may see the pool as it was at different times.
+func (p *Pool) Conduct() consensus.ConductView { return pendingView{p} }
+
+// pendingView is Pool.Conduct: the pool's overlay, read under the pool's lock. Its records
+// are never changed in place (a change replaces them), so they may be returned as they are.
+type pendingView struct{ p *Pool }
+
+func (v pendingView) Agent(pkh types.Hash) (*consensus.AgentRecord, bool, error) {
+	v.p.mu.RLock()
+	defer v.p.mu.RUnlock()
+	return v.p.conduct.Agent(pkh)
+}
+
+func (v pendingView) Contract(id types.Hash) (*consensus.ContractRecord, bool, error) {
+	v.p.mu.RLock()
+	defer v.p.mu.RUnlock()
+	return v.p.conduct.Contract(id)
+}
+
+func (v pendingView) Vouched(voucher, target types.Hash) (bool, error) {
+	v.p.mu.RLock()
+	defer v.p.mu.RUnlock()
+	return v.p.conduct.Vouched(voucher, target)
+}
+
+func (v pendingView) FulfilledBetween(a, b types.Hash) (uint64, error) {
+	v.p.mu.RLock()
+	defer v.p.mu.RUnlock()
+	return v.p.conduct.FulfilledBetween(a, b)
+}
+
+func (v pendingView) ReviewsOf(reviewer, subject types.Hash) (uint64, error) {
+	v.p.mu.RLock()
+	defer v.p.mu.RUnlock()
+	return v.p.conduct.ReviewsOf(reviewer, subject)
 }
 
 // PendingAgents are the agents whose records the pool's transactions change (new
