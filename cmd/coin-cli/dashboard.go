@@ -194,12 +194,8 @@ func (d *dashReader) read(ctx context.Context) (*Dashboard, error) {
 	return s, nil
 }
 
-// header is the header at height, from the cache when its hash is known.
-func (d *dashReader) header(ctx context.Context, height uint64) (rpcapi.Header, error) {
-	var hash string
-	if err := d.call(ctx, "getblockhash", &hash, height); err != nil {
-		return rpcapi.Header{}, err
-	}
+// header is the header of hash, from the cache when it was read before.
+func (d *dashReader) header(ctx context.Context, hash string) (rpcapi.Header, error) {
 	if h, ok := d.headers[hash]; ok {
 		return h, nil
 	}
@@ -212,25 +208,25 @@ func (d *dashReader) header(ctx context.Context, height uint64) (rpcapi.Header, 
 }
 
 // hashrate estimates the hashrate from the last d.blocks blocks (fewer on a short chain).
+// The window is walked back from the tip through the headers' parents, so a refresh asks
+// the node only for the headers it has not seen yet.
 func (d *dashReader) hashrate(ctx context.Context, s *Dashboard) error {
 	if s.Height == 0 {
 		s.hashrateNote = "no blocks yet"
 		return nil
 	}
-	from := s.Height - min(d.blocks, s.Height)
-	first, err := d.header(ctx, from)
+	n := min(d.blocks, s.Height)
+	last, err := d.header(ctx, s.BestBlockHash)
 	if err != nil {
 		return err
 	}
 	work := new(big.Int)
-	last := first
-	for h := from + 1; h <= s.Height; h++ {
-		hd, err := d.header(ctx, h)
-		if err != nil {
+	first := last
+	for range n {
+		work.Add(work, pow.Work(first.DifficultyTarget))
+		if first, err = d.header(ctx, first.PrevHash); err != nil {
 			return err
 		}
-		work.Add(work, pow.Work(hd.DifficultyTarget))
-		last = hd
 	}
 	if len(d.headers) > 4*int(d.blocks)+16 { // forget what fell out of the window
 		keep := map[string]rpcapi.Header{}
@@ -241,7 +237,6 @@ func (d *dashReader) hashrate(ctx context.Context, s *Dashboard) error {
 		}
 		d.headers = keep
 	}
-	n := s.Height - from
 	s.Hashrate.Blocks = n
 	if last.Timestamp <= first.Timestamp {
 		s.hashrateNote = "block timestamps do not advance"
