@@ -9,7 +9,6 @@ import (
 
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
-	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -177,8 +176,7 @@ func (a *api) getAddressBalance(_ context.Context, p jsonrpc.Params) (any, error
 		return nil, internal(err)
 	}
 	next := a.b.Chain().Tip().Height + 1
-	addr, _ := keys.EncodeAddress(a.b.Network().HRP, pkh)
-	res := rpcapi.AddressBalance{Address: addr, UtxoCount: uint64(len(outs))}
+	res := rpcapi.AddressBalance{Address: a.address(types.Hash(pkh)), UtxoCount: uint64(len(outs))}
 	for _, o := range outs {
 		switch {
 		case o.pending != nil:
