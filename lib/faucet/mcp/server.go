@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/cointoolkit/coin/lib/faucet/api"
+	"github.com/cointoolkit/coin/lib/faucet/internal/inproc"
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -170,9 +171,7 @@ func call(ctx context.Context, h http.Handler, t *Tool, req *sdk.CallToolRequest
 	if terr != nil {
 		return errorResult(terr)
 	}
-	var rec recorder
-	h.ServeHTTP(&rec, hr)
-	return result(t, &rec)
+	return result(t, inproc.Serve(h, hr))
 }
 
 // endpointRequest is the HTTP request of a tool call: the arguments as the JSON body of a
@@ -250,20 +249,20 @@ func badRequest(format string, args ...any) *ToolError {
 
 // result is the tool result of the endpoint's answer: a 200 decoded as the tool's Out type
 // (its structured content, and its JSON as text), anything else a tool error.
-func result(t *Tool, rec *recorder) *sdk.CallToolResult {
-	if rec.status() != http.StatusOK {
-		var eb api.ErrorBody
-		if err := json.Unmarshal(rec.body.Bytes(), &eb); err != nil || eb.Error.Code == "" {
-			eb.Error = api.ErrorObject{Code: "internal", Message: fmt.Sprintf("the endpoint answered %d without an error body", rec.status())}
+func result(t *Tool, rec *inproc.Response) *sdk.CallToolResult {
+	if status := rec.Status(); status != http.StatusOK {
+		eo, ok := rec.APIError()
+		if !ok {
+			eo = api.ErrorObject{Code: "internal", Message: fmt.Sprintf("the endpoint answered %d without an error body", status)}
 		}
-		te := &ToolError{Error: eb.Error, Status: rec.status()}
-		if ra := rec.header.Get("Retry-After"); ra != "" {
+		te := &ToolError{Error: eo, Status: status}
+		if ra := rec.Header().Get("Retry-After"); ra != "" {
 			te.RetryAfterSeconds, _ = strconv.ParseInt(ra, 10, 64)
 		}
 		return errorResult(te)
 	}
 	out := reflect.New(t.Out)
-	if err := json.Unmarshal(rec.body.Bytes(), out.Interface()); err != nil {
+	if err := json.Unmarshal(rec.Body(), out.Interface()); err != nil {
 		return errorResult(&ToolError{Status: http.StatusInternalServerError,
 			Error: api.ErrorObject{Code: "internal", Message: "the endpoint's answer is not its type: " + err.Error()}})
 	}
@@ -295,40 +294,6 @@ func ErrorOf(res *sdk.CallToolResult) *ToolError {
 		}
 	}
 	return &ToolError{Error: api.ErrorObject{Code: "tool_error"}}
-}
-
-// recorder is the http.ResponseWriter of an in-process call.
-type recorder struct {
-	header http.Header
-	code   int
-	body   bytes.Buffer
-}
-
-func (r *recorder) Header() http.Header {
-	if r.header == nil {
-		r.header = http.Header{}
-	}
-	return r.header
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if r.code == 0 {
-		r.code = code
-	}
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.code == 0 {
-		r.code = http.StatusOK
-	}
-	return r.body.Write(b)
-}
-
-func (r *recorder) status() int {
-	if r.code == 0 {
-		return http.StatusOK
-	}
-	return r.code
 }
 
 // String names the tool and its endpoint.

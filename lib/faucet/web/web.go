@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cointoolkit/coin/lib/faucet/api"
+	"github.com/cointoolkit/coin/lib/faucet/internal/inproc"
 )
 
 // Options configures the pages.
@@ -257,45 +257,18 @@ func (h *handler) call(r *http.Request, method, apiPath string, query url.Values
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	rec := &recorder{header: http.Header{}}
-	h.api.ServeHTTP(rec, req)
-	if rec.status == 0 {
-		rec.status = http.StatusOK
-	}
-	if rec.status != http.StatusOK {
-		var eb api.ErrorBody
-		e := &apiError{Status: rec.status, RetryAfter: rec.header.Get("Retry-After")}
-		if json.Unmarshal(rec.body.Bytes(), &eb) == nil && eb.Error.Code != "" {
-			e.Code, e.Message = eb.Error.Code, eb.Error.Message
+	rec := inproc.Serve(h.api, req)
+	if status := rec.Status(); status != http.StatusOK {
+		e := &apiError{Status: status, RetryAfter: rec.Header().Get("Retry-After")}
+		if eo, ok := rec.APIError(); ok {
+			e.Code, e.Message = eo.Code, eo.Message
 		} else {
-			e.Code, e.Message = "http_"+strconv.Itoa(rec.status), http.StatusText(rec.status)
+			e.Code, e.Message = "http_"+strconv.Itoa(status), http.StatusText(status)
 		}
 		return e
 	}
-	if err := json.Unmarshal(rec.body.Bytes(), out); err != nil {
+	if err := json.Unmarshal(rec.Body(), out); err != nil {
 		return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "the API's answer could not be read"}
 	}
 	return nil
-}
-
-// recorder is the response of an in-process API request.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (w *recorder) Header() http.Header { return w.header }
-
-func (w *recorder) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-}
-
-func (w *recorder) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.body.Write(b)
 }
