@@ -23,9 +23,6 @@ import (
 const (
 	pfxClusterNode = 'p' // node → clusterNode (absent: a one-address cluster named by its node)
 	pfxClusterName = 'N' // cluster id → its root node (absent: the id is its own root)
-	// pfxClusterRoot held the root records before they moved into the node records: nothing
-	// writes it, the prefix stays reserved.
-	pfxClusterRoot = 'n'
 )
 
 // maxClusterDepth bounds a find: union by size keeps trees below 64 levels for any number of
@@ -75,12 +72,6 @@ func decodeClusterNode(r *bincode.Reader) clusterNode {
 	return n
 }
 
-// clusterRoot is a record of the retired root table.
-type clusterRoot struct {
-	Name types.Hash
-	Size uint64
-}
-
 func encodeHash(w *bincode.Writer, h types.Hash) { w.Raw(h[:]) }
 func decodeHash(r *bincode.Reader) types.Hash {
 	var h types.Hash
@@ -91,21 +82,6 @@ func decodeHash(r *bincode.Reader) types.Hash {
 var (
 	clusterNodeTable = &tableOf[clusterNode]{name: "cluster node", pfx: pfxClusterNode, keyLen: 33,
 		encode: encodeClusterNode, decode: decodeClusterNode}
-	// clusterParentTable is the node table under the name the registry (tables.go) knows it by.
-	clusterParentTable = clusterNodeTable
-	// clusterRootTable is the retired root table ('n'), registered so that its prefix is not
-	// taken by another table.
-	clusterRootTable = &tableOf[clusterRoot]{name: "cluster root (retired)", pfx: pfxClusterRoot, keyLen: 33,
-		encode: func(w *bincode.Writer, r clusterRoot) {
-			w.Raw(r.Name[:])
-			w.U64(r.Size)
-		},
-		decode: func(r *bincode.Reader) clusterRoot {
-			var c clusterRoot
-			r.Raw(c.Name[:])
-			c.Size = r.U64()
-			return c
-		}}
 	clusterNameTable = &tableOf[types.Hash]{name: "cluster name", pfx: pfxClusterName, keyLen: 33,
 		encode: encodeHash, decode: decodeHash}
 )

@@ -60,5 +60,5 @@ var (
 
 	tables = newRegistry(utxoTable, clusterTable, txTable, heightTable, statsTable,
 		agentTable, contractTable, vouchTable, pairTable, reviewsTable,
-		clusterParentTable, clusterRootTable, clusterNameTable)
+		clusterNodeTable, clusterNameTable)
 )
