@@ -152,11 +152,6 @@ func clusterByID(get stateGet, id types.Hash) (clusterInfo, bool, error) {
 	return ci, true, nil
 }
 
-func balanceOf(get stateGet, name types.Hash) (uint64, error) {
-	var k keyBuf
-	return balanceAt(get, &k, name)
-}
-
 func balanceAt(get stateGet, k *keyBuf, name types.Hash) (uint64, error) {
 	v, err := get(k.of(pfxCluster, name))
 	if err != nil || v == nil {
@@ -431,7 +426,7 @@ func (c *Chain) ClusterOfAddress(pkh types.Hash) (ClusterSummary, error) {
 	if err != nil {
 		return ClusterSummary{}, err
 	}
-	bal, err := balanceOf(c.getLocked, ci.Name)
+	bal, err := c.clusterLocked(ci.Name)
 	return ClusterSummary{ID: ci.Name, Balance: bal, Addresses: ci.Size, Supply: c.stats.UtxoTotal}, err
 }
 
@@ -444,7 +439,7 @@ func (c *Chain) ClusterByID(id types.Hash) (ClusterSummary, bool, error) {
 	if err != nil || !ok {
 		return ClusterSummary{}, false, err
 	}
-	bal, err := balanceOf(c.getLocked, ci.Name)
+	bal, err := c.clusterLocked(ci.Name)
 	if err != nil {
 		return ClusterSummary{}, false, err
 	}
