@@ -279,13 +279,15 @@ func (m *Miner) control(ctx context.Context) error {
 				return nil
 			case err == nil:
 				need = false
-				c.backoff = 0
+				if c.rejectCount == 0 { // a refusal's backoff lasts until a block is accepted
+					c.backoff = 0
+				}
 				roll.Reset(m.cfg.TimeRoll)
 			default:
 				if fe := (fatalError{}); errors.As(err, &fe) {
 					return fe.error
 				}
-				c.backoff = min(max(2*c.backoff, minBackoff), m.cfg.MaxBackoff)
+				c.backoff = m.nextBackoff(c.backoff)
 				m.log.Warn("no block template; retrying", "node", m.cfg.NodeURL, "in", c.backoff, "err", err)
 				retry = time.After(c.backoff)
 			}
@@ -304,7 +306,7 @@ func (m *Miner) control(ctx context.Context) error {
 			if refused {
 				// The next template is likely the same block: wait before asking again,
 				// longer each time, instead of resubmitting in a tight loop.
-				c.backoff = min(max(2*c.backoff, minBackoff), m.cfg.MaxBackoff)
+				c.backoff = m.nextBackoff(c.backoff)
 				retry = time.After(c.backoff)
 			}
 		case <-tip.C:
@@ -572,6 +574,11 @@ func (m *Miner) submit(ctx context.Context, c *controller, s solution) (done, re
 	return done, refused
 }
 
+// nextBackoff is the wait after one of d: twice as long, from minBackoff up to MaxBackoff.
+func (m *Miner) nextBackoff(d time.Duration) time.Duration {
+	return min(max(2*d, minBackoff), m.cfg.MaxBackoff)
+}
+
 // maxRejected bounds the remembered refused blocks.
 const maxRejected = 1024
 
@@ -585,7 +592,7 @@ func (m *Miner) noteRejection(c *controller, ev BlockEvent, why string) {
 	}
 	c.rejectCount++
 	if c.rejectCount&(c.rejectCount-1) == 0 {
-		m.log.Warn("blocks rejected again for the same reason", "times", c.rejectCount, "reason", why, "next_try_in", min(max(2*c.backoff, minBackoff), m.cfg.MaxBackoff))
+		m.log.Warn("blocks rejected again for the same reason", "times", c.rejectCount, "reason", why, "next_try_in", m.nextBackoff(c.backoff))
 		return
 	}
 	m.log.Debug("block rejected", "height", ev.Height, "hash", ev.Hash, "times", c.rejectCount)
