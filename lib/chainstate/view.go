@@ -69,8 +69,9 @@ func (c *Chain) inputValue(get stateGet, m *viewMemo, e *consensus.UtxoEntry, he
 		return 0, err
 	}
 	supply := c.stats.UtxoTotal
-	if consensus.DecayRate(consensus.Concentration(bal, supply), consensus.TierNone) == 0 &&
-		consensus.DecayRate(consensus.Concentration(bal, supply), consensus.TierObserver) == 0 {
+	// The observer's multiplier is the largest: a rate of 0 for it is 0 for every tier, and
+	// the owner's agent record need not be read.
+	if consensus.DecayRate(consensus.Concentration(bal, supply), consensus.TierObserver) == 0 {
 		return e.Value, nil // below the threshold whatever the owner's tier
 	}
 	tier := consensus.TierNone
