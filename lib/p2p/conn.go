@@ -532,12 +532,7 @@ func (s *Server) HandleMessage(p *peer.Peer, m wire.Message, size int) {
 			s.noteUseful(ps, true)
 		}
 	case *wire.MsgTx:
-		txid := m.Tx.TxID()
-		_, had := s.pool.Get(txid)
-		s.onTx(ps, m.Tx)
-		if _, has := s.pool.Get(txid); has && !had {
-			s.noteUseful(ps, false)
-		}
+		s.onTx(ps, m.Tx) // acceptTx notes the peer useful when the mempool takes the transaction
 	}
 }
 

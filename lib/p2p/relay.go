@@ -381,6 +381,7 @@ func (s *Server) acceptTx(ps *peerState, tx *types.Transaction, txid types.Hash)
 	_, err := s.b.SubmitTransaction(tx)
 	switch {
 	case err == nil:
+		s.noteUseful(ps, false)
 		s.acceptOrphansOf(txid)
 	case errors.Is(err, consensus.ErrMissingInputs):
 		s.txMu.Lock()
