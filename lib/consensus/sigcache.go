@@ -52,6 +52,12 @@ func (c *SigCache) Add(key types.Hash) {
 		return
 	}
 	c.mu.Lock()
+	c.addLocked(key)
+	c.mu.Unlock()
+}
+
+// addLocked records key, making room when the cache is full; the caller holds c.mu.
+func (c *SigCache) addLocked(key types.Hash) {
 	if len(c.m) >= c.max {
 		for k := range c.m {
 			delete(c.m, k)
@@ -59,7 +65,6 @@ func (c *SigCache) Add(key types.Hash) {
 		}
 	}
 	c.m[key] = struct{}{}
-	c.mu.Unlock()
 }
 
 // Len is the number of cached transactions.
@@ -315,16 +320,9 @@ func (c *SigCache) AddMany(keys []types.Hash, skip []bool) {
 	}
 	c.mu.Lock()
 	for i, key := range keys {
-		if skip != nil && skip[i] {
-			continue
+		if skip == nil || !skip[i] {
+			c.addLocked(key)
 		}
-		if len(c.m) >= c.max {
-			for k := range c.m {
-				delete(c.m, k)
-				break
-			}
-		}
-		c.m[key] = struct{}{}
 	}
 	c.mu.Unlock()
 }
