@@ -256,12 +256,8 @@ func (q *PreverifyQueue) removeLocked(job *preverifyJob) {
 // prepare computes a job's cache keys and signature checks (the transactions the cache does not
 // know) and cuts them into batches.
 func (q *PreverifyQueue) prepare(job *preverifyJob) {
-	n := 0
-	for _, tx := range job.txs {
-		n += len(tx.Inputs)
-	}
-	checks := make([]SigCheck, 0, n)
-	owner := make([]int32, 0, n)
+	checks := make([]SigCheck, 0, job.inputs)
+	owner := make([]int32, 0, job.inputs)
 	keys := make([]types.Hash, 0, len(job.txs))
 	for _, tx := range job.txs {
 		key := SigCacheKey(tx)
