@@ -218,18 +218,26 @@ func cmdDerive() *cli.Command {
 	}
 }
 
-// withAddresses runs a read-only command on the wallet's addresses with a node client.
+// withAddresses runs a read-only command on the wallet's addresses with a node client, the
+// wallet's unconfirmed transactions re-sent first from the same opening of the store.
 func withAddresses(f func(e *env, ctx context.Context, cl *rpcapi.Client, addrs []string) error) cli.ActionFunc {
 	return withEnv(func(e *env, _ *cli.Context) error {
-		addrs, err := e.addresses()
-		if err != nil {
-			return err
-		}
 		ctx, cancel := e.ctx()
 		defer cancel()
 		cl := e.client()
 		defer cl.Close()
-		e.resendQuietly(ctx, cl)
+		s, err := e.openStore()
+		if err != nil {
+			return err
+		}
+		addrs, err := storeAddresses(s)
+		if err == nil {
+			e.resendFrom(ctx, cl, s)
+		}
+		s.Close() // not held while the command calls the node
+		if err != nil {
+			return err
+		}
 		return f(e, ctx, cl, addrs)
 	})
 }
@@ -254,6 +262,11 @@ func (e *env) addresses() ([]string, error) {
 		return nil, err
 	}
 	defer s.Close()
+	return storeAddresses(s)
+}
+
+// storeAddresses is the address of every record of s.
+func storeAddresses(s *wallet.Store) ([]string, error) {
 	recs, err := s.Addresses()
 	if err != nil {
 		return nil, err

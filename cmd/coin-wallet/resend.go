@@ -40,10 +40,8 @@ func (e *env) journal(cl *rpcapi.Client) (wallet.Node, error) {
 }
 
 // resendQuietly re-sends the wallet's unconfirmed transactions before a command that talks
-// to the node, printing a line on standard error for each one re-sent or conflicted (what
-// the user needs to know; forgetting mined ones is bookkeeping, which 'resend' lists). It
-// never fails the command: without a wallet there is nothing to do, and a node that does
-// not answer is reported by the command itself.
+// to the node (resendFrom). It never fails the command: without a wallet there is nothing to
+// do, and a node that does not answer is reported by the command itself.
 func (e *env) resendQuietly(ctx context.Context, cl *rpcapi.Client) {
 	dir, err := e.walletDir()
 	if err != nil {
@@ -57,6 +55,13 @@ func (e *env) resendQuietly(ctx context.Context, cl *rpcapi.Client) {
 		return
 	}
 	defer s.Close()
+	e.resendFrom(ctx, cl, s)
+}
+
+// resendFrom re-sends the unconfirmed transactions of the open store s, printing a line on
+// standard error for each one re-sent or conflicted (what the user needs to know;
+// forgetting mined ones is bookkeeping, which 'resend' lists).
+func (e *env) resendFrom(ctx context.Context, cl *rpcapi.Client, s *wallet.Store) {
 	res, _ := wallet.Resend(ctx, rpcNode{cl}, s)
 	for _, r := range res {
 		if r.Action == wallet.ActionResent || r.Action == wallet.ActionConflicted {
