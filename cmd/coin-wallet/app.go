@@ -110,7 +110,7 @@ type env struct {
 	rpcURL   string                 // without credentials: safe to print
 	rpcAuth  []jsonrpc.ClientOption // the node credentials, if any
 	json     bool                   // print JSON (not a terminal, or --json)
-	jsonFlag bool                   // --json was given
+	jsonFlag bool                   // --json was given (before or after the command: cliutil.Conventions)
 	timeout  time.Duration
 	out      io.Writer
 	in       io.Reader
@@ -126,7 +126,7 @@ func newEnv(c *cli.Context) (*env, error) {
 		e.in = os.Stdin
 	}
 	terminal := c.App.Writer == os.Stdout && cliutil.StdoutIsTerminal()
-	e.jsonFlag = jsonFlag(c)
+	e.jsonFlag = c.Bool("json")
 	e.json = e.jsonFlag || !terminal
 	if e.rpcURL, err = rpcapi.NodeURL(c.String("rpc"), net); err != nil {
 		return nil, err
@@ -242,16 +242,6 @@ func (e *env) printJSON(v any) error { return cliutil.PrintJSON(e.out, v) }
 func (e *env) printf(format string, args ...any) error {
 	_, err := fmt.Fprintf(e.out, format, args...)
 	return err
-}
-
-// jsonFlag reports whether --json was given before or after the command name.
-func jsonFlag(c *cli.Context) bool {
-	for _, x := range c.Lineage() {
-		if x.Bool("json") {
-			return true
-		}
-	}
-	return false
 }
 
 func noArgs(c *cli.Context) error {
