@@ -44,22 +44,9 @@ type genesisSpec struct {
 
 // GenesisBlock builds the network's genesis block (a fresh copy each call).
 func (n *Network) GenesisBlock() *types.Block {
-	cb := &types.Transaction{
-		Version: 1,
-		Kind:    types.KindCoinbase,
-		Outputs: []types.TxOutput{{Value: 50 * 100_000_000}}, // to the all-zero pubkey hash
-		Payload: types.CoinbasePayload{Height: 0, Extra: []byte(n.genesis.message)}.Bytes(),
-	}
-	b := &types.Block{
-		Header: types.BlockHeader{
-			Version:          1,
-			Timestamp:        n.genesis.timestamp,
-			DifficultyTarget: n.PowLimitBits,
-			Nonce:            n.genesis.nonce,
-		},
-		Transactions: []*types.Transaction{cb},
-	}
-	b.Header.MerkleRoot = types.MerkleRoot(b.TxIDs())
+	b := types.NewBlock(types.BlockSpec{Timestamp: n.genesis.timestamp, Target: n.PowLimitBits,
+		Reward: 50 * 100_000_000, Extra: []byte(n.genesis.message)}) // paid to the all-zero pubkey hash
+	b.Header.Nonce = n.genesis.nonce
 	return b
 }
 
