@@ -253,7 +253,7 @@ Prints {"contract_id", "status", "refund_txid", "amount", "fee"}.`,
 					return wallet.Request{}, err
 				}
 				expiresAt = k.ExpiresAt
-				esc, err := e.escrowOf(k)
+				esc, err := wallet.OpenEscrowOf(k, e.net)
 				if err != nil {
 					return wallet.Request{}, err
 				}
@@ -602,17 +602,7 @@ func (e *env) openEscrow(ctx context.Context, cl *rpcapi.Client, id string) (wal
 	if err != nil {
 		return wallet.Escrow{}, err
 	}
-	return e.escrowOf(k)
-}
-
-// escrowOf is an open contract's escrow; a closed contract is refused here, since its
-// escrow is spent already.
-func (e *env) escrowOf(k *rpcapi.Contract) (wallet.Escrow, error) {
-	if k.Status != "open" {
-		return wallet.Escrow{}, consensus.RuleError{Err: consensus.ErrContractNotOpen,
-			Description: fmt.Sprintf("contract %s is %s already (closed by %s)", k.ContractID, k.Status, k.ClosedBy)}
-	}
-	return wallet.EscrowOf(k, e.net)
+	return wallet.OpenEscrowOf(k, e.net)
 }
 
 // agentSpend runs one signing agent command: checks --fee-rate, gets the agent's key, asks

@@ -84,6 +84,16 @@ func EscrowOf(c *rpcapi.Contract, net *params.Network) (Escrow, error) {
 	return Escrow{ContractID: id, Value: c.Value, Initiator: init, Counterparty: cp}, nil
 }
 
+// OpenEscrowOf is EscrowOf for a fulfilment or a refund: a contract that is not open any
+// more is refused with a consensus.RuleError of kind ErrContractNotOpen (reason
+// contract_not_open), since its escrow is spent already.
+func OpenEscrowOf(c *rpcapi.Contract, net *params.Network) (Escrow, error) {
+	if c.Status != consensus.ContractOpen.String() {
+		return Escrow{}, ruleErr(consensus.ErrContractNotOpen, "contract %s is %s already (closed by %s)", c.ContractID, c.Status, c.ClosedBy)
+	}
+	return EscrowOf(c, net)
+}
+
 // coin is the escrow as an input: it pays the counterparty.
 func (e Escrow) coin() Coin {
 	return Coin{Outpoint: types.Outpoint{TxID: e.ContractID, Index: 0}, Value: e.Value, PKH: e.Counterparty}

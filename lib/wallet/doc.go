@@ -31,7 +31,8 @@
 //
 // The Proof of Conduct operations (protocol §9) are built here once, for coin-wallet and the
 // faucet: [RegisterRequest], [VouchRequest], [ContractCreateRequest], [FulfilRequest] and
-// [RefundRequest] (of an [Escrow], read from getcontract with [EscrowOf]) and
+// [RefundRequest] (of an [Escrow], read from getcontract with [EscrowOf], or [OpenEscrowOf]
+// which refuses a closed contract) and
 // [ReviewRequest] return the Request of one operation of the acting agent, after the rules
 // that need no chain (score 1 to 10, expiry, minimum escrow, no self-targets). [BuildAgent]
 // builds one from the actor's coins only (every input of an agent transaction is the
