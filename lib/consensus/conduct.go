@@ -308,8 +308,7 @@ func (t *conductTx) isAgent(pkh types.Hash) (bool, error) {
 	return ok, err
 }
 
-// mustBeAgent is mustAgent (kind ErrNotAnAgent) or otherAgent (ErrAgentNotFound) for a
-// record that is only read.
+// mustBeAgent is needAgent for a record that is only read: no copy.
 func (t *conductTx) mustBeAgent(pkh types.Hash, kind ErrorKind, what string) error {
 	ok, err := t.isAgent(pkh)
 	if err == nil && !ok {
@@ -318,26 +317,16 @@ func (t *conductTx) mustBeAgent(pkh types.Hash, kind ErrorKind, what string) err
 	return err
 }
 
-// mustAgent is the record of the acting agent, or ErrNotAnAgent.
-func (t *conductTx) mustAgent(pkh types.Hash, what string) (*AgentRecord, error) {
+// needAgent is the record of pkh, to change, or a rule error of kind: ErrNotAnAgent for the
+// acting agent and the parties of a contract, ErrAgentNotFound for another agent named in
+// the payload.
+func (t *conductTx) needAgent(pkh types.Hash, kind ErrorKind, what string) (*AgentRecord, error) {
 	a, ok, err := t.agent(pkh)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, ruleError(ErrNotAnAgent, "%s %s is not a registered agent", what, pkh)
-	}
-	return a, nil
-}
-
-// otherAgent is the record of another agent named in the payload, or ErrAgentNotFound.
-func (t *conductTx) otherAgent(pkh types.Hash, what string) (*AgentRecord, error) {
-	a, ok, err := t.agent(pkh)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, ruleError(ErrAgentNotFound, "%s %s is not a registered agent", what, pkh)
+		return nil, ruleError(kind, "%s %s is not a registered agent", what, pkh)
 	}
 	return a, nil
 }
@@ -367,14 +356,14 @@ func CheckConduct(tx *types.Transaction, txid types.Hash, ctx ConductContext, vi
 
 	case types.KindVouch:
 		p, _ := types.DecodeVouchPayload(tx.Payload)
-		voucher, err := t.mustAgent(actor, "voucher")
+		voucher, err := t.needAgent(actor, ErrNotAnAgent, "voucher")
 		if err != nil {
 			return nil, err
 		}
 		if voucher.Score < VouchMinScore {
 			return nil, ruleError(ErrScoreTooLow, "score %d is below the %d needed to vouch", voucher.Score, VouchMinScore)
 		}
-		target, err := t.otherAgent(p.Target, "target")
+		target, err := t.needAgent(p.Target, ErrAgentNotFound, "target")
 		if err != nil {
 			return nil, err
 		}
@@ -429,11 +418,11 @@ func CheckConduct(tx *types.Transaction, txid types.Hash, ctx ConductContext, vi
 			if ctx.Height >= c.ExpiresAt {
 				return nil, ruleError(ErrContractExpired, "contract %s expired at height %d", c.ID, c.ExpiresAt)
 			}
-			init, err := t.mustAgent(c.Initiator, "initiator")
+			init, err := t.needAgent(c.Initiator, ErrNotAnAgent, "initiator")
 			if err != nil {
 				return nil, err
 			}
-			cp, err := t.mustAgent(c.Counterparty, "counterparty")
+			cp, err := t.needAgent(c.Counterparty, ErrNotAnAgent, "counterparty")
 			if err != nil {
 				return nil, err
 			}
@@ -467,7 +456,7 @@ func CheckConduct(tx *types.Transaction, txid types.Hash, ctx ConductContext, vi
 					return nil, ruleError(ErrRefundOutputs, "output %d of a refund does not pay the initiator", j)
 				}
 			}
-			cp, err := t.mustAgent(c.Counterparty, "counterparty")
+			cp, err := t.needAgent(c.Counterparty, ErrNotAnAgent, "counterparty")
 			if err != nil {
 				return nil, err
 			}
@@ -504,7 +493,7 @@ func CheckConduct(tx *types.Transaction, txid types.Hash, ctx ConductContext, vi
 		if err := t.mustBeAgent(actor, ErrNotAnAgent, "reviewer"); err != nil { // read only
 			return nil, err
 		}
-		subject, err := t.otherAgent(p.Subject, "subject")
+		subject, err := t.needAgent(p.Subject, ErrAgentNotFound, "subject")
 		if err != nil {
 			return nil, err
 		}
