@@ -262,7 +262,9 @@ func resendOne(ctx context.Context, node ResendNode, net *params.Network, tx *ty
 // spentInChain reports whether an input of tx spends an output of a mined transaction
 // that the chain no longer has unspent: another mined transaction spent it. Inputs whose
 // parent is one of the wallet's kept transactions, or unknown to the node, decide nothing.
+// Each owner's outputs are listed once, however many inputs spend outputs of it.
 func spentInChain(ctx context.Context, node ResendNode, net *params.Network, tx *types.Transaction, kept map[types.Hash]bool) (string, bool, error) {
+	unspentOf := map[string]map[types.Outpoint]bool{} // owner address → its unspent outputs
 	for i := range tx.Inputs {
 		op := tx.Inputs[i].Outpoint()
 		if kept[op.TxID] {
@@ -298,18 +300,21 @@ func spentInChain(ctx context.Context, node ResendNode, net *params.Network, tx 
 		if err != nil {
 			return "", false, err
 		}
-		us, err := node.GetUtxosByAddress(ctx, addr, false)
-		if err != nil {
-			return "", false, err
-		}
-		unspent := false
-		for _, u := range us {
-			if u.TxID == op.TxID.String() && u.Index == op.Index {
-				unspent = true
-				break
+		unspent, ok := unspentOf[addr]
+		if !ok {
+			us, err := node.GetUtxosByAddress(ctx, addr, false)
+			if err != nil {
+				return "", false, err
 			}
+			unspent = make(map[types.Outpoint]bool, len(us))
+			for _, u := range us {
+				if id, err := types.ParseHash(u.TxID); err == nil {
+					unspent[types.Outpoint{TxID: id, Index: u.Index}] = true
+				}
+			}
+			unspentOf[addr] = unspent
 		}
-		if !unspent {
+		if !unspent[op] {
 			return fmt.Sprintf("input %d (%s) is spent by another mined transaction", i, op), true, nil
 		}
 	}
