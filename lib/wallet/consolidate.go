@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/consensus"
@@ -22,8 +23,11 @@ import (
 
 // MaxInputsPerTx is the most inputs a transaction with one output can have within
 // consensus.MaxTxInputs and consensus.MaxTxSize whatever the output indexes it spends (an
-// input is 129 to 133 bytes, so the size is the bound).
-func MaxInputsPerTx() int {
+// input is 129 to 133 bytes, so the size is the bound). It is worked out once (coin-wallet
+// asks for it when it builds its commands, on every run).
+func MaxInputsPerTx() int { return maxInputsPerTx() }
+
+var maxInputsPerTx = sync.OnceValue(func() int {
 	tx := &types.Transaction{Version: consensus.TxVersion, Kind: types.KindTransfer,
 		Outputs: []types.TxOutput{{Value: amount.MaxMoney}}}
 	fits := func(n int) bool {
@@ -46,7 +50,7 @@ func MaxInputsPerTx() int {
 		}
 	}
 	return lo
-}
+})
 
 // ConsolidateOptions bound a consolidation.
 type ConsolidateOptions struct {
