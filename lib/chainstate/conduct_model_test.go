@@ -363,7 +363,7 @@ func (m *condModel) hash() types.Hash {
 	}
 	hk := func(p byte, a types.Hash) []byte { return append([]byte{p}, a[:]...) }
 	pk := func(p byte, x pair) []byte { return append(append([]byte{p}, x[0][:]...), x[1][:]...) }
-	for _, a := range sortedKeys(m.agents) {
+	for _, a := range sortedHashes(m.agents) {
 		r := m.agents[a]
 		put(hk('g', a), func(w *bincode.Writer) {
 			w.U32(r.score)
@@ -374,7 +374,7 @@ func (m *condModel) hash() types.Hash {
 			w.U32(r.stake.Index)
 		})
 	}
-	for _, id := range sortedKeys(m.contracts) {
+	for _, id := range sortedHashes(m.contracts) {
 		k := m.contracts[id]
 		put(hk('k', id), func(w *bincode.Writer) {
 			w.Raw(k.id[:])
@@ -400,15 +400,6 @@ func (m *condModel) hash() types.Hash {
 	var out types.Hash
 	h.Sum(out[:0])
 	return out
-}
-
-func sortedKeys[V any](m map[types.Hash]V) []types.Hash {
-	ks := make([]types.Hash, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.SortFunc(ks, func(a, b types.Hash) int { return bytes.Compare(a[:], b[:]) })
-	return ks
 }
 
 func sortedPairKeys[V any](m map[pair]V) []pair {
@@ -493,7 +484,7 @@ func (r *modelRun) registered(m *condModel, yes bool) []*chaingen.Wallet {
 
 func (r *modelRun) contractsWith(m *condModel, status uint8) []mContract {
 	var out []mContract
-	for _, id := range sortedKeys(m.contracts) {
+	for _, id := range sortedHashes(m.contracts) {
 		if k := m.contracts[id]; k.status == status {
 			out = append(out, k)
 		}
@@ -918,7 +909,7 @@ func (r *modelRun) compare(m *condModel, where string) {
 			}
 		}
 	}
-	for _, id := range sortedKeys(r.ever) {
+	for _, id := range sortedHashes(r.ever) {
 		got, ok, err := view.Contract(id)
 		if err != nil {
 			t.Fatal(err)
