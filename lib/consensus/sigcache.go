@@ -280,8 +280,7 @@ func (q *PreverifyQueue) prepare(job *preverifyJob) {
 		close(job.done)
 		return
 	}
-	nb := (len(checks) + BatchSize - 1) / BatchSize
-	job.size = (len(checks) + nb - 1) / nb // batches of nearly equal size
+	job.size = batchSize(len(checks), 1) // batches of at most BatchSize, of nearly equal size
 	job.left = (len(checks) + job.size - 1) / job.size
 	more := len(q.jobs) > 0
 	q.mu.Unlock()
