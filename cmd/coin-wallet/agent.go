@@ -495,11 +495,11 @@ func withAgentArgs(usage string, min, max int, f func(e *env, c *cli.Context) er
 			if usage != "" {
 				what = usage
 			}
-			name, order := commandPath(c), ""
+			order := ""
 			if n > max {
 				order = "; flags go before arguments"
 			}
-			return fmt.Errorf("%s takes %s, got %d%s (see '%s %s --help')", name, what, n, order, appName, name)
+			return cliutil.UsageError(c, "%s takes %s, got %d%s", commandPath(c), what, n, order)
 		}
 		e, err := newEnv(c)
 		if err != nil {

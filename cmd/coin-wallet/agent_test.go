@@ -69,6 +69,11 @@ func TestAgentOffline(t *testing.T) {
 		if c.kind != nil && !errors.Is(err, c.kind) {
 			t.Errorf("%v: %v is not %v", c.args, err, c.kind)
 		}
+		// A wrong number of arguments is a usage error: exit 2, like every other.
+		var ue *cliutil.ExitError
+		if strings.Contains(c.want, "takes") && (!errors.As(err, &ue) || ue.Code != cliutil.ExitUsage) {
+			t.Errorf("%v: %#v, want a usage error (exit %d)", c.args, err, cliutil.ExitUsage)
+		}
 	}
 	// A vouch for oneself is refused by the wallet with the consensus reason.
 	self, _ := wallet.AddressFromMnemonic(mnemonicA, params.Regtest, 0)

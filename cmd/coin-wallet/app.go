@@ -246,7 +246,7 @@ func (e *env) printf(format string, args ...any) error {
 
 func noArgs(c *cli.Context) error {
 	if c.Args().Present() {
-		return fmt.Errorf("unexpected argument %q (see '%s %s --help')", c.Args().First(), appName, c.Command.Name)
+		return cliutil.UsageError(c, "unexpected argument %q", c.Args().First())
 	}
 	return nil
 }
