@@ -28,7 +28,12 @@ func NodeURL(raw string, net *params.Network) (string, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("--rpc %q: want a URL such as http://127.0.0.1:%d", raw, example)
+		// The value may carry credentials (http://user:password@host): echo it only with the
+		// password masked, and not at all when it does not parse.
+		if err != nil {
+			return "", fmt.Errorf("--rpc: not a URL; want one such as http://127.0.0.1:%d", example)
+		}
+		return "", fmt.Errorf("--rpc %q: want a URL such as http://127.0.0.1:%d", u.Redacted(), example)
 	}
 	return s, nil
 }

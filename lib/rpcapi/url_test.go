@@ -23,3 +23,13 @@ func TestNodeURL(t *testing.T) {
 		t.Error("no URL and no network accepted")
 	}
 }
+
+// TestNodeURLHidesPassword: a refused --rpc value never shows its password.
+func TestNodeURLHidesPassword(t *testing.T) {
+	for _, raw := range []string{"ftp://alice:s3cret@host:1", "http://alice:s3cret@[::1", "alice:s3cret@%zz"} {
+		_, err := NodeURL(raw, params.Regtest)
+		if err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("NodeURL(%q): %v", raw, err)
+		}
+	}
+}
