@@ -26,7 +26,8 @@ func TestWriteCacheHeapBound(t *testing.T) {
 		parent = name
 	}
 	run := func(heapMiB int, gcEvery int) []int {
-		c, err := Open(t.TempDir(), params.Regtest, Options{WriteCacheMiB: 1 << 20, WriteCacheAge: time.Hour,
+		// No block cache: its bound would add to the heap budget.
+		c, err := Open(t.TempDir(), params.Regtest, Options{WriteCacheMiB: 1 << 20, WriteCacheAge: time.Hour, CacheMiB: -1,
 			WriteCacheHeapMiB: heapMiB})
 		if err != nil {
 			t.Fatal(err)

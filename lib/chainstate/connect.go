@@ -28,6 +28,10 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 		return ConnectedBlock{}, err
 	}
 	b, ids := bw.b, bw.ids
+	inBlock := txidSet(ids)
+	if err := c.fetchInputs(b, inBlock, c.opts.SigWorkers); err != nil {
+		return ConnectedBlock{}, err
+	}
 	memo := newClusterMemo(len(ids))
 	eff, err := consensus.CheckBlockConnect(consensus.BlockInput{
 		Block: b, TxIDs: ids, Height: n.Height, MedianTimePast: medianTimePast(n.Parent),
@@ -47,7 +51,6 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	next.Pool = eff.PoolAfter
 
 	var key [37]byte
-	inBlock := txidSet(ids)
 	// Clusters: transaction by transaction, merges first, then balances (protocol §8).
 	cb := newClusterBlock(c, memo)
 	k := 0

@@ -105,6 +105,7 @@ func checkInvariants(t testing.TB, c *Chain) {
 	if uint64(len(set)) != s.UtxoCount || total != s.UtxoTotal {
 		t.Fatalf("stats say %d utxos worth %d, the set has %d worth %d", s.UtxoCount, s.UtxoTotal, len(set), total)
 	}
+	checkCleanCache(t, c)
 }
 
 // flushForTest writes the write cache, which holds nothing outside bulk mode.

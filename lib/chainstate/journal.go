@@ -308,9 +308,12 @@ func (c *Chain) slotLocked(key []byte) (*slot, error) {
 	if s := c.wc.slots[string(key)]; s != nil {
 		return s, nil
 	}
-	v, err := c.readDB(key)
-	if err != nil {
-		return nil, err
+	v, ok := c.clean[string(key)]
+	if !ok {
+		var err error
+		if v, err = c.readDB(key); err != nil {
+			return nil, err
+		}
 	}
 	s := c.wc.newSlot(key)
 	s.val, s.disk = v, v
@@ -335,6 +338,9 @@ func (c *Chain) readDB(key []byte) (any, error) {
 func (c *Chain) getLocked(key []byte) (any, error) {
 	if s := c.wc.slots[string(key)]; s != nil {
 		return s.val, nil
+	}
+	if v, ok := c.clean[string(key)]; ok {
+		return v, nil
 	}
 	return c.readDB(key)
 }
