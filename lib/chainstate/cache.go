@@ -173,7 +173,11 @@ func (c *Chain) flushLocked() error {
 	idx := make([]indexItem, 0, len(wc.slots))
 	vw := bincode.NewWriter(make([]byte, 0, len(wc.slots)*84))
 	ikeys := make([]byte, 0, len(wc.slots)*70)
+	var keep []string // keys of the clean cache's tables whose values it does not hold yet
 	for k, s := range wc.slots {
+		if cleanTable(k[0]) && (s.dirty || !s.kept) {
+			keep = append(keep, k)
+		}
 		if !s.dirty {
 			continue
 		}
@@ -212,7 +216,11 @@ func (c *Chain) flushLocked() error {
 		if oldKey != nil && string(oldKey) != string(ikeys[kf:]) {
 			idx = append(idx, indexItem{kfrom: int32(kf - len(oldKey)), kto: int32(kf), del: true})
 		}
-		idx = append(idx, indexItem{kfrom: int32(kf), kto: int32(len(ikeys)), from: from, to: to})
+		if t.indexBare() {
+			idx = append(idx, indexItem{kfrom: int32(kf), kto: int32(len(ikeys))})
+		} else {
+			idx = append(idx, indexItem{kfrom: int32(kf), kto: int32(len(ikeys)), from: from, to: to})
+		}
 	}
 	vals := vw.Bytes()
 	// In key order: the database's in-memory table takes sorted keys about twice as fast.
@@ -267,10 +275,8 @@ func (c *Chain) flushLocked() error {
 	if err := c.db.Write(batch, c.wo); err != nil {
 		return storageErr("write connected blocks", err)
 	}
-	for k, s := range wc.slots {
-		if cleanTable(k[0]) {
-			c.clean.keep(k, s)
-		}
+	for _, k := range keep {
+		c.clean.keep(k, wc.slots[k])
 	}
 	c.clean.trim()
 	wc.reset()

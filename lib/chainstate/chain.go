@@ -470,7 +470,14 @@ func (c *Chain) UtxosByAddress(pkh types.Hash) ([]AddressUtxo, error) {
 		var op types.Outpoint
 		copy(op.TxID[:], k[33:65])
 		op.Index = uint32(k[65])<<24 | uint32(k[66])<<16 | uint32(k[67])<<8 | uint32(k[68])
-		r := bincode.NewReader(it.Value())
+		raw := it.Value()
+		if len(raw) == 0 { // a bare entry: the output's own record
+			var err error
+			if raw, err = c.db.Get(append([]byte{pfxUtxo}, k[33:69]...), nil); err != nil {
+				return nil, storageErr("read output "+op.String()+" of the address index", err)
+			}
+		}
+		r := bincode.NewReader(raw)
 		e := decodeEntry(r)
 		if err := r.Finish(); err != nil {
 			return nil, storageErr("decode address index", err)

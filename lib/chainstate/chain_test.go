@@ -322,3 +322,36 @@ func TestNodeIndex(t *testing.T) {
 		}
 	}
 }
+
+// The address index is bare (no copy of the entry); a database written before holds entries
+// with the copy, and UtxosByAddress reads both kinds alike.
+func TestAddressIndexReadsEntriesWithAndWithoutCopy(t *testing.T) {
+	h := newHarness(t)
+	h.Chain("a", "genesis", 3)
+	for i := 1; i <= 3; i++ {
+		h.accept(fmt.Sprintf("a%d", i), fmt.Sprintf("a%d", i))
+	}
+	pkh := h.Miner().PKH
+	bare, err := h.c.UtxosByAddress(pkh)
+	if err != nil || len(bare) != 3 {
+		t.Fatalf("%d outputs, %v; want the 3 coinbases", len(bare), err)
+	}
+	// Give the first entry its copy, as a database written before bare entries holds it.
+	k := make([]byte, 69)
+	addrKeyTo(k, pkh, bare[0].Outpoint)
+	if v, err := h.c.db.Get(k, nil); err != nil || len(v) != 0 {
+		t.Fatalf("index entry %x holds %d bytes (%v), want a bare entry", v, len(v), err)
+	}
+	if err := h.c.db.Put(k, entryBytes(bare[0].Entry), nil); err != nil {
+		t.Fatal(err)
+	}
+	mixed, err := h.c.UtxosByAddress(pkh)
+	if err != nil || len(mixed) != len(bare) {
+		t.Fatalf("%d outputs, %v", len(mixed), err)
+	}
+	for i := range bare {
+		if mixed[i].Outpoint != bare[i].Outpoint || *mixed[i].Entry != *bare[i].Entry {
+			t.Fatalf("output %d: %+v, want %+v", i, mixed[i], bare[i])
+		}
+	}
+}

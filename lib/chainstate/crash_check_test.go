@@ -154,8 +154,8 @@ func checkIndexes(t testing.TB, c *Chain, set map[types.Outpoint]consensus.UtxoE
 		e, ok := set[op]
 		if !ok || !bytes.Equal(e.PubKeyHash[:], k[1:33]) {
 			bad = append(bad, "address index entry without its output: "+op.String())
-		} else if !bytes.Equal(v, entryBytes(&e)) {
-			bad = append(bad, "address index entry differs from its output: "+op.String())
+		} else if len(v) != 0 {
+			bad = append(bad, "address index entry with a value (it is bare): "+op.String())
 		}
 	})
 	if addrs != len(set) {

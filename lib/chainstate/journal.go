@@ -31,6 +31,8 @@ type table interface {
 	// indexKeyAny appends v's key in the table's secondary index to dst; ok is false when
 	// the table has no index.
 	indexKeyAny(dst []byte, key string, v any) (out []byte, ok bool)
+	// indexBare tells whether index entries have no value (see tableOf.bareIndex).
+	indexBare() bool
 }
 
 // tableOf is one kind of journaled state with values of type V.
@@ -41,14 +43,17 @@ type tableOf[V any] struct {
 	encode func(w *bincode.Writer, v V)
 	decode func(r *bincode.Reader) V
 	// index, when set, derives a secondary index entry from a value: the write cache keeps
-	// it in step with the table (same value bytes under the index key).
-	index func(dst []byte, key string, v V) []byte
+	// it in step with the table (same value bytes under the index key, or none when
+	// bareIndex is set: a reader of the index then reads the table's record by its key).
+	index     func(dst []byte, key string, v V) []byte
+	bareIndex bool
 }
 
 func (t *tableOf[V]) keySize() int                       { return t.keyLen }
 func (t *tableOf[V]) prefix() byte                       { return t.pfx }
 func (t *tableOf[V]) encodeAny(w *bincode.Writer, v any) { t.encode(w, v.(V)) }
 func (t *tableOf[V]) decodeAny(r *bincode.Reader) any    { return t.decode(r) }
+func (t *tableOf[V]) indexBare() bool                    { return t.bareIndex }
 func (t *tableOf[V]) indexKeyAny(dst []byte, key string, v any) ([]byte, bool) {
 	if t.index == nil {
 		return dst, false
@@ -287,7 +292,9 @@ type slot struct {
 	disk any // the value on disk (nil: absent), to keep secondary indexes in step
 	// dirty: val differs from what is on disk (or may: it is written at the next flush).
 	dirty bool
-	gen   uint64 // the journal generation that last recorded this key in undo data
+	// kept: disk came from the clean cache, which need not take it again at the next flush.
+	kept bool
+	gen  uint64 // the journal generation that last recorded this key in undo data
 }
 
 // newSlot adds an empty slot for key (absent on disk).
@@ -316,7 +323,7 @@ func (c *Chain) slotLocked(key []byte) (*slot, error) {
 		}
 	}
 	s := c.wc.newSlot(key)
-	s.val, s.disk = v, v
+	s.val, s.disk, s.kept = v, v, ok
 	return s, nil
 }
 

@@ -9,10 +9,13 @@ import (
 // The journaled tables (journal.go). Each is a key prefix and a codec; the key layouts are in
 // encoding.go.
 var (
-	// utxoTable maps an outpoint to its entry; its index lists an address's outputs, so that
-	// listing an address is one range scan that needs no second read.
+	// utxoTable maps an outpoint to its entry; its index lists an address's outputs: a range
+	// scan of the address's keys, then a read of each output's entry. The index entries are
+	// bare (databases written before hold a copy of the entry, which UtxosByAddress still
+	// reads): the copy doubled every output's bytes in the database, and with it the
+	// compactions of a sync, to save a read per output when a wallet lists an address.
 	utxoTable = &tableOf[*consensus.UtxoEntry]{name: "utxo", pfx: pfxUtxo, keyLen: 37,
-		encode: encodeEntry, decode: decodeEntry,
+		encode: encodeEntry, decode: decodeEntry, bareIndex: true,
 		index: func(dst []byte, key string, e *consensus.UtxoEntry) []byte {
 			dst = append(dst, pfxAddr)
 			dst = append(dst, e.PubKeyHash[:]...)
