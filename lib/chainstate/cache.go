@@ -162,18 +162,52 @@ type indexItem struct {
 	del        bool
 }
 
-// flushLocked writes the write cache in one batch. On failure the cache is kept (the next
-// flush tries again) and the database still holds the state of the previous flush.
+// flushLocked writes the write cache in one batch, after the write in the background, if
+// any, has ended. On failure the cache is kept (the next flush tries again) and the database
+// still holds the state of the previous flush.
 func (c *Chain) flushLocked() error {
+	if err := c.settleLocked(); err != nil {
+		return err
+	}
 	wc := &c.wc
 	if wc.empty() {
 		return nil
 	}
+	batch, keep := buildBatch(wc, blockRecords(wc))
+	if err := c.db.Write(batch, c.wo); err != nil {
+		return storageErr("write connected blocks", err)
+	}
+	c.keepClean(wc, keep)
+	wc.reset()
+	return nil
+}
+
+// keepClean gives the clean cache the values a write of wc stored (keep: their keys).
+func (c *Chain) keepClean(wc *writeCache, keep []string) {
+	for _, k := range keep {
+		c.clean.keep(k, wc.slots[k])
+	}
+	c.clean.trim()
+}
+
+// blockRecords are the block index records of the blocks wc connected, as they are now
+// (their status may change after).
+func blockRecords(wc *writeCache) [][]byte {
+	recs := make([][]byte, len(wc.blocks))
+	for i, cb := range wc.blocks {
+		recs[i] = indexRecord(cb.n)
+	}
+	return recs
+}
+
+// buildBatch is the database batch that writes wc (which it only reads), with the blocks'
+// index records recs, and the keys of the clean cache's tables whose values the clean cache
+// should take once the batch is written.
+func buildBatch(wc *writeCache, recs [][]byte) (batch *leveldb.Batch, keep []string) {
 	items := make([]flushItem, 0, len(wc.slots))
 	idx := make([]indexItem, 0, len(wc.slots))
 	vw := bincode.NewWriter(make([]byte, 0, len(wc.slots)*84))
 	ikeys := make([]byte, 0, len(wc.slots)*70)
-	var keep []string // keys of the clean cache's tables whose values it does not hold yet
 	for k, s := range wc.slots {
 		if cleanTable(k[0]) && (s.dirty || !s.kept) {
 			keep = append(keep, k)
@@ -244,7 +278,7 @@ func (c *Chain) flushLocked() error {
 	for _, cb := range wc.blocks {
 		size += 2*rec + 33 + len(cb.undo) + 33 + 104
 	}
-	batch := leveldb.MakeBatchWithConfig(&leveldb.BatchConfig{InitialCapacity: size, GrowLimit: math.MaxInt32})
+	batch = leveldb.MakeBatchWithConfig(&leveldb.BatchConfig{InitialCapacity: size, GrowLimit: math.MaxInt32})
 	var key [maxKeyLen]byte
 	for _, it := range items {
 		k := append(key[:0], it.key...)
@@ -264,34 +298,39 @@ func (c *Chain) flushLocked() error {
 	for _, k := range wc.undone {
 		batch.Delete(k)
 	}
-	for _, cb := range wc.blocks {
+	for i, cb := range wc.blocks {
 		if cb.undone {
 			batch.Delete(hashKey(pfxUndo, cb.n.Hash))
 		} else {
 			batch.Put(hashKey(pfxUndo, cb.n.Hash), cb.undo)
 		}
-		batch.Put(hashKey(pfxIndex, cb.n.Hash), indexRecord(cb.n))
+		batch.Put(hashKey(pfxIndex, cb.n.Hash), recs[i])
 	}
-	if err := c.db.Write(batch, c.wo); err != nil {
-		return storageErr("write connected blocks", err)
-	}
-	for _, k := range keep {
-		c.clean.keep(k, wc.slots[k])
-	}
-	c.clean.trim()
-	wc.reset()
-	return nil
+	return batch, keep
 }
 
 // flushDue writes the cache unless bulk mode lets it grow and it is within its bounds: its
 // own size estimate (WriteCacheMiB), its age (WriteCacheAge) and the measured heap
 // (WriteCacheHeapMiB).
 func (c *Chain) flushDue() error {
-	if c.bulk && c.wc.bytes < c.opts.WriteCacheMiB<<20 && time.Since(c.wc.since) < c.opts.WriteCacheAge &&
+	if !c.bulk {
+		return c.flushLocked()
+	}
+	if p := c.pending; p != nil {
+		if !p.ended() {
+			// The heap still holds the pending write: only the cache's own bounds count.
+			if c.wc.bytes < c.opts.WriteCacheMiB<<20 && time.Since(c.wc.since) < c.opts.WriteCacheAge {
+				return nil
+			}
+		} else if err := c.settleLocked(); err != nil {
+			return err
+		}
+	}
+	if c.wc.bytes < c.opts.WriteCacheMiB<<20 && time.Since(c.wc.since) < c.opts.WriteCacheAge &&
 		!c.heapOverBudget() {
 		return nil
 	}
-	return c.flushLocked()
+	return c.flushBackground()
 }
 
 // heapOverBudget reports whether the heap's objects exceed Options.WriteCacheHeapMiB while
@@ -336,14 +375,18 @@ func (c *Chain) Flush() error {
 func (c *Chain) Unflushed() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return len(c.wc.blocks)
+	n := len(c.wc.blocks)
+	if p := c.pending; p != nil && (!p.ended() || p.err != nil) {
+		n += len(p.wc.blocks)
+	}
+	return n
 }
 
 // rlockFlushed locks the chain for a read that scans the database, after writing the cache if
 // it holds anything. It returns the unlock function.
 func (c *Chain) rlockFlushed() (func(), error) {
 	c.mu.RLock()
-	if c.wc.empty() {
+	if c.wc.empty() && c.pending == nil {
 		return c.mu.RUnlock, nil
 	}
 	c.mu.RUnlock()

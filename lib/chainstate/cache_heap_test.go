@@ -44,6 +44,7 @@ func TestWriteCacheHeapBound(t *testing.T) {
 			if _, err := c.ProcessBlock(g.Block(name)); err != nil {
 				t.Fatal(err)
 			}
+			settle(t, c)
 			unflushed = append(unflushed, c.Unflushed())
 		}
 		return unflushed

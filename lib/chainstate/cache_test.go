@@ -16,8 +16,16 @@ import (
 // same blocks in the same order to a chain in bulk mode. After every block both must agree on
 // the tip, the stats and every outpoint and transaction the block touches, read from the
 // bulk chain's write cache; at the end, after the scans that write the cache, on the whole
-// UTXO set, the address index and the reopened database.
+// UTXO set, the address index and the reopened database. It runs twice: with the default
+// bounds (the cache written only by the scans and Close) and with a cache written in the
+// background after every block (WriteCacheAge of 1 ns), each write held until the next block has been
+// connected, so that blocks connect while reads find their keys in the pending write.
 func TestBulkMatchesPerBlockWrites(t *testing.T) {
+	t.Run("one-write", func(t *testing.T) { testBulkMatchesPerBlockWrites(t, false) })
+	t.Run("background-writes", func(t *testing.T) { testBulkMatchesPerBlockWrites(t, true) })
+}
+
+func testBulkMatchesPerBlockWrites(t *testing.T, background bool) {
 	opts := Options{Now: crashClock, Values: consensus.NominalValue{}}
 	ref, err := Open(t.TempDir(), params.Regtest, opts)
 	if err != nil {
@@ -42,9 +50,18 @@ func TestBulkMatchesPerBlockWrites(t *testing.T) {
 	slices.SortFunc(nodes, func(a, b *Node) int { return int(a.seq) - int(b.seq) })
 
 	dir := t.TempDir()
+
 	bulk, err := Open(dir, params.Regtest, opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	if background {
+		bulk.opts.WriteCacheAge = time.Nanosecond
+		bulk.testWriteGate = gate
+		// Every block's inputs read by fetchInputs, which must see the pending write too.
+		defer func(n int) { fetchParallelMin = n }(fetchParallelMin)
+		fetchParallelMin = 1
 	}
 	if err := bulk.SetBulk(true); err != nil {
 		t.Fatal(err)
@@ -55,7 +72,7 @@ func TestBulkMatchesPerBlockWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer replay.Close()
-	maxCached, reorgs := 0, 0
+	maxCached, reorgs, pendingSeen := 0, 0, 0
 	feed := func(from, to int) {
 		for i, n := range nodes[from:to] {
 			i += from
@@ -65,6 +82,13 @@ func TestBulkMatchesPerBlockWrites(t *testing.T) {
 			}
 			want, werr := replay.ProcessBlock(b)
 			got, gerr := bulk.ProcessBlock(b)
+			if bulk.pending != nil && !bulk.pending.ended() {
+				pendingSeen++
+			}
+			select { // let a write held since the block before go on
+			case gate <- struct{}{}:
+			default:
+			}
 			if (werr == nil) != (gerr == nil) || want.IsTip != got.IsTip || len(want.Connected) != len(got.Connected) ||
 				len(want.Disconnected) != len(got.Disconnected) {
 				t.Fatalf("block %d: per-block chain %+v %v, bulk chain %+v %v", i, want, werr, got, gerr)
@@ -113,10 +137,12 @@ func TestBulkMatchesPerBlockWrites(t *testing.T) {
 	// Most blocks, the scans (which write the cache), the rest, and Close writes those.
 	split := len(nodes) * 9 / 10
 	feed(0, split)
-	if reorgs == 0 || maxCached < 20 {
-		t.Fatalf("the bulk chain saw %d reorgs and held at most %d blocks: the test lost its point", reorgs, maxCached)
+	if reorgs == 0 || (!background && maxCached < 20) || (background && pendingSeen < 20) {
+		t.Fatalf("the bulk chain saw %d reorgs, held at most %d blocks and %d times a pending write: the test lost its point",
+			reorgs, maxCached, pendingSeen)
 	}
-	t.Logf("%d blocks, %d reorgs, up to %d blocks in the write cache", len(nodes), reorgs, maxCached)
+	t.Logf("%d blocks, %d reorgs, up to %d blocks in the write cache, %d blocks connected while a write was pending",
+		len(nodes), reorgs, maxCached, pendingSeen)
 
 	for _, pkh := range w.pkhs {
 		a, err := replay.UtxosByAddress(pkh)
@@ -189,6 +215,7 @@ func TestBulkWritesWhenDue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	settle(t, c)
 	if n := c.Unflushed(); n != 0 {
 		t.Fatalf("%d blocks unwritten past WriteCacheAge", n)
 	}

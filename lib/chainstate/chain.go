@@ -147,7 +147,11 @@ type Chain struct {
 	seq   uint64
 	wc    writeCache // connected blocks not written yet (cache.go)
 	clean cleanCache // what the database holds for the cluster tables
-	bulk  bool
+	// pending is the write cache being written in the background (bgwrite.go), or nil.
+	pending *pendingWrite
+	// testWriteGate, set by tests, holds each background write until a send on it.
+	testWriteGate chan struct{}
+	bulk          bool
 	// hdrs are the header-only nodes; bestHdr is the valid node (header-only or stored) with
 	// the most work, first seen on a tie (headers.go).
 	hdrs    map[*Node]struct{}

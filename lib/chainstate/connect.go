@@ -143,6 +143,10 @@ func (c *Chain) disconnectTip() (ConnectedBlock, error) {
 		return ConnectedBlock{}, err
 	}
 	ids := b.TxIDs()
+	// The block's undo data may be in the pending write: let it land first.
+	if err := c.settleLocked(); err != nil {
+		return ConnectedBlock{}, err
+	}
 	wc := &c.wc
 	var raw []byte
 	cached := -1 // n's place in the write cache when its undo data is not written yet

@@ -122,6 +122,17 @@ func flushForTest(t testing.TB, c *Chain) {
 	}
 }
 
+// settle waits for the background write of the write cache, if one is under way.
+func settle(t testing.TB, c *Chain) {
+	t.Helper()
+	c.mu.Lock()
+	err := c.settleLocked()
+	c.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // utxoSet reads the whole stored UTXO set (after writing the write cache).
 func utxoSet(t testing.TB, c *Chain) map[types.Outpoint]consensus.UtxoEntry {
 	t.Helper()

@@ -315,6 +315,11 @@ func (c *Chain) slotLocked(key []byte) (*slot, error) {
 	if s := c.wc.slots[string(key)]; s != nil {
 		return s, nil
 	}
+	if p := c.pendingSlot(string(key)); p != nil {
+		s := c.wc.newSlot(key)
+		s.val, s.disk = p.val, p.val
+		return s, nil
+	}
 	v, ok := c.clean[string(key)]
 	if !ok {
 		var err error
@@ -345,6 +350,9 @@ func (c *Chain) readDB(key []byte) (any, error) {
 func (c *Chain) getLocked(key []byte) (any, error) {
 	if s := c.wc.slots[string(key)]; s != nil {
 		return s.val, nil
+	}
+	if p := c.pendingSlot(string(key)); p != nil {
+		return p.val, nil
 	}
 	if v, ok := c.clean[string(key)]; ok {
 		return v, nil

@@ -57,10 +57,14 @@ func (cc cleanCache) trim() {
 }
 
 // fetchParallelMin is the number of outputs to read below which fetchInputs leaves the reads
-// to the rules (one goroutine's start costs about as much as a few reads from memory).
-const fetchParallelMin = 32
+// to the rules (one goroutine's start costs about as much as a few reads from memory), and
+// fetchPerWorker the fewest reads worth a goroutine of their own. A variable for tests.
+var fetchParallelMin = 32
 
-// fetchInputs puts the outputs b spends that the write cache does not hold into it, read from
+const fetchPerWorker = 16
+
+// fetchInputs puts the outputs b spends that the write cache (and the pending write) does not
+// hold into it, read from
 // the database on up to workers goroutines (0: every CPU). Outputs created in the block
 // (inBlock) are skipped: they are not in the database. A read that fails fails the fetch and
 // caches nothing.
@@ -77,7 +81,7 @@ func (c *Chain) fetchInputs(b *types.Block, inBlock func(types.Hash) bool, worke
 				continue
 			}
 			utxoKeyTo(k[:], in.Outpoint())
-			if c.wc.slots[string(k[:])] == nil {
+			if c.wc.slots[string(k[:])] == nil && c.pendingSlot(string(k[:])) == nil {
 				keys = append(keys, k)
 			}
 		}
@@ -88,7 +92,7 @@ func (c *Chain) fetchInputs(b *types.Block, inBlock func(types.Hash) bool, worke
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	workers = min(workers, len(keys)/(fetchParallelMin/2))
+	workers = max(1, min(workers, len(keys)/fetchPerWorker))
 	vals := make([]any, len(keys))
 	errs := make([]error, workers)
 	var wg sync.WaitGroup

@@ -38,7 +38,7 @@ func TestFetchInputsKeepsTheRules(t *testing.T) {
 	for i := 1; i <= 101; i++ {
 		h.accept(fmt.Sprintf("a%d", i), fmt.Sprintf("a%d", i))
 	}
-	const n = 2 * fetchParallelMin
+	n := 2 * fetchParallelMin
 	split := h.spendTx("split", "a1", 0, 1000, n)
 	h.Next("a102", "a101", []*types.Transaction{split})
 	h.accept("a102", "a102")
@@ -56,7 +56,7 @@ func TestFetchInputsKeepsTheRules(t *testing.T) {
 	}
 	// An output the split transaction does not have (first: the outputs a rejected block
 	// read stay in the write cache, and the next block would read fewer).
-	missing := h.Spend(chaingen.Output{Outpoint: types.Outpoint{TxID: split.TxID(), Index: n}, Value: 1,
+	missing := h.Spend(chaingen.Output{Outpoint: types.Outpoint{TxID: split.TxID(), Index: uint32(n)}, Value: 1,
 		PKH: h.Miner().PKH}).Tx()
 	h.Next("missing", "a102", append(spends("m", all[:n-1]...), missing))
 	h.reject("missing", consensus.ErrMissingInputs, "a102")
