@@ -19,10 +19,9 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/chainstate"
-	"github.com/cointoolkit/coin/lib/pow"
+	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/rpcapi"
-	"github.com/cointoolkit/coin/lib/types"
 )
 
 // syncTimeout bounds one sync.
@@ -261,40 +260,6 @@ func (r *syncRun) print(m chainMeta) []tenth {
 	return ts
 }
 
-// indexBytesPerBlock measures the heap of the in-memory header index per block, by building
-// n index nodes the way the chain's load does (a Node per block with its cumulative work, an
-// entry in the hash map, a slot in the main chain; the children are fields of Node) and
-// reading the heap before and after. It is a model of chainstate's index, not the index
-// itself (whose hash index is smaller than this map: chainstate's TestIndexBytesPerBlock
-// measures that one): it counts the same structures, not other per-chain state.
-func indexBytesPerBlock(n int) float64 {
-	runtime.GC()
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	index := make(map[types.Hash]*chainstate.Node)
-	main := make([]*chainstate.Node, n)
-	work := pow.Uint256{2} // regtest's work per block
-	var parent *chainstate.Node
-	for i := 0; i < n; i++ {
-		var h types.Hash
-		h[0], h[1], h[2], h[3] = byte(i), byte(i>>8), byte(i>>16), byte(i>>24)
-		nd := &chainstate.Node{Hash: h, Height: uint64(i), Parent: parent, Size: 250_000, TxCount: 1000}
-		if parent == nil {
-			nd.Work = work
-		} else {
-			nd.Work = parent.Work.Add(work)
-		}
-		index[h] = nd
-		main[i] = nd
-		parent = nd
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&m1)
-	runtime.KeepAlive(index)
-	runtime.KeepAlive(main)
-	return float64(m1.HeapAlloc-m0.HeapAlloc) / float64(n)
-}
-
 // machine describes the host: lscpu's model name, cores, memory and Go.
 func machine() string {
 	model := "unknown"
@@ -351,7 +316,10 @@ func BenchmarkScale(b *testing.B) {
 		b.Fatalf("synced UTXO set %d entries, hash %s; the source's %d, %s", r.utxo.UtxoCount, r.utxo.Hash,
 			m.UtxoCountAtTip, m.UtxoSetHash)
 	}
-	perBlock := indexBytesPerBlock(200_000)
+	perBlock, err := chainstate.IndexBytesPerBlock(params.Mainnet, 200_000)
+	if err != nil {
+		b.Fatal(err)
+	}
 	ratio := ts[len(ts)-1].txPS / ts[0].txPS
 	fmt.Printf("scale-summary run=current blocks=%d transfers=%d utxo=%d sync_s=%.2f blocks_per_s=%.2f tx_per_s=%.1f last_over_first=%.3f peak_rss_mib=%.1f index_bytes_per_block=%.0f index_mib_5m=%.0f db_mib=%.1f raw_mib=%.1f db_over_raw=%.3f restart_s=%.3f txoutsetinfo_s=%.3f\n",
 		m.Blocks, m.Transfers, r.utxo.UtxoCount, r.syncSec, float64(m.Blocks)/r.syncSec, float64(m.Transfers)/r.syncSec, ratio,

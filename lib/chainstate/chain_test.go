@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"testing"
 
@@ -199,67 +198,6 @@ func TestReopenConnectsStoredBranch(t *testing.T) {
 // measured when this bound was set was well under it (see the doc).
 const maxIndexBytesPerBlock = 220
 
-// indexRecords is n index records of a main chain from net's genesis, as the database holds
-// them.
-func indexRecords(net *params.Network, n int) [][]byte {
-	g := net.GenesisBlock()
-	gn := &Node{Hash: g.Hash(), Height: 0, Status: StatusValid, Size: uint32(g.SerializeSize()), TxCount: 1}
-	gn.setHeader(&g.Header)
-	recs := [][]byte{indexRecord(gn)}
-	prev := gn.Hash
-	hd := g.Header
-	for i := 1; i < n; i++ {
-		hd.PrevHash = prev
-		hd.Timestamp += 60
-		hd.Nonce = uint64(i)
-		hd.MerkleRoot[0], hd.MerkleRoot[1], hd.MerkleRoot[2] = byte(i), byte(i>>8), byte(i>>16)
-		nd := &Node{Height: uint64(i), Status: StatusValid, seq: uint64(i), Size: 250_000, TxCount: 1000,
-			Parent: &Node{Hash: prev}}
-		nd.setHeader(&hd)
-		recs = append(recs, indexRecord(nd))
-		prev = hd.Hash()
-	}
-	return recs
-}
-
-// loadIndex builds the block index from records the way load does and returns the chain
-// holding it.
-func loadIndex(t testing.TB, net *params.Network, recs [][]byte) *Chain {
-	c := &Chain{net: net, index: newNodeIndex(), tips: make(map[*Node]struct{}), hdrs: make(map[*Node]struct{})}
-	var nodes []loadedNode
-	for _, r := range recs {
-		n, prev, err := decodeIndexRecord(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes = append(nodes, loadedNode{n, prev})
-	}
-	if err := c.linkIndex(nodes); err != nil {
-		t.Fatal(err)
-	}
-	c.setMain(nodes[len(nodes)-1].n)
-	return c
-}
-
-// indexBytesPerBlock measures the heap the block index of n blocks takes, per block: the
-// records are made first, then the index is loaded from them between two heap readings.
-func indexBytesPerBlock(t testing.TB, n int) float64 {
-	net := params.Mainnet
-	recs := indexRecords(net, n)
-	var m0, m1 runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&m0)
-	c := loadIndex(t, net, recs)
-	runtime.GC()
-	runtime.ReadMemStats(&m1)
-	runtime.KeepAlive(recs)
-	if len(c.main) != n || c.main[n-1].Height != uint64(n-1) {
-		t.Fatalf("main chain of %d blocks, want %d", len(c.main), n)
-	}
-	runtime.KeepAlive(c)
-	return float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc)) / float64(n)
-}
-
 // TestIndexBytesPerBlock fails when the block index takes more than maxIndexBytesPerBlock
 // of heap per block, measured over 100,000 blocks (COIN_INDEX_BLOCKS sets another count).
 func TestIndexBytesPerBlock(t *testing.T) {
@@ -271,7 +209,10 @@ func TestIndexBytesPerBlock(t *testing.T) {
 		}
 		n = v
 	}
-	per := indexBytesPerBlock(t, n)
+	per, err := IndexBytesPerBlock(params.Mainnet, n)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("block index: %.1f bytes per block over %d blocks; %.0f MiB at 5,000,000 blocks", per, n, per*5e6/(1<<20))
 	if per > maxIndexBytesPerBlock {
 		t.Errorf("block index takes %.1f bytes per block, more than %d", per, maxIndexBytesPerBlock)
