@@ -36,11 +36,11 @@ const (
 	// DefaultWriteCacheHeapMiB bounds the bytes of the Go heap's objects (the whole
 	// process's, garbage not yet collected included) while the cache grows, so that the
 	// syncing node stays within 1 GiB of RSS.
-	DefaultWriteCacheHeapMiB = 384
+	DefaultWriteCacheHeapMiB = 256
 	// DefaultCacheMiB is goleveldb's block cache: it holds the index and filter blocks of
 	// every table of a chain of a million transfers and the data blocks last read (at 32 MiB
 	// the scale sync re-read index and filter blocks for a tenth of its CPU).
-	DefaultCacheMiB = 128
+	DefaultCacheMiB = 96
 )
 
 // The heap bound reads the runtime's own figures (runtime/metrics, no stop of the world):
