@@ -148,7 +148,7 @@ func CheckBlockConnect(in BlockInput) (*BlockEffect, error) {
 			if !ok1 || !ok2 {
 				return nil, ruleError(ErrValueOverflow, "block fees overflow")
 			}
-			if !in.SkipSignatures && (in.SigCache == nil || !in.SigCache.Has(SigCacheKey(tx))) {
+			if !in.SkipSignatures && !in.SigCache.Take(SigCacheKey(tx)) {
 				checks = SigChecks(tx, in.TxIDs[i], in.Magic, checks)
 			}
 		}

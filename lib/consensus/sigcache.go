@@ -46,6 +46,31 @@ func (c *SigCache) Has(key types.Hash) bool {
 	return ok
 }
 
+// Take reports whether key was verified and forgets it: a block's connect takes its
+// transactions' entries, which it will not need again (as Bitcoin Core's signature cache
+// erases the entries a block's validation hits), so that the cache holds what is still to
+// come (mempool transactions, blocks verified ahead of their connect) rather than what
+// connected.
+func (c *SigCache) Take(key types.Hash) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	_, ok := c.m[key]
+	if ok {
+		delete(c.m, key)
+	}
+	c.mu.Unlock()
+	return ok
+}
+
+// room reports whether n more entries fit without evicting any.
+func (c *SigCache) room(n int) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.m)+n <= c.max
+}
+
 // Add records key as verified.
 func (c *SigCache) Add(key types.Hash) {
 	if c == nil {
@@ -148,6 +173,7 @@ type preverifyJob struct {
 	next     int     // start of the next batch to take
 	left     int     // batches not yet finished
 	inputs   int     // input signatures counted in pending
+	urgent   bool    // its connect waits for it (Urge): started even without room
 	done     chan struct{}
 }
 
@@ -172,6 +198,19 @@ func (q *PreverifyQueue) Add(b *types.Block, done chan struct{}) {
 	q.pending.Add(int64(job.inputs))
 	q.mu.Lock()
 	q.jobs = append(q.jobs, job)
+	q.mu.Unlock()
+	q.signal()
+}
+
+// Urge marks the queued block whose channel is done as awaited by its connect: it is started
+// even when the cache has no room for its transactions (see Step).
+func (q *PreverifyQueue) Urge(done chan struct{}) {
+	q.mu.Lock()
+	for _, j := range q.jobs {
+		if j.done == done {
+			j.urgent = true
+		}
+	}
 	q.mu.Unlock()
 	q.signal()
 }
@@ -211,6 +250,13 @@ func (q *PreverifyQueue) Step() bool {
 	var job *preverifyJob
 	for _, j := range q.jobs {
 		if !j.prepared && !j.taking {
+			// A block is started only when its transactions fit in the cache (verified
+			// further ahead, they would evict, at random, the entries of blocks still to
+			// connect, whose connect would then verify them again), or when its connect
+			// waits for it (Urge), so that a full cache never stalls the chain.
+			if !j.urgent && !q.cache.room(len(j.txs)) {
+				continue
+			}
 			j.taking = true
 			q.mu.Unlock()
 			q.prepare(j)

@@ -37,6 +37,11 @@ func TestSigCacheInBlockConnect(t *testing.T) {
 	if _, err := consensus.CheckBlockConnect(in); err != nil {
 		t.Fatal(err)
 	}
+	// The connect took the entries it used: they will not be needed again.
+	if c.Len() != 0 {
+		t.Fatalf("%d entries left after the block's connect took its 4", c.Len())
+	}
+	c.Preverify(in.Block, in.Magic, 2)
 	bad := *tx3
 	bad.Inputs = append([]types.TxInput(nil), tx3.Inputs...)
 	bad.Inputs[0].Signature[0] ^= 1
@@ -108,5 +113,64 @@ func TestPreverifyQueue(t *testing.T) {
 	}
 	if q.Pending() != 0 || q.Len() != 0 {
 		t.Fatalf("pending %d signatures, %d blocks after all were done", q.Pending(), q.Len())
+	}
+}
+
+// The queue starts a block only when its transactions fit in the cache (verified further
+// ahead they would evict entries of blocks still to connect), or when its connect waits for
+// it (Urge), so a full cache never stalls the chain.
+func TestPreverifyQueueKeepsToTheCache(t *testing.T) {
+	tx1, tx2, tx3, tx4 := connectTxs()
+	first := connectInput(connectLimit, tx1, tx2)
+	second := connectInput(connectLimit, tx3, tx4)
+	c := consensus.NewSigCache(3) // room for the first block, not for both
+	q := c.Queue(first.Magic)
+	d1, d2 := make(chan struct{}), make(chan struct{})
+	q.Add(first.Block, d1)
+	q.Add(second.Block, d2)
+	for q.Step() { // one goroutine: prepare and verify all that may be
+	}
+	<-d1
+	select {
+	case <-d2:
+		t.Fatal("the second block was verified into a cache without room for it")
+	default:
+	}
+	// Its connect takes the first block's entries (as CheckBlockConnect does, see
+	// TestSigCacheInBlockConnect): now the second block fits.
+	for _, tx := range []*types.Transaction{tx1, tx2} {
+		if !c.Take(consensus.SigCacheKey(tx)) {
+			t.Fatalf("transaction %s of the first block not cached", tx.TxID())
+		}
+	}
+	for q.Step() {
+	}
+	select {
+	case <-d2:
+	default:
+		t.Fatal("a block that fits was not verified")
+	}
+	if !c.Has(consensus.SigCacheKey(tx3)) || !c.Has(consensus.SigCacheKey(tx4)) {
+		t.Fatal("the second block's transactions are not cached")
+	}
+	// A full cache and a block its connect waits for: Urge starts it.
+	third := connectInput(connectLimit, tx1, tx2)
+	c.Add(types.Blake3([]byte("another")))
+	d3 := make(chan struct{})
+	q.Add(third.Block, d3)
+	for q.Step() {
+	}
+	select {
+	case <-d3:
+		t.Fatal("a block was verified into a full cache without being awaited")
+	default:
+	}
+	q.Urge(d3)
+	for q.Step() {
+	}
+	select {
+	case <-d3:
+	default:
+		t.Fatal("an awaited block was not verified")
 	}
 }

@@ -115,6 +115,9 @@ func (s *Server) processLoop() {
 						s.flushChain()
 						sinceFlush = 0
 					}
+					if q != nil {
+						q.Urge(rb.verified) // started even if the cache is full
+					}
 					select {
 					case <-rb.verified:
 					case <-s.ctx.Done():
