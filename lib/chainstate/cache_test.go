@@ -166,7 +166,8 @@ func testBulkMatchesPerBlockWrites(t *testing.T, background bool) {
 		t.Fatal("a scan of the address index left the write cache unwritten")
 	}
 	feed(split, len(nodes))
-	if bulk.Unflushed() == 0 {
+	// (With a write after every block, the last one may have landed already.)
+	if !background && bulk.Unflushed() == 0 {
 		t.Fatal("nothing left for Close to write")
 	}
 	wi, _ := replay.UtxoSetInfo(context.Background())
