@@ -281,6 +281,13 @@ func TestE2ESignal(t *testing.T) {
 	h0 := n.height()
 	m := n.startMiner(t, regtestAddress(t, 1), "--log-level", "warn")
 	n.waitHeight(h0+5, 20*time.Second, m)
+	// The node's height can move before the miner has the answer to its submitblock: wait
+	// for the fifth hash it prints (a block it counts as accepted).
+	for deadline := time.Now().Add(20 * time.Second); len(minedHashes(m)) < 5; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) || m.Exited() {
+			t.Fatalf("the miner printed %d hashes:\n%s", len(minedHashes(m)), m.Out.Tail(logLines))
+		}
+	}
 	if code := m.Stop(t, 10*time.Second); code != 0 {
 		t.Fatalf("exit %d after SIGTERM\n%s", code, m.Out.Tail(logLines))
 	}
