@@ -317,12 +317,14 @@ func (c *Chain) flushDue() error {
 		return c.flushLocked()
 	}
 	if p := c.pending; p != nil {
-		if !p.ended() {
-			// The heap still holds the pending write: only the cache's own bounds count.
-			if c.wc.bytes < c.opts.WriteCacheMiB<<20 && time.Since(c.wc.since) < c.opts.WriteCacheAge {
-				return nil
-			}
-		} else if err := c.settleLocked(); err != nil {
+		// The heap still holds the pending write, so the heap bound says nothing about the
+		// new cache: it may grow to pendingMaxCache while the write runs (storage fast
+		// enough never makes it wait), then waits for the write, so that the two together
+		// stay near the heap bound however slow the storage.
+		if !p.ended() && c.wc.bytes < c.pendingMaxCache() && time.Since(c.wc.since) < c.opts.WriteCacheAge {
+			return nil
+		}
+		if err := c.settleLocked(); err != nil {
 			return err
 		}
 	}
@@ -331,6 +333,16 @@ func (c *Chain) flushDue() error {
 		return nil
 	}
 	return c.flushBackground()
+}
+
+// pendingMaxCache is the size (by the cache's estimate, about a third of its heap) the write
+// cache may reach while a write is pending: an eighth of the heap bound, or the cache's own
+// bound without a heap bound.
+func (c *Chain) pendingMaxCache() int {
+	if c.opts.WriteCacheHeapMiB < 0 {
+		return c.opts.WriteCacheMiB << 20
+	}
+	return min(c.opts.WriteCacheMiB<<20, c.opts.WriteCacheHeapMiB<<20/8)
 }
 
 // heapOverBudget reports whether the heap's objects exceed Options.WriteCacheHeapMiB while
