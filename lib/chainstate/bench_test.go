@@ -45,17 +45,43 @@ func benchSetup(b *testing.B) {
 // benchChain is a chain at height 101 with the 1,000 split outputs unspent.
 func benchChain(b *testing.B, sigWorkers int) *Chain {
 	benchSetup(b)
-	c, err := Open(b.TempDir(), params.Regtest, Options{SigWorkers: sigWorkers, Now: func() time.Time { return time.Unix(1<<40, 0) }, Values: consensus.NominalValue{}})
+	return chainWith(b, Options{SigWorkers: sigWorkers, Now: func() time.Time { return time.Unix(1<<40, 0) },
+		Values: consensus.NominalValue{}}, benchBlocks.chain)
+}
+
+// chainWith is a chain on a fresh database with opts that has processed blocks (closed at
+// the end of the benchmark).
+func chainWith(b *testing.B, opts Options, blocks []*types.Block) *Chain {
+	c, err := Open(b.TempDir(), params.Regtest, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })
-	for _, blk := range benchBlocks.chain {
+	for _, blk := range blocks {
 		if _, err := c.ProcessBlock(blk); err != nil {
 			b.Fatal(err)
 		}
 	}
 	return c
+}
+
+// verifyEach returns a function that verifies the signatures of blk's transactions one
+// after another, their txids computed beforehand: the signature work of connecting blk on
+// one core.
+func verifyEach(blk *types.Block) func(b *testing.B) {
+	txs := blk.Transactions[1:]
+	ids := make([]types.Hash, len(txs))
+	for i, tx := range txs {
+		ids[i] = tx.TxID()
+	}
+	magic := params.Regtest.Magic
+	return func(b *testing.B) {
+		for j, tx := range txs {
+			if err := consensus.VerifySignatures(tx, ids[j], magic); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }
 
 // undoBench disconnects the benchmark block and forgets it, so that ProcessBlock takes it as
@@ -102,20 +128,11 @@ func BenchmarkConnectBlock1000(b *testing.B) {
 // signatures verified one after another (txids computed beforehand).
 func BenchmarkVerify1000Sequential(b *testing.B) {
 	benchSetup(b)
-	txs := benchBlocks.block.Transactions[1:]
-	ids := make([]types.Hash, len(txs))
-	for i, tx := range txs {
-		ids[i] = tx.TxID()
-	}
-	magic := params.Regtest.Magic
+	verify := verifyEach(benchBlocks.block)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		for j, tx := range txs {
-			if err := consensus.VerifySignatures(tx, ids[j], magic); err != nil {
-				b.Fatal(err)
-			}
-		}
+		verify(b)
 	}
 }
 

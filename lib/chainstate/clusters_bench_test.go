@@ -239,17 +239,7 @@ func decayBenchSetup(b *testing.B) {
 // decayBenchChain is a decaying chain at height 150 with the 1,000 split outputs unspent.
 func decayBenchChain(b *testing.B, sigWorkers int) *Chain {
 	decayBenchSetup(b)
-	c, err := Open(b.TempDir(), params.Regtest, decayOptions(sigWorkers))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { c.Close() })
-	for _, blk := range decayBench.chain {
-		if _, err := c.ProcessBlock(blk); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return c
+	return chainWith(b, decayOptions(sigWorkers), decayBench.chain)
 }
 
 // BenchmarkConnectBlock1000Decay is BenchmarkConnectBlock1000 with decay on and inputs that

@@ -272,18 +272,8 @@ func agentBenchSetup(b *testing.B) {
 // agentBenchChain is a chain on which the agent benchmark block connects.
 func agentBenchChain(b *testing.B, sigWorkers int) *Chain {
 	agentBenchSetup(b)
-	c, err := Open(b.TempDir(), params.Regtest, Options{SigWorkers: sigWorkers, Now: conductBenchClock,
-		Values: consensus.NominalValue{}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { c.Close() })
-	for _, blk := range agentBench.chain {
-		if _, err := c.ProcessBlock(blk); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return c
+	return chainWith(b, Options{SigWorkers: sigWorkers, Now: conductBenchClock, Values: consensus.NominalValue{}},
+		agentBench.chain)
 }
 
 // BenchmarkConnectAgentBlock is ProcessBlock of the agent benchmark block on the tip (sanity
@@ -333,21 +323,12 @@ func BenchmarkConnectAgentBlock(b *testing.B) {
 // beforehand).
 func BenchmarkVerifyAgentBlockSigs1Core(b *testing.B) {
 	agentBenchSetup(b)
-	txs := agentBench.block.Transactions[1:]
-	ids := make([]types.Hash, len(txs))
-	for i, tx := range txs {
-		ids[i] = tx.TxID()
-	}
-	magic := params.Regtest.Magic
+	verify := verifyEach(agentBench.block)
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := startThreadCPU(b)
 	for i := 0; i < b.N; i++ {
-		for j, tx := range txs {
-			if err := consensus.VerifySignatures(tx, ids[j], magic); err != nil {
-				b.Fatal(err)
-			}
-		}
+		verify(b)
 	}
 	cpu.report()
 }
