@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -25,35 +24,17 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// syncBuf is a log buffer safe for the node's goroutines.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // runNode is a node on dir (no P2P, values nominal so the test's transfers need no decay
 // arithmetic) running until stop is called; stop waits for a clean shutdown.
 type runNode struct {
 	*Node
-	log  *syncBuf
+	log  *proctest.Buffer
 	stop func()
 }
 
 func runOn(t *testing.T, dir string, cfg Config) *runNode {
 	t.Helper()
-	lb := &syncBuf{}
+	lb := &proctest.Buffer{}
 	cfg.Network, cfg.DataDir, cfg.MinFreeDiskPercent, cfg.Values = params.Regtest, dir, 1e-9, consensus.NominalValue{}
 	cfg.Logger = slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	n, err := New(cfg)
@@ -215,7 +196,7 @@ func TestMempoolKilled(t *testing.T) {
 	rpcAddr := fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(t))
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMempoolHelperProcess$")
 	cmd.Env = append(os.Environ(), helperDirEnv+"="+dir, helperRPCEnv+"="+rpcAddr)
-	var stderr syncBuf
+	var stderr proctest.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -85,7 +85,7 @@ func TestSyncProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var lb syncBuf
+	var lb proctest.Buffer
 	levels, _ := logging.ParseLevels("info")
 	bRPC := fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(t))
 	bn := startNode(t, Config{RPCBind: bRPC, P2P: &p2p.Config{Connect: []string{aP2P}}, SyncLogInterval: 10 * time.Millisecond,
