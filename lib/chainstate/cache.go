@@ -316,20 +316,20 @@ func (c *Chain) flushDue() error {
 	if !c.bulk {
 		return c.flushLocked()
 	}
+	young := time.Since(c.wc.since) < c.opts.WriteCacheAge
 	if p := c.pending; p != nil {
 		// The heap still holds the pending write, so the heap bound says nothing about the
 		// new cache: it may grow to pendingMaxCache while the write runs (storage fast
 		// enough never makes it wait), then waits for the write, so that the two together
 		// stay near the heap bound however slow the storage.
-		if !p.ended() && c.wc.bytes < c.pendingMaxCache() && time.Since(c.wc.since) < c.opts.WriteCacheAge {
+		if young && !p.ended() && c.wc.bytes < c.pendingMaxCache() {
 			return nil
 		}
 		if err := c.settleLocked(); err != nil {
 			return err
 		}
 	}
-	if c.wc.bytes < c.opts.WriteCacheMiB<<20 && time.Since(c.wc.since) < c.opts.WriteCacheAge &&
-		!c.heapOverBudget() {
+	if young && c.wc.bytes < c.opts.WriteCacheMiB<<20 && !c.heapOverBudget() {
 		return nil
 	}
 	return c.flushBackground()

@@ -477,7 +477,9 @@ func (c *Chain) UtxosByAddress(pkh types.Hash) ([]AddressUtxo, error) {
 		raw := it.Value()
 		if len(raw) == 0 { // a bare entry: the output's own record
 			var err error
-			if raw, err = c.db.Get(append([]byte{pfxUtxo}, k[33:69]...), nil); err != nil {
+			var uk [37]byte
+			utxoKeyTo(uk[:], op)
+			if raw, err = c.db.Get(uk[:], nil); err != nil {
 				return nil, storageErr("read output "+op.String()+" of the address index", err)
 			}
 		}

@@ -315,21 +315,26 @@ func (c *Chain) slotLocked(key []byte) (*slot, error) {
 	if s := c.wc.slots[string(key)]; s != nil {
 		return s, nil
 	}
-	if p := c.pendingSlot(string(key)); p != nil {
-		s := c.wc.newSlot(key)
-		s.val, s.disk = p.val, p.val
-		return s, nil
-	}
-	v, ok := c.clean[string(key)]
-	if !ok {
-		var err error
-		if v, err = c.readDB(key); err != nil {
-			return nil, err
-		}
+	v, kept, err := c.belowCache(key)
+	if err != nil {
+		return nil, err
 	}
 	s := c.wc.newSlot(key)
-	s.val, s.disk, s.kept = v, v, ok
+	s.val, s.disk, s.kept = v, v, kept
 	return s, nil
+}
+
+// belowCache is key's value under the write cache (nil: absent): what the pending write
+// stores, else what the clean cache knows the database holds (kept), else the database's.
+func (c *Chain) belowCache(key []byte) (v any, kept bool, err error) {
+	if p := c.pendingSlot(string(key)); p != nil {
+		return p.val, false, nil
+	}
+	if v, ok := c.clean[string(key)]; ok {
+		return v, true, nil
+	}
+	v, err = c.readDB(key)
+	return v, false, err
 }
 
 // readDB reads key's value from the database (nil when absent).
@@ -351,11 +356,6 @@ func (c *Chain) getLocked(key []byte) (any, error) {
 	if s := c.wc.slots[string(key)]; s != nil {
 		return s.val, nil
 	}
-	if p := c.pendingSlot(string(key)); p != nil {
-		return p.val, nil
-	}
-	if v, ok := c.clean[string(key)]; ok {
-		return v, nil
-	}
-	return c.readDB(key)
+	v, _, err := c.belowCache(key)
+	return v, err
 }
