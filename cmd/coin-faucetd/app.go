@@ -399,12 +399,7 @@ func faucetKeys(c *cli.Context, n *params.Network) ([]wallet.Key, error) {
 		if err != nil {
 			return nil, err
 		}
-		ring, err := s.Unlock(pass)
-		if err != nil {
-			return nil, err
-		}
-		defer ring.Wipe()
-		return s.Keys(ring)
+		return s.UnlockKeys(pass)
 	}
 	return nil, errors.New("the faucet needs funds: give --wallet-dir (with a passphrase) or --mnemonic-file")
 }

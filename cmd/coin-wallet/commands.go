@@ -536,10 +536,5 @@ func (e *env) walletKeys() ([]wallet.Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	ring, err := s.Unlock(pass)
-	if err != nil {
-		return nil, err
-	}
-	defer ring.Wipe()
-	return s.Keys(ring)
+	return s.UnlockKeys(pass)
 }

@@ -318,6 +318,17 @@ func (s *Store) NewAddress(ring *Keyring) (AddressRecord, error) {
 	return r, nil
 }
 
+// UnlockKeys unlocks the wallet with passphrase and returns the keys of its addresses (Keys);
+// the keyring is wiped before it returns.
+func (s *Store) UnlockKeys(passphrase string) ([]Key, error) {
+	ring, err := s.Unlock(passphrase)
+	if err != nil {
+		return nil, err
+	}
+	defer ring.Wipe()
+	return s.Keys(ring)
+}
+
 // Keys derives the private keys of every stored address with ring. Call Wipe on each.
 func (s *Store) Keys(ring *Keyring) ([]Key, error) {
 	recs, err := s.Addresses()

@@ -77,6 +77,13 @@ func TestStoreCreateOpenUnlock(t *testing.T) {
 	if err != nil || len(ks) != 2 || ks[1].Address != want1 {
 		t.Fatalf("keys = %d, %v", len(ks), err)
 	}
+	uk, err := s.UnlockKeys("correct horse")
+	if err != nil || len(uk) != 2 || uk[1].Address != want1 || uk[0].Address != ks[0].Address {
+		t.Fatalf("UnlockKeys = %d, %v", len(uk), err)
+	}
+	if _, err := s.UnlockKeys("wrong horse"); !errors.Is(err, ErrWrongPassphrase) {
+		t.Fatalf("UnlockKeys with a wrong passphrase: %v", err)
+	}
 }
 
 // The seed is not stored in the clear: neither the seed bytes nor any word of the
