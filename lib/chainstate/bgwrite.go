@@ -65,7 +65,7 @@ func (c *Chain) flushBackground() error {
 			}
 		}
 		p.batch, p.keep = buildBatch(frozen, recs)
-		p.err = c.db.Write(p.batch, c.wo)
+		p.err = c.writeCacheBatch(frozen, p.batch)
 	}()
 	return nil
 }
@@ -80,8 +80,10 @@ func (c *Chain) settleLocked() error {
 	}
 	<-p.done
 	if p.err != nil {
-		if err := c.db.Write(p.batch, c.wo); err != nil {
-			return storageErr("write connected blocks", err)
+		// The undo data goes to the rev files again: the first try may have failed there.
+		// What it appended is not referred to (the batch puts the new positions last).
+		if err := c.writeCacheBatch(p.wc, p.batch); err != nil {
+			return err
 		}
 		p.err = nil
 	}

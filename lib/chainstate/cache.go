@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/bincode"
+	"github.com/cointoolkit/coin/lib/blockfile"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/syndtr/goleveldb/leveldb"
@@ -174,8 +175,8 @@ func (c *Chain) flushLocked() error {
 		return nil
 	}
 	batch, keep := buildBatch(wc, blockRecords(wc))
-	if err := c.db.Write(batch, c.wo); err != nil {
-		return storageErr("write connected blocks", err)
+	if err := c.writeCacheBatch(wc, batch); err != nil {
+		return err
 	}
 	c.keepClean(wc, keep)
 	wc.reset()
@@ -275,9 +276,8 @@ func buildBatch(wc *writeCache, recs [][]byte) (batch *leveldb.Batch, keep []str
 	for _, it := range items {
 		size += len(it.key)
 	}
-	for _, cb := range wc.blocks {
-		size += 2*rec + 33 + len(cb.undo) + 33 + 104
-	}
+	// Each block's index record and undo position (storeUndo), and the rev files' end.
+	size += len(wc.blocks)*(2*rec+2*33+104+blockfile.PosLen) + rec + 10
 	batch = leveldb.MakeBatchWithConfig(&leveldb.BatchConfig{InitialCapacity: size, GrowLimit: math.MaxInt32})
 	var key [maxKeyLen]byte
 	for _, it := range items {
@@ -299,10 +299,8 @@ func buildBatch(wc *writeCache, recs [][]byte) (batch *leveldb.Batch, keep []str
 		batch.Delete(k)
 	}
 	for i, cb := range wc.blocks {
-		if cb.undone {
-			batch.Delete(hashKey(pfxUndo, cb.n.Hash))
-		} else {
-			batch.Put(hashKey(pfxUndo, cb.n.Hash), cb.undo)
+		if cb.undone { // the undo data of the others goes to the rev files (storeUndo)
+			batch.Delete(hashKey(pfxUndoAt, cb.n.Hash))
 		}
 		batch.Put(hashKey(pfxIndex, cb.n.Hash), recs[i])
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/blockfile"
+
 	"github.com/cointoolkit/coin/lib/bincode"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
@@ -146,7 +148,9 @@ type Chain struct {
 	stats Stats
 	seq   uint64
 	wc    writeCache // connected blocks not written yet (cache.go)
-	clean cleanCache // what the database holds for the cluster tables
+	// blk and rev are the block and undo files (blockstore.go).
+	blk, rev *blockfile.Store
+	clean    cleanCache // what the database holds for the cluster tables
 	// pending is the write cache being written in the background (bgwrite.go), or nil.
 	pending *pendingWrite
 	// testWriteGate, set by tests, holds each background write until a send on it.
@@ -191,7 +195,12 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 	c := &Chain{net: net, db: db, opts: opts, wo: &opt.WriteOptions{Sync: opts.Sync}, index: newNodeIndex(), tips: make(map[*Node]struct{}),
 		hdrs: make(map[*Node]struct{})}
 	c.wc.reset()
+	if err := c.openBlockFiles(dir); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := c.load(); err != nil {
+		c.closeBlockFiles()
 		db.Close()
 		return nil, err
 	}
@@ -203,6 +212,7 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 		err = ferr
 	}
 	if err != nil && !consensus.IsRuleError(err) {
+		c.closeBlockFiles()
 		db.Close()
 		return nil, err
 	}
@@ -246,6 +256,7 @@ func (c *Chain) Close() error {
 	if cerr := storageErr("close", c.db.Close()); err == nil {
 		err = cerr
 	}
+	c.closeBlockFiles()
 	return err
 }
 
@@ -348,7 +359,12 @@ func (c *Chain) initGenesis() error {
 	n.setHeader(&g.Header)
 	c.stats = Stats{TipHash: n.Hash, Height: 0, TxCount: 1}
 	b := new(leveldb.Batch)
-	b.Put(hashKey(pfxBlock, n.Hash), g.Bytes())
+	if err := c.storeBlock(b, n.Hash, g.Bytes()); err != nil {
+		return err
+	}
+	if err := c.blk.Sync(); err != nil {
+		return storageErr("write genesis", err)
+	}
 	b.Put(hashKey(pfxIndex, n.Hash), indexRecord(n))
 	b.Put(heightKey(0), n.Hash[:])
 	b.Put(hashKey(pfxTx, g.Transactions[0].TxID()), txLocBytes(n.Hash, 0, 0))
@@ -412,12 +428,9 @@ func (c *Chain) InMainChain(h types.Hash) bool {
 
 // Block reads a stored block.
 func (c *Chain) Block(h types.Hash) (*types.Block, error) {
-	raw, err := c.db.Get(hashKey(pfxBlock, h), nil)
+	raw, err := c.blockBytes(h)
 	if err != nil {
-		if errors.Is(err, leveldb.ErrNotFound) {
-			return nil, ErrNotFound
-		}
-		return nil, storageErr("read block", err)
+		return nil, err
 	}
 	b, err := types.DecodeBlock(raw)
 	if err != nil {
@@ -427,13 +440,7 @@ func (c *Chain) Block(h types.Hash) (*types.Block, error) {
 }
 
 // BlockBytes reads a stored block's bincode.
-func (c *Chain) BlockBytes(h types.Hash) ([]byte, error) {
-	raw, err := c.db.Get(hashKey(pfxBlock, h), nil)
-	if errors.Is(err, leveldb.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	return raw, storageErr("read block", err)
-}
+func (c *Chain) BlockBytes(h types.Hash) ([]byte, error) { return c.blockBytes(h) }
 
 // ErrNotFound is returned for an unknown block, transaction or output.
 var ErrNotFound = errors.New("not found")

@@ -147,7 +147,9 @@ func storeOnly(t *testing.T, c *Chain, b *types.Block) {
 		TxCount: uint32(len(b.Transactions)), seq: c.seq}
 	n.setHeader(&b.Header)
 	batch := new(leveldb.Batch)
-	batch.Put(hashKey(pfxBlock, n.Hash), b.Bytes())
+	if err := c.storeBlock(batch, n.Hash, b.Bytes()); err != nil {
+		t.Fatal(err)
+	}
 	batch.Put(hashKey(pfxIndex, n.Hash), indexRecord(n))
 	if err := c.db.Write(batch, nil); err != nil {
 		t.Fatal(err)

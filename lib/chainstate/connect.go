@@ -7,7 +7,6 @@ import (
 
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/types"
-	"github.com/syndtr/goleveldb/leveldb"
 )
 
 func (c *Chain) loadBlock(n *Node, cache map[types.Hash]blockWithIDs) (blockWithIDs, error) {
@@ -157,12 +156,12 @@ func (c *Chain) disconnectTip() (ConnectedBlock, error) {
 		}
 	}
 	var recs []undoRecord
-	undoKey := hashKey(pfxUndo, n.Hash)
+	var undoKey []byte
 	if cached >= 0 {
 		recs, err = decodeUndo(wc.blocks[cached].undo)
-	} else if raw, err = c.db.Get(undoKey, nil); err == nil {
+	} else if raw, undoKey, err = c.undoBytes(n.Hash); err == nil && undoKey != nil {
 		recs, err = decodeUndo(raw)
-	} else if errors.Is(err, leveldb.ErrNotFound) {
+	} else if err == nil {
 		// Connected by a version before the keyed journal.
 		undoKey = hashKey(pfxUndoLegacy, n.Hash)
 		if raw, err = c.db.Get(undoKey, nil); err == nil {

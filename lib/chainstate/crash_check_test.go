@@ -115,11 +115,24 @@ func checkIndexes(t testing.TB, c *Chain, set map[types.Outpoint]consensus.UtxoE
 	if heights != int(tip.Height)+1 {
 		bad = append(bad, fmt.Sprintf("%d height records for tip %d", heights, tip.Height))
 	}
+	// Undo data is in the rev files, or in the database when an older version wrote it.
 	undos := each(pfxUndo, func(k, _ []byte) {
 		var h types.Hash
 		copy(h[:], k[1:])
 		if !c.InMainChain(h) {
 			bad = append(bad, "undo data of a block off the main chain: "+h.String())
+		}
+	})
+	undos += each(pfxUndoAt, func(k, _ []byte) {
+		var h types.Hash
+		copy(h[:], k[1:])
+		if !c.InMainChain(h) {
+			bad = append(bad, "undo data of a block off the main chain: "+h.String())
+		}
+		if raw, _, err := c.undoBytes(h); err != nil {
+			bad = append(bad, fmt.Sprintf("undo data of %s: %v", h, err))
+		} else if _, err := decodeUndo(raw); err != nil {
+			bad = append(bad, fmt.Sprintf("undo data of %s does not decode: %v", h, err))
 		}
 	})
 	if undos != int(tip.Height) {

@@ -43,6 +43,8 @@ func TestCrashRecovery(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d (set %s to repeat the blocks; kill times vary anyway)", seed, crashSeedEnv)
+	defer func(n int64) { blockFileMax = n }(blockFileMax)
+	blockFileMax = crashBlockFileMax
 	rng := rand.New(rand.NewPCG(seed, 0))
 	dir := t.TempDir()
 
@@ -155,6 +157,10 @@ func sideValid(c *Chain) int {
 	return n
 }
 
+// crashBlockFileMax is the size of the crash test's blk and rev files: small, so that kills
+// also land while the files move on to the next one.
+const crashBlockFileMax = 16 << 10
+
 // TestCrashWorker is the child of TestCrashRecovery; it does nothing in a normal run.
 func TestCrashWorker(t *testing.T) {
 	dir := os.Getenv(crashDirEnv)
@@ -165,6 +171,7 @@ func TestCrashWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	blockFileMax = crashBlockFileMax
 	// Every other worker connects in bulk mode, with its write cache written every few
 	// milliseconds and at every reorg, so kills land before, during and between those writes.
 	opts := Options{Now: crashClock, Values: consensus.NominalValue{}}

@@ -1,7 +1,8 @@
-// Package chainstate keeps the chain in one goleveldb database: blocks, the header index with
+// Package chainstate keeps the chain in one goleveldb database (the header index with
 // cumulative work and status, the main-chain height index, the UTXO set with its address and
-// cluster indexes, the transaction index, undo data and the chain statistics (tip, supply,
-// decay pool, burned and issued coins).
+// cluster indexes, the transaction index and the chain statistics: tip, supply, decay pool,
+// burned and issued coins) and the blocks and their undo data in flat files beside it
+// (blocks/blkNNNNN.dat, revNNNNN.dat; blockstore.go, lib/blockfile).
 //
 // # Overview
 //
@@ -14,7 +15,8 @@
 // commits them to the write cache (cache.go); the block's undo data is every touched key's
 // previous value, so disconnecting replays it for every table alike and no kind of state has
 // an inverse of its own. The cache is written as one atomic leveldb.Batch that carries every
-// table, the undo data and the new tip together: at the end of each ProcessBlock, or in bulk
+// table, the positions of the undo data (appended to the rev files just before) and the new
+// tip together: at the end of each ProcessBlock, or in bulk
 // mode (SetBulk, while a node catches up) across many blocks. A crash (kill -9 at any point)
 // leaves the database at the consistent tip of the last write, and Open connects the stored
 // blocks past it again. The chain answers consensus.StateView (view.go) for connecting blocks
@@ -31,10 +33,13 @@
 // chain reports the best header, a locator from it and the blocks to fetch toward it, so
 // lib/p2p only schedules downloads.
 //
-// Key layout (one-byte prefixes): 'b' block, 'i' header index record, 'h' main-chain height,
-// 'u' UTXO, 'a' address index (a copy of the UTXO entry, so one range scan lists an address),
-// 'c' cluster balance, 't' transaction index, 'j' undo data ('r' in the format before the
-// journal, legacy.go), 's' chain statistics.
+// Key layout (one-byte prefixes): 'B' where a block is in the blk files, 'U' where its undo
+// data is in the rev files, "Fb" and "Fr" the end of each kind of file, 'i' header index
+// record, 'h' main-chain height, 'u' UTXO, 'a' address index (an address and an outpoint;
+// before, a copy of the UTXO entry too), 'c' cluster balance, 't' transaction index, 's'
+// chain statistics, and the conduct and cluster-forest tables (tables.go, conduct.go,
+// clusters.go). Databases written before the block files hold blocks under 'b' and undo data
+// under 'j' ('r' in the format before the journal, legacy.go), which are read there.
 //
 // Supply invariant, which tests check after every connect and disconnect:
 // UtxoTotal + Pool + Burned = Issued (Σ subsidies of the connected blocks above genesis).

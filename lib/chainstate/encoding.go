@@ -10,14 +10,18 @@ import (
 )
 
 const (
-	pfxBlock   = 'b'
+	pfxBlock   = 'b' // a block's bytes, in databases written before the block files (blockstore.go)
+	pfxBlockAt = 'B' // where a block is in the blk files (blockfile.Pos)
+	pfxUndoAt  = 'U' // where a block's undo data is in the rev files (blockfile.Pos)
 	pfxIndex   = 'i'
 	pfxHeight  = 'h'
 	pfxUtxo    = 'u'
 	pfxAddr    = 'a'
 	pfxCluster = 'c'
 	pfxTx      = 't'
-	pfxUndo    = 'j' // journal undo data (format 1); 'r' held the format before the journal
+	pfxUndo    = 'j'  // journal undo data (format 1) before the rev files; 'r' held the format before the journal
+	keyBlkEnd  = "Fb" // the end of the blk files (blockfile.End)
+	keyRevEnd  = "Fr" // the end of the rev files
 	keyStats   = "s"
 )
 

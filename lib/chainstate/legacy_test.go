@@ -16,7 +16,7 @@ import (
 // journal wrote it: the stats before the block and the entries of all its inputs, in order.
 func toLegacyUndo(t *testing.T, c *Chain, n *Node) {
 	t.Helper()
-	raw, err := c.db.Get(hashKey(pfxUndo, n.Hash), nil)
+	raw, _, err := c.undoBytes(n.Hash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func toLegacyUndo(t *testing.T, c *Chain, n *Node) {
 		encodeEntry(w, e)
 	}
 	batch := new(leveldb.Batch)
-	batch.Delete(hashKey(pfxUndo, n.Hash))
+	batch.Delete(hashKey(pfxUndoAt, n.Hash))
 	batch.Put(hashKey(pfxUndoLegacy, n.Hash), w.Bytes())
 	if err := c.db.Write(batch, nil); err != nil {
 		t.Fatal(err)

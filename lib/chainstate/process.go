@@ -64,7 +64,10 @@ func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 	fill := n.headerOnly
 	n.headerOnly = false // for indexRecord; restored below when the write fails
 	batch := new(leveldb.Batch)
-	batch.Put(hashKey(pfxBlock, hash), b.Bytes())
+	if err := c.storeBlock(batch, hash, b.Bytes()); err != nil {
+		n.headerOnly = fill
+		return nil, err
+	}
 	batch.Put(hashKey(pfxIndex, hash), indexRecord(n))
 	if err := c.db.Write(batch, c.wo); err != nil {
 		n.headerOnly = fill

@@ -185,6 +185,7 @@ func (c *Chain) forget(bad *Node) error {
 	gone := subtree(bad)
 	for _, n := range gone {
 		if !n.headerOnly {
+			batch.Delete(hashKey(pfxBlockAt, n.Hash)) // its bytes stay in the blk files, unreferred
 			batch.Delete(hashKey(pfxBlock, n.Hash))
 			batch.Delete(hashKey(pfxIndex, n.Hash))
 		}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-// File modes: the data directory and db/ are 0700 and their files 0600. The node fixes
+// File modes: the data directory, db/ and db/blocks/ are 0700 and their files 0600. The node fixes
 // looser modes, logging a warning, rather than refusing to start: nothing in it is secret
 // (the chain is public; peers.json, mempool.dat and node.log only say whom the node talks
 // to and what it relays), so stopping an existing node over it would cost more than it
@@ -27,7 +27,7 @@ func privateDataDir(dataDir string, log *slog.Logger) error {
 	if err := os.MkdirAll(dataDir, dataDirMode); err != nil {
 		return err
 	}
-	for _, dir := range []string{dataDir, filepath.Join(dataDir, "db")} {
+	for _, dir := range privateDirs(dataDir) {
 		st, err := os.Stat(dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -46,10 +46,17 @@ func privateDataDir(dataDir string, log *slog.Logger) error {
 	return nil
 }
 
-// tightenDataFiles sets the files of the data directory and db/ that others could read to
-// 0600. goleveldb's own files (created 0644) are changed silently; others are logged.
+// privateDirs are the data directory, the chain database's and its block files'.
+func privateDirs(dataDir string) []string {
+	db := filepath.Join(dataDir, "db")
+	return []string{dataDir, db, filepath.Join(db, "blocks")}
+}
+
+// tightenDataFiles sets the files of the data directory, db/ and db/blocks/ that others could
+// read to 0600. goleveldb's own files (created 0644) are changed silently; others are logged.
 func tightenDataFiles(dataDir string, log *slog.Logger) {
-	for _, dir := range []string{dataDir, filepath.Join(dataDir, "db")} {
+	db := filepath.Join(dataDir, "db")
+	for _, dir := range privateDirs(dataDir) {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			continue
@@ -64,7 +71,7 @@ func tightenDataFiles(dataDir string, log *slog.Logger) {
 				log.Warn("cannot make a data file private", "file", path, "err", err)
 				continue
 			}
-			if dir == dataDir {
+			if dir != db {
 				log.Warn("data file was readable by other users; set to 0600", "file", path, "was", info.Mode().Perm().String())
 			}
 		}

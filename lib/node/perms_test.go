@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// privateModes fails unless dataDir and db/ are 0700 and every file in them 0600.
+// privateModes fails unless dataDir, db/ and db/blocks/ are 0700 and every file in them 0600.
 func privateModes(t *testing.T, dataDir string) {
 	t.Helper()
-	for _, dir := range []string{dataDir, filepath.Join(dataDir, "db")} {
+	for _, dir := range privateDirs(dataDir) {
 		st, err := os.Stat(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -42,9 +42,11 @@ func TestDataDirModes(t *testing.T) {
 	os.Chmod(dir, 0o755)
 	os.Chmod(filepath.Join(dir, "db"), 0o755)
 	os.Chmod(filepath.Join(dir, MempoolFile), 0o644)
-	ents, _ := os.ReadDir(filepath.Join(dir, "db"))
-	for _, e := range ents {
-		os.Chmod(filepath.Join(dir, "db", e.Name()), 0o644)
+	for _, sub := range []string{"db", filepath.Join("db", "blocks")} {
+		ents, _ := os.ReadDir(filepath.Join(dir, sub))
+		for _, e := range ents {
+			os.Chmod(filepath.Join(dir, sub, e.Name()), 0o644)
+		}
 	}
 	n = runOn(t, dir, Config{})
 	privateModes(t, dir)
