@@ -64,34 +64,13 @@ func TestBlockFilesAcrossTheUpgrade(t *testing.T) {
 	defer func(n int64) { blockFileMax = n }(blockFileMax)
 	blockFileMax = 4 << 10
 	opts := Options{Now: crashClock, Values: consensus.NominalValue{}}
-	refDir, oldDir := t.TempDir(), t.TempDir()
-	ref, err := Open(refDir, params.Regtest, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	w, err := newCrashWorker(ref, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ref.Tip().Height < 120 {
-		if err := w.step(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ref, _ := workedChain(t, 5, 120)
+	oldDir := t.TempDir()
 	old, err := Open(oldDir, params.Regtest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for h := uint64(1); h <= ref.Tip().Height; h++ {
-		b, err := ref.Block(ref.NodeAt(h).Hash)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := old.ProcessBlock(b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	replayMain(t, ref, old)
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -114,30 +93,9 @@ func TestBlockFilesAcrossTheUpgrade(t *testing.T) {
 		}
 	}
 	checkInvariants(t, old)
-	same := func(when string) {
-		t.Helper()
-		if ref.Stats() != old.Stats() {
-			t.Fatalf("%s: stats %+v, upgraded %+v", when, ref.Stats(), old.Stats())
-		}
-		for _, pfx := range []byte{pfxUtxo, pfxAddr, pfxCluster, pfxTx, pfxHeight, keyStats[0]} {
-			if a, b := rawTable(t, ref, pfx), rawTable(t, old, pfx); fmt.Sprint(a) != fmt.Sprint(b) {
-				t.Fatalf("%s: table %q differs (%d records, upgraded %d)", when, pfx, len(a), len(b))
-			}
-		}
-	}
 	for i := range 15 {
-		for _, c := range []*Chain{ref, old} {
-			c.mu.Lock()
-			_, err := c.disconnectTip()
-			if err == nil {
-				err = c.flushLocked()
-			}
-			c.mu.Unlock()
-			if err != nil {
-				t.Fatalf("disconnect %d: %v", i, err)
-			}
-		}
-		same(fmt.Sprintf("after %d disconnects", i+1))
+		disconnectAndWrite(t, i, ref, old)
+		sameState(t, fmt.Sprintf("after %d disconnects (the second chain upgraded)", i+1), ref, old)
 	}
 	if n := len(rawTable(t, old, pfxUndo)); n != 120-15 {
 		t.Fatalf("%d undo records in the database after 15 disconnects, want %d", n, 120-15)
@@ -153,7 +111,7 @@ func TestBlockFilesAcrossTheUpgrade(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	same("connected again")
+	sameState(t, "connected again (the second chain upgraded)", ref, old)
 	if n := len(rawTable(t, old, pfxUndoAt)); n != 15 {
 		t.Fatalf("%d undo positions after connecting 15 blocks again, want 15", n)
 	}

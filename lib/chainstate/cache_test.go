@@ -27,20 +27,7 @@ func TestBulkMatchesPerBlockWrites(t *testing.T) {
 
 func testBulkMatchesPerBlockWrites(t *testing.T, background bool) {
 	opts := Options{Now: crashClock, Values: consensus.NominalValue{}}
-	ref, err := Open(t.TempDir(), params.Regtest, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	w, err := newCrashWorker(ref, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ref.Tip().Height < 300 {
-		if err := w.step(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ref, w := workedChain(t, 7, 300)
 	nodes := make([]*Node, 0, ref.index.len())
 	for n := range ref.index.all() {
 		if n.Height > 0 {

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"testing"
 
 	"github.com/cointoolkit/coin/lib/chaingen"
 	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
@@ -522,4 +524,40 @@ func (w *crashWorker) agentOps(height uint64, n int, used map[types.Outpoint]boo
 		txs = append(txs, tx)
 	}
 	return txs, nil
+}
+
+// workedChain opens a chain with the crash test's options in a new temporary directory
+// (closed when the test ends) and grows it with a crash worker of seed to height; it returns
+// the worker too.
+func workedChain(t *testing.T, seed, height uint64) (*Chain, *crashWorker) {
+	t.Helper()
+	c, err := Open(t.TempDir(), params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	w, err := newCrashWorker(c, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c.Tip().Height < height {
+		if err := w.step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c, w
+}
+
+// replayMain gives dst the blocks of src's main chain above genesis, lowest first.
+func replayMain(t *testing.T, src, dst *Chain) {
+	t.Helper()
+	for h := uint64(1); h <= src.Tip().Height; h++ {
+		b, err := src.Block(src.NodeAt(h).Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dst.ProcessBlock(b); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -71,6 +71,35 @@ func mergesClusters(txs []*types.Transaction) bool {
 	return false
 }
 
+// disconnectAndWrite disconnects the tip of each chain and writes the cache.
+func disconnectAndWrite(t *testing.T, i int, chains ...*Chain) {
+	t.Helper()
+	for _, c := range chains {
+		c.mu.Lock()
+		_, err := c.disconnectTip()
+		if err == nil {
+			err = c.flushLocked()
+		}
+		c.mu.Unlock()
+		if err != nil {
+			t.Fatalf("disconnect %d: %v", i, err)
+		}
+	}
+}
+
+// sameState fails unless a and b hold the same stats and the same state tables.
+func sameState(t *testing.T, when string, a, b *Chain) {
+	t.Helper()
+	if a.Stats() != b.Stats() {
+		t.Fatalf("%s: stats %+v and %+v", when, a.Stats(), b.Stats())
+	}
+	for _, pfx := range []byte{pfxUtxo, pfxAddr, pfxCluster, pfxTx, pfxHeight, keyStats[0]} {
+		if ra, rb := rawTable(t, a, pfx), rawTable(t, b, pfx); fmt.Sprint(ra) != fmt.Sprint(rb) {
+			t.Fatalf("%s: table %q differs (%d records and %d)", when, pfx, len(ra), len(rb))
+		}
+	}
+}
+
 // rawTable is every stored record under a prefix.
 func rawTable(t *testing.T, c *Chain, pfx byte) map[string]string {
 	t.Helper()
@@ -96,27 +125,10 @@ func TestLegacyUndoDisconnects(t *testing.T) {
 		t.Cleanup(func() { c.Close() })
 		return c
 	}
-	ref := open()
-	w, err := newCrashWorker(ref, 11)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ref.Tip().Height < 160 {
-		if err := w.step(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ref, _ := workedChain(t, 11, 160)
 	flushForTest(t, ref)
 	old := open()
-	for h := uint64(1); h <= ref.Tip().Height; h++ {
-		b, err := ref.Block(ref.NodeAt(h).Hash)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := old.ProcessBlock(b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	replayMain(t, ref, old)
 	// Versions before the journal never merged clusters, so their undo data only exists for
 	// blocks whose transactions each spend one address's outputs: convert the top blocks
 	// up to the first that merges.
@@ -142,26 +154,8 @@ func TestLegacyUndoDisconnects(t *testing.T) {
 		b, _ := old.Block(old.Tip().Hash)
 		transfers += len(b.Transactions) - 1
 
-		for _, c := range []*Chain{ref, old} {
-			c.mu.Lock()
-			_, err := c.disconnectTip()
-			if err == nil {
-				err = c.flushLocked()
-			}
-			c.mu.Unlock()
-			if err != nil {
-				t.Fatalf("disconnect %d: %v", i, err)
-			}
-		}
-		if ref.Stats() != old.Stats() {
-			t.Fatalf("after %d disconnects: stats %+v, from legacy undo data %+v", i+1, ref.Stats(), old.Stats())
-		}
-		for _, pfx := range []byte{pfxUtxo, pfxAddr, pfxCluster, pfxTx, pfxHeight, keyStats[0]} {
-			a, b := rawTable(t, ref, pfx), rawTable(t, old, pfx)
-			if fmt.Sprint(a) != fmt.Sprint(b) {
-				t.Fatalf("after %d disconnects: table %q differs (%d records, from legacy undo data %d)", i+1, pfx, len(a), len(b))
-			}
-		}
+		disconnectAndWrite(t, i, ref, old)
+		sameState(t, fmt.Sprintf("after %d disconnects (the second chain from legacy undo data)", i+1), ref, old)
 	}
 	if n := len(rawTable(t, old, pfxUndoLegacy)); n != 0 {
 		t.Fatalf("%d legacy undo records left after disconnecting their blocks", n)
