@@ -22,8 +22,9 @@ func newApp() *cli.App {
 	return cliutil.Conventions(&cli.App{
 		Name:  "coin-node",
 		Usage: "run a full node of the COIN network",
-		Description: `coin-node keeps the chain, the UTXO set and a mempool in <data-dir>/db (LevelDB),
-talks to peers on the P2P port and, when --rpc-bind is given, serves the JSON-RPC
+		Description: `coin-node keeps the UTXO set and the chain's indexes in <data-dir>/db (LevelDB), the
+blocks in <data-dir>/db/blocks (blk*.dat and rev*.dat files) and a mempool (saved to
+<data-dir>/mempool.dat), talks to peers on the P2P port and, when --rpc-bind is given, serves the JSON-RPC
 interface that coin-cli, coin-miner, coin-wallet and coin-faucetd use.
 
 Examples:
