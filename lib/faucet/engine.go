@@ -356,10 +356,13 @@ func (e *Engine) Run(ctx context.Context) {
 			}
 		}
 	}()
-	go e.poll(ctx)
 	if err := e.sync(ctx); err != nil {
 		e.log.Warn("reading the faucet's outputs; will retry", "err", err)
 	}
+	// The poll starts from the height that sync read (0 when it failed), so that its first
+	// answer is not taken for a new block: that woke a second sync, which sent the journaled
+	// payouts again a poll interval after every start.
+	go e.poll(ctx, e.lastHeight.Load())
 	batch := make([]*request, 0, e.cfg.MaxBatch)
 	for {
 		select {
@@ -394,15 +397,14 @@ func (e *Engine) Run(ctx context.Context) {
 	}
 }
 
-// poll asks the node for its height and wakes Run when a block arrived, when the node
-// answers again after it did not (it may have restarted with an empty mempool), and every
-// ResendInterval while payouts are journaled.
-func (e *Engine) poll(ctx context.Context) {
+// poll asks the node for its height and wakes Run when a block arrived after seen, when the
+// node answers again after it did not (it may have restarted with an empty mempool), and
+// every ResendInterval while payouts are journaled.
+func (e *Engine) poll(ctx context.Context, seen uint64) {
 	t := time.NewTicker(e.cfg.PollInterval)
 	defer t.Stop()
 	down := false
 	last := time.Now()
-	var seen uint64
 	for {
 		select {
 		case <-ctx.Done():
