@@ -307,7 +307,7 @@ func TestCheckBlockConnectBatchNamesBadInput(t *testing.T) {
 		}
 	}
 	c := consensus.NewSigCache(0)
-	c.Preverify(in.Block, in.Magic, 2)
+	preverifyBlock(t, c, in.Block, in.Magic)
 	if c.Len() != 199 || c.Has(consensus.SigCacheKey(tx)) {
 		t.Fatalf("preverify cached %d (bad one: %v), want the 199 good ones", c.Len(), c.Has(consensus.SigCacheKey(tx)))
 	}

@@ -99,20 +99,12 @@ func (c *SigCache) Len() int {
 	return len(c.m)
 }
 
-// Preverify checks the signatures of a block's non-coinbase transactions that the cache does
-// not know, in batches on up to workers goroutines (0: every CPU), and records the ones that
-// verify. It judges nothing: a transaction that fails is simply not cached, and the block's
-// connect reports the failure. Callers run it ahead of connecting, while earlier blocks connect.
-func (c *SigCache) Preverify(b *types.Block, magic [4]byte, workers int) {
-	if c == nil || len(b.Transactions) < 2 {
-		return
-	}
-	c.PreverifyTransactions(b.Transactions[1:], nil, magic, workers)
-}
-
-// PreverifyTransactions is Preverify for any transactions (txids[i] the id of txs[i], or nil
-// to compute them): those the cache does not know are verified together in batches and the
-// ones that verify are recorded. It returns how many were verified here.
+// PreverifyTransactions checks the signatures of transactions (txids[i] the id of txs[i], or
+// nil to compute them) ahead of their acceptance, for a relay burst: those the cache does not
+// know are verified together in batches on up to workers goroutines (0: every CPU) and the
+// ones that verify are recorded. It judges nothing: a transaction that fails is simply not
+// cached, and its acceptance reports the failure. It returns how many were verified here.
+// Blocks go through the cache's PreverifyQueue instead.
 func (c *SigCache) PreverifyTransactions(txs []*types.Transaction, txids []types.Hash, magic [4]byte, workers int) int {
 	if c == nil || len(txs) == 0 {
 		return 0
@@ -147,7 +139,7 @@ func (c *SigCache) PreverifyTransactions(txs []*types.Transaction, txids []types
 // (Step) takes the oldest batch not yet taken, so all cores work on the oldest block first
 // and it is done as early as it can be (instead of one block per core, each taking as long as
 // its signatures on one core). A block's transactions whose signatures all verify are
-// recorded in the cache and then the block's done channel is closed. Like Preverify it judges
+// recorded in the cache and then the block's done channel is closed. Like PreverifyTransactions it judges
 // nothing: a transaction with an invalid signature is simply not cached, and its block's
 // connect verifies it again and reports the failure.
 type PreverifyQueue struct {
@@ -177,9 +169,9 @@ type preverifyJob struct {
 	done     chan struct{}
 }
 
-// NewPreverifyQueue returns a queue that records into c the transactions of network magic whose
+// newPreverifyQueue returns a queue that records into c the transactions of network magic whose
 // signatures verify (its Queue is the one to use for a cache).
-func NewPreverifyQueue(c *SigCache, magic [4]byte) *PreverifyQueue {
+func newPreverifyQueue(c *SigCache, magic [4]byte) *PreverifyQueue {
 	return &PreverifyQueue{cache: c, magic: magic, wake: make(chan struct{}, 1)}
 }
 
@@ -238,7 +230,7 @@ func (q *PreverifyQueue) Len() int {
 // Queue is the cache's pre-verification queue for network magic (created on first use; a
 // cache belongs to one network), which any number of goroutines work on with Step.
 func (c *SigCache) Queue(magic [4]byte) *PreverifyQueue {
-	c.queueOnce.Do(func() { c.queue = NewPreverifyQueue(c, magic) })
+	c.queueOnce.Do(func() { c.queue = newPreverifyQueue(c, magic) })
 	return c.queue
 }
 
@@ -348,14 +340,14 @@ func (q *PreverifyQueue) finish(job *preverifyJob, bad []int) {
 	if !last {
 		return
 	}
-	q.cache.AddMany(job.keys, job.bad)
+	q.cache.addMany(job.keys, job.bad)
 	job.txs, job.checks, job.owner, job.keys = nil, nil, nil, nil
 	close(job.done)
 }
 
-// AddMany records keys as verified, leaving out keys[i] when skip[i] (skip may be nil), under
+// addMany records keys as verified, leaving out keys[i] when skip[i] (skip may be nil), under
 // one lock.
-func (c *SigCache) AddMany(keys []types.Hash, skip []bool) {
+func (c *SigCache) addMany(keys []types.Hash, skip []bool) {
 	if c == nil || len(keys) == 0 {
 		return
 	}
