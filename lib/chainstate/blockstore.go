@@ -31,35 +31,31 @@ var (
 func (c *Chain) openBlockFiles(dir string) error {
 	dir = filepath.Join(dir, "blocks")
 	var err error
-	open := func(name, key string, magic [4]byte) *blockfile.Store {
-		if err != nil {
-			return nil
-		}
-		var end blockfile.End
-		var raw []byte
-		if raw, err = c.db.Get([]byte(key), nil); errors.Is(err, leveldb.ErrNotFound) {
-			err = nil // no record of either kind yet
-		} else if err == nil {
-			end, err = blockfile.DecodeEnd(raw)
-		}
-		if err != nil {
-			err = storageErr("read "+name+" files' end", err)
-			return nil
-		}
-		s, oerr := blockfile.Open(dir, name, magic, blockFileMax, end)
-		if oerr != nil {
-			err = storageErr("open "+name+" files", oerr)
-		}
-		return s
+	if c.blk, err = c.openStore(dir, "blk", keyBlkEnd, blkMagic); err == nil {
+		c.rev, err = c.openStore(dir, "rev", keyRevEnd, revMagic)
 	}
-	c.blk = open("blk", keyBlkEnd, blkMagic)
-	c.rev = open("rev", keyRevEnd, revMagic)
 	if err != nil {
 		c.closeBlockFiles()
 	}
 	return err
 }
 
+// openStore opens one kind of file at the end the database records under key (none yet: an
+// empty store).
+func (c *Chain) openStore(dir, name, key string, magic [4]byte) (*blockfile.Store, error) {
+	var end blockfile.End
+	raw, err := c.db.Get([]byte(key), nil)
+	if err == nil {
+		end, err = blockfile.DecodeEnd(raw)
+	}
+	if err != nil && !errors.Is(err, leveldb.ErrNotFound) {
+		return nil, storageErr("read "+name+" files' end", err)
+	}
+	s, err := blockfile.Open(dir, name, magic, blockFileMax, end)
+	return s, storageErr("open "+name+" files", err)
+}
+
+// closeBlockFiles closes the block and undo files that are open.
 func (c *Chain) closeBlockFiles() {
 	for _, s := range []*blockfile.Store{c.blk, c.rev} {
 		if s != nil {

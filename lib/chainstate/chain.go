@@ -10,9 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cointoolkit/coin/lib/blockfile"
-
 	"github.com/cointoolkit/coin/lib/bincode"
+	"github.com/cointoolkit/coin/lib/blockfile"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/pow"
@@ -200,8 +199,7 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 		return nil, err
 	}
 	if err := c.load(); err != nil {
-		c.closeBlockFiles()
-		db.Close()
+		c.closeStorage()
 		return nil, err
 	}
 	// A crash between storing a block and connecting it leaves a stored branch with more work
@@ -212,8 +210,7 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 		err = ferr
 	}
 	if err != nil && !consensus.IsRuleError(err) {
-		c.closeBlockFiles()
-		db.Close()
+		c.closeStorage()
 		return nil, err
 	}
 	return c, nil
@@ -247,15 +244,20 @@ func isLockErr(dir string, err error) bool {
 	return statErr == nil && (errors.Is(err, errLockBusy) || containsLockText(err.Error()))
 }
 
-// Close closes the database.
-// Close writes what the write cache holds and closes the database.
+// Close writes what the write cache holds and closes the database and the block files.
 func (c *Chain) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	err := c.flushLocked()
-	if cerr := storageErr("close", c.db.Close()); err == nil {
+	if cerr := c.closeStorage(); err == nil {
 		err = cerr
 	}
+	return err
+}
+
+// closeStorage closes the database and the block files.
+func (c *Chain) closeStorage() error {
+	err := storageErr("close", c.db.Close())
 	c.closeBlockFiles()
 	return err
 }

@@ -63,9 +63,8 @@ var fetchParallelMin = 32
 
 const fetchPerWorker = 16
 
-// fetchInputs puts the outputs b spends that the write cache (and the pending write) does not
-// hold into it, read from
-// the database on up to workers goroutines (0: every CPU). Outputs created in the block
+// fetchInputs reads the outputs b spends that neither the write cache nor the pending write
+// holds from the database, on up to workers goroutines (0: every CPU), into the write cache. Outputs created in the block
 // (inBlock) are skipped: they are not in the database. A read that fails fails the fetch and
 // caches nothing.
 func (c *Chain) fetchInputs(b *types.Block, inBlock func(types.Hash) bool, workers int) error {

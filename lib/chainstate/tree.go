@@ -1,7 +1,6 @@
 package chainstate
 
 import (
-	"encoding/binary"
 	"errors"
 	"hash/maphash"
 	"iter"
@@ -221,22 +220,17 @@ func (n *Node) unlinkKid(k *Node) {
 type nodeIndex struct {
 	slots []*Node // len a power of two, at most 3/4 full
 	n     int
-	seed  uint64
+	seed  maphash.Seed
 }
 
 func newNodeIndex() nodeIndex {
-	return nodeIndex{slots: make([]*Node, 64), seed: maphash.Comparable(maphash.MakeSeed(), uint64(0))}
+	return nodeIndex{slots: make([]*Node, 64), seed: maphash.MakeSeed()}
 }
 
-// slot is where h's probe starts. The leading bytes of a block hash are zeros (proof of
-// work), so the key is two words of its tail mixed with a per-process seed: nobody can aim
-// hashes at one run of slots.
+// slot is where h's probe starts: the standard library's seeded hash of the whole hash (the
+// one Go's maps use), so nobody can aim block hashes at one run of slots.
 func (x *nodeIndex) slot(h *types.Hash) int {
-	k := binary.LittleEndian.Uint64(h[24:]) ^ binary.LittleEndian.Uint64(h[16:])*0x9e3779b97f4a7c15 ^ x.seed
-	k ^= k >> 33
-	k *= 0xff51afd7ed558ccd
-	k ^= k >> 33
-	return int(k & uint64(len(x.slots)-1))
+	return int(maphash.Bytes(x.seed, h[:]) & uint64(len(x.slots)-1))
 }
 
 // get is the node with hash h, or nil.

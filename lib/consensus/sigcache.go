@@ -139,9 +139,9 @@ func (c *SigCache) PreverifyTransactions(txs []*types.Transaction, txids []types
 // (Step) takes the oldest batch not yet taken, so all cores work on the oldest block first
 // and it is done as early as it can be (instead of one block per core, each taking as long as
 // its signatures on one core). A block's transactions whose signatures all verify are
-// recorded in the cache and then the block's done channel is closed. Like PreverifyTransactions it judges
-// nothing: a transaction with an invalid signature is simply not cached, and its block's
-// connect verifies it again and reports the failure.
+// recorded in the cache and then the block's done channel is closed. Like
+// PreverifyTransactions it judges nothing: a transaction with an invalid signature is simply
+// not cached, and its block's connect verifies it again and reports the failure.
 type PreverifyQueue struct {
 	cache *SigCache
 	magic [4]byte

@@ -1,6 +1,7 @@
 package pow
 
 import (
+	"encoding/binary"
 	"math/big"
 	"math/bits"
 )
@@ -24,9 +25,7 @@ func Uint256FromBig(x *big.Int) Uint256 {
 	var b [32]byte
 	x.FillBytes(b[:])
 	for i := range 4 {
-		for j := range 8 {
-			u[i] |= uint64(b[31-8*i-j]) << (8 * j)
-		}
+		u[i] = binary.BigEndian.Uint64(b[24-8*i:])
 	}
 	return u
 }
@@ -35,9 +34,7 @@ func Uint256FromBig(x *big.Int) Uint256 {
 func (u Uint256) Big() *big.Int {
 	var b [32]byte
 	for i := range 4 {
-		for j := range 8 {
-			b[31-8*i-j] = byte(u[i] >> (8 * j))
-		}
+		binary.BigEndian.PutUint64(b[24-8*i:], u[i])
 	}
 	return new(big.Int).SetBytes(b[:])
 }
