@@ -3,6 +3,7 @@ package chainstate
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -283,20 +284,15 @@ func (c *Chain) load() error {
 		return storageErr("decode stats", err)
 	}
 	it := c.db.NewIterator(util.BytesPrefix([]byte{pfxIndex}), nil)
-	var nodes []loadedNode
-	for it.Next() {
-		n, prev, err := decodeIndexRecord(it.Value())
-		if err != nil {
-			it.Release()
-			return storageErr("decode index", err)
+	err = c.indexFrom(func(yield func([]byte) bool) {
+		for it.Next() && yield(it.Value()) {
 		}
-		nodes = append(nodes, loadedNode{n, prev})
-	}
+	})
 	it.Release()
-	if err := it.Error(); err != nil {
-		return storageErr("read index", err)
+	if err == nil {
+		err = storageErr("read index", it.Error())
 	}
-	if err := c.linkIndex(nodes); err != nil {
+	if err != nil {
 		return err
 	}
 	tip := c.index.get(c.stats.TipHash)
@@ -311,6 +307,20 @@ func (c *Chain) load() error {
 type loadedNode struct {
 	n    *Node
 	prev types.Hash
+}
+
+// indexFrom builds the block index from the index records recs yields (Open's load, and
+// IndexBytesPerBlock's measure of it).
+func (c *Chain) indexFrom(recs iter.Seq[[]byte]) error {
+	var nodes []loadedNode
+	for raw := range recs {
+		n, prev, err := decodeIndexRecord(raw)
+		if err != nil {
+			return storageErr("decode index", err)
+		}
+		nodes = append(nodes, loadedNode{n, prev})
+	}
+	return c.linkIndex(nodes)
 }
 
 // linkIndex puts the decoded index records in the block index, lowest first: each gets its

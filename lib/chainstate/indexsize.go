@@ -3,6 +3,7 @@ package chainstate
 import (
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/cointoolkit/coin/lib/params"
 )
@@ -34,18 +35,14 @@ func indexRecords(net *params.Network, n int) [][]byte {
 // holding it.
 func loadIndex(net *params.Network, recs [][]byte) (*Chain, error) {
 	c := &Chain{net: net, index: newNodeIndex(), tips: make(map[*Node]struct{}), hdrs: make(map[*Node]struct{})}
-	var nodes []loadedNode
-	for _, r := range recs {
-		n, prev, err := decodeIndexRecord(r)
-		if err != nil {
-			return nil, err
-		}
-		nodes = append(nodes, loadedNode{n, prev})
-	}
-	if err := c.linkIndex(nodes); err != nil {
+	if err := c.indexFrom(slices.Values(recs)); err != nil {
 		return nil, err
 	}
-	c.setMain(nodes[len(nodes)-1].n)
+	last, _, err := decodeIndexRecord(recs[len(recs)-1])
+	if err != nil {
+		return nil, err
+	}
+	c.setMain(c.index.get(last.Hash))
 	return c, nil
 }
 
