@@ -27,7 +27,9 @@ func TestEngineDecay(t *testing.T) {
 	ctx := context.Background()
 	nominal := uint64(40 * 50 * amount.Coin)
 	deadline := time.Now().Add(5 * time.Second)
-	for h.engine.Status().Spendable >= nominal {
+	// Not synced yet, the engine reports no spendable coins at all: wait for a sync that saw
+	// them decay.
+	for st := h.engine.Status(); !st.Synced || st.Spendable >= nominal; st = h.engine.Status() {
 		if time.Now().After(deadline) {
 			t.Fatalf("the engine never saw its coins decay: %+v", h.engine.Status())
 		}
