@@ -10,7 +10,7 @@ import (
 // ProcessBlock does not wait for it to be encoded and written: the cache is frozen as the
 // pending write, a goroutine builds its batch and writes it, and blocks go on connecting into
 // a new, empty cache. Reads look in the new cache, then the pending one, then the clean
-// cache, then the database: what the pending write will store is newer than what the
+// cache, then the coin cache and the database: what the pending write will store is newer than what the
 // database holds until it has. The next write of the cache waits for the pending one first
 // (one write in flight at a time, in order), and so does anything that needs the database
 // itself up to date (Flush, SetBulk(false), Close, the reads that scan the database, and

@@ -131,7 +131,7 @@ func (c *Chain) writeCacheBatch(wc *writeCache, batch *leveldb.Batch) error {
 	if err := c.storeUndo(wc, batch); err != nil {
 		return err
 	}
-	return storageErr("write connected blocks", c.db.Write(batch, c.wo))
+	return storageErr("write connected blocks", c.writeBatch(batch, c.wo))
 }
 
 // undoBytes reads the undo data of a block connected and written: from the rev files, or

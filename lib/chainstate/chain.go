@@ -119,6 +119,10 @@ type Options struct {
 	Values consensus.ValueModel
 	// SigCache, when set, skips the signature checks of transactions verified before.
 	SigCache *consensus.SigCache
+	// CoinCacheMiB is the size of the cache of stored unspent outputs (coincache.go; default
+	// DefaultCoinCacheMiB, negative: none). It lives outside the Go heap, beside the block
+	// cache and the write cache.
+	CoinCacheMiB int
 	// WriteCacheMiB and WriteCacheAge bound the write cache in bulk mode (see SetBulk):
 	// defaults DefaultWriteCacheMiB and DefaultWriteCacheAge.
 	WriteCacheMiB int
@@ -151,6 +155,7 @@ type Chain struct {
 	// blk and rev are the block and undo files (blockstore.go).
 	blk, rev *blockfile.Store
 	clean    cleanCache // what the database holds for the cluster tables
+	coins    coinCache  // outputs the database holds (coincache.go)
 	// pending is the write cache being written in the background (bgwrite.go), or nil.
 	pending *pendingWrite
 	// testWriteGate, set by tests, holds each background write until a send on it.
@@ -169,6 +174,9 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 	}
 	if opts.CacheMiB == 0 {
 		opts.CacheMiB = DefaultCacheMiB
+	}
+	if opts.CoinCacheMiB == 0 {
+		opts.CoinCacheMiB = DefaultCoinCacheMiB
 	}
 	if opts.WriteCacheMiB <= 0 {
 		opts.WriteCacheMiB = DefaultWriteCacheMiB
@@ -193,7 +201,7 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 		return nil, storageErr("open "+dir, err)
 	}
 	c := &Chain{net: net, db: db, opts: opts, wo: &opt.WriteOptions{Sync: opts.Sync}, index: newNodeIndex(), tips: make(map[*Node]struct{}),
-		hdrs: make(map[*Node]struct{})}
+		hdrs: make(map[*Node]struct{}), coins: newCoinCache(opts.CoinCacheMiB)}
 	c.wc.reset()
 	if err := c.openBlockFiles(dir); err != nil {
 		db.Close()
@@ -260,6 +268,7 @@ func (c *Chain) Close() error {
 func (c *Chain) closeStorage() error {
 	err := storageErr("close", c.db.Close())
 	c.closeBlockFiles()
+	c.coins.release()
 	return err
 }
 
@@ -381,7 +390,7 @@ func (c *Chain) initGenesis() error {
 	b.Put(heightKey(0), n.Hash[:])
 	b.Put(hashKey(pfxTx, g.Transactions[0].TxID()), txLocBytes(n.Hash, 0, 0))
 	b.Put([]byte(keyStats), c.statsBytes(&c.stats))
-	if err := c.db.Write(b, &opt.WriteOptions{Sync: true}); err != nil {
+	if err := c.writeBatch(b, &opt.WriteOptions{Sync: true}); err != nil {
 		return storageErr("write genesis", err)
 	}
 	c.addNode(n)

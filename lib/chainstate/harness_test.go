@@ -106,6 +106,7 @@ func checkInvariants(t testing.TB, c *Chain) {
 		t.Fatalf("stats say %d utxos worth %d, the set has %d worth %d", s.UtxoCount, s.UtxoTotal, len(set), total)
 	}
 	checkCleanCache(t, c)
+	checkCoinCache(t, c)
 }
 
 // flushForTest writes the write cache, which holds nothing outside bulk mode.

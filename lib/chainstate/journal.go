@@ -325,7 +325,8 @@ func (c *Chain) slotLocked(key []byte) (*slot, error) {
 }
 
 // belowCache is key's value under the write cache (nil: absent): what the pending write
-// stores, else what the clean cache knows the database holds (kept), else the database's.
+// stores, else what the clean cache knows the database holds (kept), else the database's
+// (through the coin cache).
 func (c *Chain) belowCache(key []byte) (v any, kept bool, err error) {
 	if p := c.pendingSlot(string(key)); p != nil {
 		return p.val, false, nil
@@ -333,7 +334,7 @@ func (c *Chain) belowCache(key []byte) (v any, kept bool, err error) {
 	if v, ok := c.clean[string(key)]; ok {
 		return v, true, nil
 	}
-	v, err = c.readDB(key)
+	v, err = c.readStored(key)
 	return v, false, err
 }
 

@@ -69,7 +69,7 @@ func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 		return nil, err
 	}
 	batch.Put(hashKey(pfxIndex, hash), indexRecord(n))
-	if err := c.db.Write(batch, c.wo); err != nil {
+	if err := c.writeBatch(batch, c.wo); err != nil {
 		n.headerOnly = fill
 		return nil, storageErr("store block", err)
 	}

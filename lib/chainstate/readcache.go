@@ -20,8 +20,8 @@ import (
 //
 // fetchInputs reads the outputs a block spends on several goroutines before the block is
 // checked (as Bitcoin Core's input fetcher does), instead of one after the other while the
-// rules run: goleveldb serves concurrent reads, and with a large UTXO set most spent outputs
-// are in the database rather than the write cache.
+// rules run: goleveldb and the coin cache (coincache.go) serve concurrent reads, and with a
+// large UTXO set most spent outputs are stored rather than in the write cache.
 
 // cleanCacheMax bounds the clean cache's entries (about 130 bytes each on the heap); beyond
 // it a quarter of the entries are dropped.
@@ -64,8 +64,9 @@ var fetchParallelMin = 32
 const fetchPerWorker = 16
 
 // fetchInputs reads the outputs b spends that neither the write cache nor the pending write
-// holds from the database, on up to workers goroutines (0: every CPU), into the write cache. Outputs created in the block
-// (inBlock) are skipped: they are not in the database. A read that fails fails the fetch and
+// holds from the coin cache or the database, on up to workers goroutines (0: every CPU),
+// into the write cache. Outputs created in the block (inBlock) are skipped: they are not
+// stored. A read that fails fails the fetch and
 // caches nothing.
 func (c *Chain) fetchInputs(b *types.Block, inBlock func(types.Hash) bool, workers int) error {
 	var keys [][37]byte
@@ -100,7 +101,7 @@ func (c *Chain) fetchInputs(b *types.Block, inBlock func(types.Hash) bool, worke
 		go func() {
 			defer wg.Done()
 			for i := w; i < len(keys); i += workers {
-				v, err := c.readDB(keys[i][:])
+				v, err := c.readStored(keys[i][:])
 				if err != nil {
 					errs[w] = err
 					return

@@ -166,7 +166,7 @@ func (c *Chain) markInvalid(bad *Node) error {
 	if batch.Len() == 0 {
 		return nil
 	}
-	return storageErr("mark invalid", c.db.Write(batch, c.wo))
+	return storageErr("mark invalid", c.writeBatch(batch, c.wo))
 }
 
 // witnessFailure reports whether err is about data the block hash does not commit to: public
@@ -189,7 +189,7 @@ func (c *Chain) forget(bad *Node) error {
 			batch.Delete(hashKey(pfxIndex, n.Hash))
 		}
 	}
-	if err := c.db.Write(batch, c.wo); err != nil {
+	if err := c.writeBatch(batch, c.wo); err != nil {
 		return storageErr("forget block", err)
 	}
 	for _, n := range gone {
