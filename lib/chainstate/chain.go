@@ -230,8 +230,14 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 // compress, so tables are stored uncompressed (snappy cost the scale sync a fifth of its CPU
 // for a fifth of the disk); every table has a Bloom filter of 10 bits a key, so that a read
 // skips the tables that cannot hold its key (without it, every read of a spent output
-// searched each level-0 table); and reads do not trigger compactions (goleveldb's seek
-// compaction rewrites tables in which random reads missed).
+// searched each level-0 table); reads do not trigger compactions (goleveldb's seek
+// compaction rewrites tables in which random reads missed); and level 0 is compacted at 8
+// tables instead of 4 (writes slow down at 16 and stop at 24 instead of 8 and 12). The keys
+// are hashes, so every level-0 table overlaps all of level 1 and each compaction of level 0
+// rewrites the whole of level 1: twice the tables a compaction halves what that costs a
+// byte written (a million-transfer sync: 0.65 CPU-seconds a hundred blocks instead of 0.95).
+// The reads this makes dearer (each probes every level-0 table) are mostly outputs, which
+// the coin cache serves.
 func dbOptions(opts Options) *opt.Options {
 	return &opt.Options{
 		BlockCacheCapacity:     opts.CacheMiB << 20,
@@ -240,6 +246,9 @@ func dbOptions(opts Options) *opt.Options {
 		Compression:            opt.NoCompression,
 		Filter:                 filter.NewBloomFilter(10),
 		DisableSeeksCompaction: true,
+		CompactionL0Trigger:    8,
+		WriteL0SlowdownTrigger: 16,
+		WriteL0PauseTrigger:    24,
 	}
 }
 
