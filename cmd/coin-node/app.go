@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/cliutil"
 	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/node"
@@ -68,11 +69,15 @@ address that is not loopback needs --rpc-auth; clients then send HTTP Basic cred
 				Usage: "serve Prometheus metrics at http://`ADDR`/metrics (host:port; a bare :port or port is 127.0.0.1); off when omitted"},
 			&cli.Float64Flag{Name: "min-free-disk", Value: 20, EnvVars: []string{"COIN_MIN_FREE_DISK"}, Usage: "stop cleanly when less than this percentage of the data dir's disk is free"},
 			&cli.IntFlag{Name: "mempool-max-mb", Value: 64, EnvVars: []string{"COIN_MEMPOOL_MAX_MB"}, Usage: "mempool size bound in MiB; the lowest fee rates are evicted beyond it"},
+			&cli.IntFlag{Name: "coin-cache-mb", Value: chainstate.DefaultCoinCacheMiB, EnvVars: []string{"COIN_COIN_CACHE_MB"}, Usage: "MiB of memory (outside the Go heap) that keep stored unspent outputs, as Bitcoin Core's -dbcache: blocks then read the outputs they spend from memory instead of the database; 0: none"},
 		}, rpcFlags()...),
 		Commands: []*cli.Command{cliutil.DocCommand()},
 		Action:   run,
 	})
 }
+
+// maxCoinCacheMB bounds --coin-cache-mb (1 TiB): beyond it the cache's buckets cannot be sized.
+const maxCoinCacheMB = 1 << 20
 
 func run(c *cli.Context) error {
 	if c.Args().Present() {
@@ -81,6 +86,9 @@ func run(c *cli.Context) error {
 	net, err := params.ByName(c.String("network"))
 	if err != nil {
 		return err
+	}
+	if v := c.Int("coin-cache-mb"); v < 0 || v > maxCoinCacheMB {
+		return cli.Exit(fmt.Sprintf("error: --coin-cache-mb %d: want 0 (none) to %d MiB", v, maxCoinCacheMB), 1)
 	}
 	dataDir := c.String("data-dir")
 	if dataDir == "" {
@@ -125,6 +133,7 @@ func run(c *cli.Context) error {
 			MaxInboundPerIP: none(c.Int("max-inbound-per-ip"))},
 		Logger: logger, MinFreeDiskPercent: c.Float64("min-free-disk"), MempoolMaxBytes: c.Int("mempool-max-mb") << 20,
 		MempoolSaveInterval: saveInterval(c.Duration("mempool-save-interval")),
+		CoinCacheMiB:        none(c.Int("coin-cache-mb")),
 		MetricsBind:         c.String("metrics-bind"),
 	}
 	n, err := node.New(cfg)

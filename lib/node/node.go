@@ -40,6 +40,9 @@ type Config struct {
 	MinFreeDiskPercent float64
 	DiskCheckInterval  time.Duration
 	MempoolMaxBytes    int
+	// CoinCacheMiB sizes the chain's cache of stored unspent outputs
+	// (chainstate.Options.CoinCacheMiB: 0 default, negative none).
+	CoinCacheMiB int
 	// MempoolSaveInterval is how often the mempool is written to <data-dir>/mempool.dat
 	// while the node runs (default 5 minutes; negative: only at a clean stop).
 	MempoolSaveInterval time.Duration
@@ -127,7 +130,8 @@ func New(cfg Config) (*Node, error) {
 		n.metricsSrv = ms
 	}
 	sigs := consensus.NewSigCache(0)
-	chain, err := chainstate.Open(filepath.Join(cfg.DataDir, "db"), cfg.Network, chainstate.Options{SigCache: sigs, Values: cfg.Values})
+	chain, err := chainstate.Open(filepath.Join(cfg.DataDir, "db"), cfg.Network, chainstate.Options{SigCache: sigs, Values: cfg.Values,
+		CoinCacheMiB: cfg.CoinCacheMiB})
 	if err != nil {
 		n.closeListeners()
 		return nil, err
