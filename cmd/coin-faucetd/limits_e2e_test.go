@@ -36,7 +36,8 @@ func fundedFaucet(t testing.TB, coinbases int, extra ...string) (*node, *faucetd
 
 // The issue's report through the real executable with its default limits: 12 fresh
 // addresses claimed at once from one client get 5 payments and 7 refusals with 429
-// client_rate_limited and a Retry-After; a string amount in /api/wallet/send is refused.
+// client_rate_limited and a Retry-After, and a 13th after a restart of the faucet is refused
+// too; a string amount in /api/wallet/send is refused.
 func TestFaucetdDefaultLimits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
@@ -65,9 +66,16 @@ func TestFaucetdDefaultLimits(t *testing.T) {
 	if got["200"] != 5 || got["429 client_rate_limited retry-after=true"] != 7 {
 		t.Fatalf("12 claims from one client: %v\nfaucetd:\n%s", got, f.Out.Tail(30))
 	}
+	// A restart does not give the client a fresh hour: the claim records keep its network.
+	f.restart(t)
+	_, fresh, _ := wallet.NewMnemonic(12, params.Regtest)
+	code, body, hdr := httpJSON("POST", f.url+"/api/faucet", fmt.Sprintf(`{"address":%q}`, fresh))
+	if e, _ := body["error"].(map[string]any); code != 429 || e["code"] != "client_rate_limited" || hdr.Get("Retry-After") == "" {
+		t.Fatalf("a claim after a restart: %d %v", code, body)
+	}
 	m, _, _ := wallet.NewMnemonic(12, params.Regtest)
 	_, to, _ := wallet.NewMnemonic(12, params.Regtest)
-	code, body, _ := httpJSON("POST", f.url+"/api/wallet/send", fmt.Sprintf(`{"mnemonic":%q,"to":%q,"amount":"1"}`, m, to))
+	code, body, _ = httpJSON("POST", f.url+"/api/wallet/send", fmt.Sprintf(`{"mnemonic":%q,"to":%q,"amount":"1"}`, m, to))
 	if code != 400 {
 		t.Fatalf("send with a string amount: %d %v", code, body)
 	}

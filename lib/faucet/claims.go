@@ -63,6 +63,9 @@ type ClaimRecord struct {
 	Time   time.Time
 	TxID   types.Hash
 	Amount uint64
+	// Client is the client network the claim was counted against ("" for claims recorded
+	// before it was kept, and for claims of no known client).
+	Client string
 }
 
 const claimPrefix = "claim/"
@@ -124,6 +127,34 @@ func decodeRecord(b []byte) (ClaimRecord, error) {
 	return r, nil
 }
 
+// The client network a claim was counted against is kept beside its record, under a key of
+// its own (so that the record's format, which versions before read, is unchanged).
+const clientPrefix = "client/"
+
+func clientKey(addr string) []byte { return []byte(clientPrefix + addr) }
+
+// putClaim adds to b the record of c's claim, paid by txid at t.
+func putClaim(b *leveldb.Batch, c Claim, t time.Time, txid types.Hash) {
+	b.Put(claimKey(c.Address), encodeRecord(ClaimRecord{Time: t, TxID: txid, Amount: c.Amount}))
+	if c.Client != "" {
+		b.Put(clientKey(c.Address), []byte(c.Client))
+	} else {
+		b.Delete(clientKey(c.Address))
+	}
+}
+
+// client is the client network of addr's last claim ("" when not kept).
+func (s *ClaimStore) client(addr string) (string, error) {
+	v, err := s.db.Get(clientKey(addr), nil)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read claim client: %w", err)
+	}
+	return string(v), nil
+}
+
 // Last returns the last recorded claim of addr.
 func (s *ClaimStore) Last(addr string) (ClaimRecord, bool, error) {
 	b, err := s.db.Get(claimKey(addr), nil)
@@ -134,6 +165,10 @@ func (s *ClaimStore) Last(addr string) (ClaimRecord, bool, error) {
 		return ClaimRecord{}, false, fmt.Errorf("read claim: %w", err)
 	}
 	r, err := decodeRecord(b)
+	if err != nil {
+		return ClaimRecord{}, false, err
+	}
+	r.Client, err = s.client(addr)
 	return r, err == nil, err
 }
 
@@ -162,6 +197,32 @@ func (s *ClaimStore) Reserve(addr string) (release func(), err error) {
 		delete(s.inflight, addr)
 		s.mu.Unlock()
 	}, nil
+}
+
+// Since returns the records of the claims paid at t or later (an address's last claim only:
+// with a cooldown of the window or longer, that is every claim within it).
+func (s *ClaimStore) Since(t time.Time) ([]ClaimRecord, error) {
+	it := s.db.NewIterator(util.BytesPrefix([]byte(claimPrefix)), nil)
+	defer it.Release()
+	var out []ClaimRecord
+	for it.Next() {
+		addr := string(it.Key()[len(claimPrefix):])
+		r, err := decodeRecord(it.Value())
+		if err != nil {
+			return nil, fmt.Errorf("claim of %q: %w", addr, err)
+		}
+		if r.Time.Before(t) {
+			continue
+		}
+		if r.Client, err = s.client(addr); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("read claims: %w", err)
+	}
+	return out, nil
 }
 
 // Count returns the number of addresses with a recorded claim.

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -117,6 +118,46 @@ func (w *window) take(key string) (undo func(), wait time.Duration) {
 			delete(w.events, key)
 		}
 	}, 0
+}
+
+// seed counts an event of key at t (a claim paid before a restart), keeping key's events in
+// order and at most max of them, the latest.
+func (w *window) seed(key string, t time.Time) {
+	if w == nil || w.max <= 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ev := w.events[key]
+	i := len(ev)
+	for i > 0 && ev[i-1].After(t) {
+		i--
+	}
+	ev = slices.Insert(ev, i, t)
+	if len(ev) > w.max {
+		ev = ev[len(ev)-w.max:]
+	}
+	w.events[key] = ev
+}
+
+// countPaidClaims counts the claims of the last hour that the claim store recorded into the
+// per-client and budget windows, so that a restart does not give every client and the
+// faucet a fresh hour.
+func (s *Server) countPaidClaims() error {
+	if (s.claimsPerClient == nil && s.budget == nil) || s.cfg.Claims == nil {
+		return nil
+	}
+	recs, err := s.cfg.Claims.Since(time.Now().Add(-time.Hour))
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		s.budget.seed("", r.Time)
+		if r.Client != "" {
+			s.claimsPerClient.seed(r.Client, r.Time)
+		}
+	}
+	return nil
 }
 
 // live drops key's events older than the window and returns the rest, oldest first.

@@ -47,6 +47,9 @@ type Claim struct {
 	Address string
 	PKH     types.Hash
 	Amount  uint64
+	// Client is the client network the claim counts against (clientNet, protocol §14), kept
+	// in the claim's record so that a restarted server counts it again; "" when unknown.
+	Client string
 }
 
 // Journal durably keeps the engine's payouts (protocol §14): each signed transaction with the

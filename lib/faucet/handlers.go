@@ -75,7 +75,8 @@ func (s *Server) faucet(w http.ResponseWriter, r *http.Request) error {
 	defer release()
 	// The client's and the faucet's hourly counts take the claim now and give it back if
 	// it is not paid.
-	undoClient, wait := s.claimsPerClient.take(clientNet(clientAddr(r, s.cfg.TrustedProxies)))
+	client := clientNet(clientAddr(r, s.cfg.TrustedProxies))
+	undoClient, wait := s.claimsPerClient.take(client)
 	if undoClient == nil {
 		return &RateLimitError{Code: CodeClientRateLimited, RetryAfter: wait,
 			What: fmt.Sprintf("this client was paid %d claims in the last hour", s.cfg.ClaimsPerClient)}
@@ -86,7 +87,7 @@ func (s *Server) faucet(w http.ResponseWriter, r *http.Request) error {
 		return &RateLimitError{Code: CodeBudgetExhausted, RetryAfter: wait,
 			What: fmt.Sprintf("the faucet paid its budget of %d claims in the last hour", s.cfg.BudgetPerHour)}
 	}
-	txid, err := s.cfg.Engine.Pay(r.Context(), Claim{Address: addr, PKH: pkh, Amount: s.cfg.Amount})
+	txid, err := s.cfg.Engine.Pay(r.Context(), Claim{Address: addr, PKH: pkh, Amount: s.cfg.Amount, Client: client})
 	if err != nil {
 		undoClient()
 		undoBudget()

@@ -136,7 +136,7 @@ func (s *ClaimStore) Record(p *Payout) error {
 	b := new(leveldb.Batch)
 	b.Put(payoutKey(p.Seq), encodePayout(p))
 	for _, c := range p.Claims {
-		b.Put(claimKey(c.Address), encodeRecord(ClaimRecord{Time: p.Time, TxID: p.TxID, Amount: c.Amount}))
+		putClaim(b, c, p.Time, p.TxID)
 	}
 	return s.write(b, "journal a payout")
 }
@@ -149,13 +149,15 @@ func (s *ClaimStore) Forget(p *Payout) error {
 	b.Delete(payoutKey(p.Seq))
 	for _, c := range p.Claims {
 		b.Delete(claimKey(c.Address))
+		b.Delete(clientKey(c.Address))
 	}
 	return s.write(b, "forget a refused payout")
 }
 
 // Replace journals repay, which pays old's claims again, and in the same write removes old
-// from the journal, records it as conflicted and points the claims' records at repay. It
-// sets repay.Seq and keeps old's time. It implements Journal.
+// from the journal, records it as conflicted and points the claims' records at repay (their
+// clients stay as recorded: the payout journal does not keep them). It sets repay.Seq and
+// keeps old's time. It implements Journal.
 func (s *ClaimStore) Replace(old, repay *Payout) error {
 	s.mu.Lock()
 	repay.Seq = s.seq

@@ -204,6 +204,9 @@ func TestJournalConflictedPaidAgainOnce(t *testing.T) {
 		if rec.TxID == tx1 || rec.TxID == tx2 {
 			t.Fatalf("claim record of %s still names the conflicted payout", addr)
 		}
+		if rec.Client != "127.0.0.1" {
+			t.Fatalf("claim record of %s after the repayment: client %q, want 127.0.0.1", addr, rec.Client)
+		}
 	}
 	h.restart(t)
 	h.node.mine(FinalConfirmations)

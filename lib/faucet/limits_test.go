@@ -1,6 +1,7 @@
 package faucet
 
 import (
+	"errors"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/types"
+	"github.com/syndtr/goleveldb/leveldb"
 )
 
 // withLimits sets protocol §14's limits (0: the default, negative: off).
@@ -256,5 +259,84 @@ func waitFor(t testing.TB, cond func() bool) {
 			t.Fatal("timed out")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The per-client and budget counts survive a restart: the claim records keep each claim's
+// client network, and a server counts the records of the last hour when it starts. Before,
+// both counts lived in memory only and every restart gave each client five more claims.
+func TestLimitsSurviveRestart(t *testing.T) {
+	h := newHarness(t, 10, withLimits(2, -1, -1, 0, 0), withAmount(10*amount.Coin))
+	for i := 0; i < 2; i++ {
+		if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(mustAddr(t))); r.Status != 200 {
+			t.Fatal(r.Raw)
+		}
+	}
+	h.stop()
+	h.start(t)
+	r := h.doFrom(t, "", http.MethodPost, "/api/faucet", claimBody(mustAddr(t)))
+	if r.Status != 429 || r.code() != CodeClientRateLimited || retryAfter(t, r) < 3500 {
+		t.Fatalf("third claim of one client after a restart: %d %s", r.Status, r.Raw)
+	}
+
+	h = newHarness(t, 10, withLimits(-1, 2, -1, 0, 0), withAmount(10*amount.Coin))
+	for i := 0; i < 2; i++ {
+		if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(mustAddr(t))); r.Status != 200 {
+			t.Fatal(r.Raw)
+		}
+	}
+	h.stop()
+	h.start(t)
+	if r := h.doFrom(t, "", http.MethodPost, "/api/faucet", claimBody(mustAddr(t))); r.Status != 429 || r.code() != CodeBudgetExhausted {
+		t.Fatalf("claim beyond the budget after a restart: %d %s", r.Status, r.Raw)
+	}
+}
+
+// A claim's client network is kept under a key of its own: the record keeps the format
+// versions before read (48 bytes), Last and Since give the client, and a refused payout's
+// Forget removes it with the record.
+func TestClaimClientKept(t *testing.T) {
+	s, err := OpenClaimStore(t.TempDir(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a, pkh := newAddress(t)
+	p := &Payout{Tx: &types.Transaction{}, Claims: []Claim{{Address: a, PKH: pkh, Amount: 5, Client: "2001:db8:1:2::/64"}}}
+	if err := s.Record(p); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := s.db.Get(claimKey(a), nil)
+	if err != nil || len(raw) != 48 {
+		t.Fatalf("claim record: %d bytes, %v; want the 48 of before", len(raw), err)
+	}
+	if r, ok, err := s.Last(a); err != nil || !ok || r.Client != "2001:db8:1:2::/64" || r.Amount != 5 {
+		t.Fatalf("Last: %+v %v %v", r, ok, err)
+	}
+	recent, err := s.Since(time.Now().Add(-time.Minute))
+	if err != nil || len(recent) != 1 || recent[0].Client != "2001:db8:1:2::/64" {
+		t.Fatalf("Since a minute ago: %+v %v", recent, err)
+	}
+	if later, err := s.Since(time.Now().Add(time.Minute)); err != nil || len(later) != 0 {
+		t.Fatalf("Since a minute ahead: %+v %v", later, err)
+	}
+	if err := s.Forget(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Get(clientKey(a), nil); !errors.Is(err, leveldb.ErrNotFound) {
+		t.Fatalf("client of a forgotten claim: %v", err)
+	}
+}
+
+// seed keeps a key's events in order and at most max of them, the latest.
+func TestWindowSeed(t *testing.T) {
+	now := time.Unix(10_000, 0)
+	w := newWindow(2, time.Hour)
+	w.now = func() time.Time { return now }
+	for _, m := range []int{50, 10, 30} {
+		w.seed("a", now.Add(-time.Duration(m)*time.Minute))
+	}
+	if u, wait := w.take("a"); u != nil || wait != 30*time.Minute {
+		t.Fatalf("after seeding 3 events into a window of 2: take gave %v, wait %v; want a refusal for 30m", u != nil, wait)
 	}
 }

@@ -171,6 +171,9 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.BudgetPerHour > 0 {
 		s.budget = newWindow(cfg.BudgetPerHour, time.Hour)
 	}
+	if err := s.countPaidClaims(); err != nil {
+		return nil, err
+	}
 	s.routes = []Route{
 		{Method: http.MethodGet, Path: "/api/wallet/new", Handle: s.walletNew},
 		{Method: http.MethodPost, Path: "/api/faucet", Handle: s.faucet},
