@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/syndtr/goleveldb/leveldb"
 )
@@ -77,55 +74,52 @@ func cachedOutput(c *Chain, op types.Outpoint) bool {
 // is disconnected, and an output of the disconnected branch is dropped. Reads through it give
 // what the database gives (checkInvariants after every step).
 func TestCoinCacheFollowsTheDatabase(t *testing.T) {
-	h := newHarness(t)
+	spendAndReorg(t, newHarness(t), true)
+}
+
+// Without a coin cache (CoinCacheMiB < 0) the same spend and reorg read the database, and
+// nothing is cached.
+func TestCoinCacheOff(t *testing.T) {
+	h := newHarnessWith(t, Options{CoinCacheMiB: -1})
+	if h.c.coins.fc != nil {
+		t.Fatal("a coin cache exists with CoinCacheMiB -1")
+	}
+	spendAndReorg(t, h, false)
+}
+
+// spendAndReorg spends a coinbase in a102 and disconnects a102 with a longer branch from
+// a101; cached says whether the coin cache is on (the outputs then follow the database).
+func spendAndReorg(t *testing.T, h *harness, cached bool) {
 	h.Chain("a", "genesis", 101)
 	for i := 1; i <= 101; i++ {
 		h.accept(fmt.Sprintf("a%d", i), fmt.Sprintf("a%d", i))
 	}
 	cb := types.Outpoint{TxID: h.Block("a1").Transactions[0].TxID(), Index: 0}
-	if !cachedOutput(h.c, cb) {
-		t.Fatal("a written coinbase output is not in the coin cache")
+	expect := func(op types.Outpoint, want bool, what string) {
+		t.Helper()
+		if got := cachedOutput(h.c, op); got != (want && cached) {
+			t.Fatalf("%s: cached %v, want %v", what, got, want && cached)
+		}
 	}
+	expect(cb, true, "a written coinbase output")
 	spend := h.spendTx("spend", "a1", 0, 1000, 2)
 	h.Next("a102", "a101", []*types.Transaction{spend})
 	h.accept("a102", "a102")
-	if cachedOutput(h.c, cb) {
-		t.Fatal("the coin cache still holds an output a written block spent")
-	}
 	made := types.Outpoint{TxID: spend.TxID(), Index: 1}
-	if !cachedOutput(h.c, made) {
-		t.Fatal("an output of a written block is not in the coin cache")
-	}
+	expect(cb, false, "an output a written block spent")
+	expect(made, true, "an output of a written block")
 
 	// A longer branch from a101 disconnects a102: its spend is undone, its outputs are gone.
 	h.Chain("b", "a101", 2)
 	h.accept("b1", "a102")
 	h.accept("b2", "b2")
-	if !cachedOutput(h.c, cb) {
-		t.Fatal("an output restored by a disconnect is not in the coin cache")
-	}
-	if cachedOutput(h.c, made) {
-		t.Fatal("the coin cache still holds an output of a disconnected block")
-	}
+	expect(cb, true, "an output restored by a disconnect")
+	expect(made, false, "an output of a disconnected block")
 	e, ok, err := h.c.Utxo(cb)
 	if err != nil || !ok || e.Value == 0 {
 		t.Fatalf("Utxo(%v) = %v, %v, %v after the reorg", cb, e, ok, err)
 	}
-}
-
-// Without a coin cache (CoinCacheMiB < 0) the chain reads the database and nothing is cached.
-func TestCoinCacheOff(t *testing.T) {
-	c, err := Open(t.TempDir(), params.Regtest, Options{Now: func() time.Time { return time.Unix(1<<40, 0) },
-		Values: consensus.NominalValue{}, CoinCacheMiB: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if c.coins.fc != nil {
-		t.Fatal("a coin cache exists with CoinCacheMiB -1")
-	}
-	var k [utxoKeyLen]byte
-	if _, ok := c.coins.get(k[:]); ok {
-		t.Fatal("an absent coin cache holds an output")
+	if _, ok, err := h.c.Utxo(made); err != nil || ok {
+		t.Fatalf("Utxo(%v) of the disconnected block = %v, %v", made, ok, err)
 	}
 }

@@ -41,9 +41,13 @@ type harness struct {
 	dir string
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newHarnessWith(t, Options{}) }
+
+// newHarnessWith is newHarness with opts (its clock and value model are the harness's).
+func newHarnessWith(t *testing.T, opts Options) *harness {
 	dir := t.TempDir()
-	c, err := Open(dir, params.Regtest, Options{Now: func() time.Time { return time.Unix(1<<40, 0) }, Values: consensus.NominalValue{}})
+	opts.Now, opts.Values = func() time.Time { return time.Unix(1<<40, 0) }, consensus.NominalValue{}
+	c, err := Open(dir, params.Regtest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
