@@ -23,10 +23,12 @@ import (
 
 const appName = "coin-faucet"
 
-// Exit statuses.
+// Exit statuses. A usage error exits cliutil.ExitUsage (2), as in every coin tool; a rate
+// limit exits EX_TEMPFAIL of sysexits(3), "try again later", so that a script can tell the
+// two apart.
 const (
 	exitFailure     = 1
-	exitRateLimited = 2
+	exitRateLimited = 75
 )
 
 const appDescription = `coin-faucet asks a coin-faucetd for testnet COIN:
@@ -45,9 +47,9 @@ Examples:
    coin-faucet --faucet https://faucet.example claim tcoin1...
    coin-faucet status
 
-Exit status: 0 when the claim was paid, 2 when the faucet refused it for its rate limit
-(the address claimed too recently; the message says when to retry), 1 for any other
-failure.`
+Exit status: 0 when the claim was paid, 75 (EX_TEMPFAIL) when the faucet refused it for a
+rate limit (the address, the client or the faucet's hourly budget; the message says when to
+retry), 2 for a usage error, 1 for any other failure.`
 
 func newApp() *cli.App {
 	return cliutil.Conventions(&cli.App{
@@ -72,7 +74,7 @@ func newApp() *cli.App {
 				ArgsUsage: "[ADDRESS]",
 				Description: `Claims the faucet amount for ADDRESS, or for the address read from standard input (an
 address, or JSON with an "address" field such as the output of 'coin-wallet new').
-Prints the txid, the amount and the address. Exits 2 when rate limited.
+Prints the txid, the amount and the address. Exits 75 when rate limited.
 
 When standard input is the JSON of 'coin-wallet new' and its address is not of the
 faucet's network (GET /api/status names it), for example because 'coin-wallet new' ran
@@ -122,7 +124,7 @@ func newClient(c *cli.Context) (*client, error) {
 }
 
 // do calls the faucet and decodes a 200 body into out; other statuses become errors, a
-// 429 one with exit status 2.
+// 429 one with exit status exitRateLimited.
 func (cl *client) do(ctx context.Context, method, path string, body any, out any) error {
 	var rd io.Reader
 	if body != nil {
@@ -247,7 +249,7 @@ func (cl *client) forFaucet(ctx context.Context, w io.Writer, addr, mnemonic str
 
 func claim(c *cli.Context) error {
 	if c.Args().Len() > 1 {
-		return fmt.Errorf("claim takes at most one ADDRESS (see '%s claim --help')", appName)
+		return cliutil.UsageError(c, "claim takes at most one ADDRESS")
 	}
 	cl, err := newClient(c)
 	if err != nil {

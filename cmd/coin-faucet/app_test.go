@@ -76,7 +76,7 @@ func TestClaim(t *testing.T) {
 		v["address"] != addr || strings.Contains(out, "legal") {
 		t.Fatalf("claim printed %q", out)
 	}
-	// Rate limited: exit status 2.
+	// Rate limited: exit status 75 (EX_TEMPFAIL), not the 2 of a usage error.
 	_, err = runApp(t, "", "--faucet", s.URL, "claim", addr)
 	var ee *cliutil.ExitError
 	if !errors.As(err, &ee) || ee.Code != exitRateLimited || !strings.Contains(ee.Message, "rate limited") || !strings.Contains(ee.Message, "3599") {
@@ -92,7 +92,7 @@ func TestClaim(t *testing.T) {
 		t.Fatalf("bare address: %q %v", out, err)
 	}
 	for _, in := range []string{"", "{}", `{"mnemonic":"a b"}`, "two words"} {
-		if _, err := runApp(t, in, "--faucet", s.URL, "claim"); err == nil || errors.As(err, &ee) && ee.Code == 2 {
+		if _, err := runApp(t, in, "--faucet", s.URL, "claim"); err == nil || errors.As(err, &ee) && ee.Code == exitRateLimited {
 			t.Errorf("input %q: %v", in, err)
 		}
 	}

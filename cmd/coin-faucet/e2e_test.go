@@ -163,8 +163,12 @@ func TestPipedClaimEndToEnd(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Address != user2.Address || errOut != "" {
 		t.Fatalf("regtest new | claim: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	// The second claim of the first address is rate limited: exit 2.
-	if _, errOut, code := sh("coin-faucet claim < wallet.json"); code != 2 || !strings.Contains(errOut, "rate limited") {
+	// The second claim of the first address is rate limited: exit 75 (EX_TEMPFAIL); a usage
+	// error exits 2.
+	if _, errOut, code := sh("coin-faucet claim < wallet.json"); code != 75 || !strings.Contains(errOut, "rate limited") {
 		t.Fatalf("second claim: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, code := sh("coin-faucet claim tcoin1a tcoin1b"); code != 2 || !strings.Contains(errOut, "at most one ADDRESS") {
+		t.Fatalf("two addresses: exit %d, stderr %q", code, errOut)
 	}
 }
