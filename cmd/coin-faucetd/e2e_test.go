@@ -78,12 +78,13 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("claim transaction not in the mempool: %+v %v", tx, err)
 	}
 
-	// A second claim for that address: 429 with Retry-After, and coin-faucet exits 2.
+	// A second claim for that address: 429 with Retry-After, and coin-faucet exits 75
+	// (EX_TEMPFAIL).
 	code, body, hdr := httpJSON("POST", f.url+"/api/faucet", fmt.Sprintf(`{"address":%q}`, userAddr))
 	if code != 429 || hdr.Get("Retry-After") == "" || body["error"].(map[string]any)["code"] != "address_rate_limited" {
 		t.Fatalf("second claim: %d %v", code, body)
 	}
-	if _, errs, c := sh(t, env, "coin-faucet claim "+userAddr); c != 2 || !strings.Contains(errs, "rate limited") {
+	if _, errs, c := sh(t, env, "coin-faucet claim "+userAddr); c != 75 || !strings.Contains(errs, "rate limited") {
 		t.Fatalf("coin-faucet claim when rate limited: exit %d, %q", c, errs)
 	}
 
@@ -240,7 +241,7 @@ func TestEndToEnd(t *testing.T) {
 	if code != 429 {
 		t.Fatalf("claim after a restart: %d %v", code, body)
 	}
-	if _, _, c := sh(t, env, "coin-faucet claim "+userAddr); c != 2 {
+	if _, _, c := sh(t, env, "coin-faucet claim "+userAddr); c != 75 {
 		t.Fatalf("coin-faucet claim after a restart: exit %d", c)
 	}
 	// ... and new addresses are still paid.
