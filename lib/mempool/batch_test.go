@@ -34,11 +34,12 @@ func burst(f *fixture) (txs []*types.Transaction, bad *types.Transaction) {
 	return txs, bad
 }
 
-// TestAcceptManyMatchesAccept: a burst through AcceptMany gives every transaction the result
-// Accept gives it one after another (same error text, same pool), the bad signature is named
-// by its input, and with a signature cache the accepted transactions are cached and the bad
-// one is not.
-func TestAcceptManyMatchesAccept(t *testing.T) {
+// TestPreverifiedBurstMatchesAccept: a burst accepted as the node accepts one (its
+// signatures verified together into the signature cache, then Accept for each) gives every
+// transaction the result Accept gives it without the cache (same error text, same pool); the
+// bad signature is named by its input, the accepted transactions are cached and the bad one
+// is not, and a second burst of the same transactions verifies nothing again.
+func TestPreverifiedBurstMatchesAccept(t *testing.T) {
 	f := newFixture(t, Options{})
 	txs, bad := burst(f)
 
@@ -48,29 +49,29 @@ func TestAcceptManyMatchesAccept(t *testing.T) {
 		_, want[i] = seq.Accept(tx)
 	}
 	cache := consensus.NewSigCache(0)
-	for _, opts := range []Options{{}, {SigCache: cache}} {
-		p := New(f.chain, testNet.Magic, opts)
-		ids, errs := p.AcceptMany(txs)
-		if len(ids) != len(txs) || len(errs) != len(txs) {
-			t.Fatalf("%d ids, %d errors for %d transactions", len(ids), len(errs), len(txs))
-		}
+	acceptBurst := func() *Pool {
+		p := New(f.chain, testNet.Magic, Options{SigCache: cache})
+		cache.PreverifyTransactions(txs, nil, testNet.Magic, 0)
 		for i, tx := range txs {
-			if ids[i] != tx.TxID() {
-				t.Fatalf("txid %d: %s, want %s", i, ids[i], tx.TxID())
+			id, err := p.Accept(tx)
+			if id != tx.TxID() {
+				t.Fatalf("txid %d: %s, want %s", i, id, tx.TxID())
 			}
-			if fmt.Sprint(errs[i]) != fmt.Sprint(want[i]) {
-				t.Fatalf("transaction %d: AcceptMany %v, Accept %v", i, errs[i], want[i])
+			if fmt.Sprint(err) != fmt.Sprint(want[i]) {
+				t.Fatalf("transaction %d: after the burst's verification %v, Accept alone %v", i, err, want[i])
 			}
 			var re *RejectError
-			if errs[i] != nil && !errors.As(errs[i], &re) {
-				t.Fatalf("transaction %d: %T is not a *RejectError", i, errs[i])
+			if err != nil && !errors.As(err, &re) {
+				t.Fatalf("transaction %d: %T is not a *RejectError", i, err)
 			}
 		}
 		if err := sameIDs(sortedIDs(p.TxIDs()), sortedIDs(seq.TxIDs())); err != nil {
 			t.Fatal(err)
 		}
 		checkPool(t, p)
+		return p
 	}
+	acceptBurst()
 	i := indexOf(txs, bad)
 	if !errors.Is(want[i], consensus.ErrBadSignature) {
 		t.Fatalf("bad signature: %v", want[i])
@@ -84,17 +85,11 @@ func TestAcceptManyMatchesAccept(t *testing.T) {
 	if !cache.Has(consensus.SigCacheKey(txs[0])) {
 		t.Fatal("an accepted transaction was not cached")
 	}
-	// A second burst of the same transactions: all known to the cache, none verified again.
-	p := New(f.chain, testNet.Magic, Options{SigCache: cache})
-	_, errs := p.AcceptMany(txs)
-	for i := range txs {
-		if fmt.Sprint(errs[i]) != fmt.Sprint(want[i]) {
-			t.Fatalf("again, transaction %d: AcceptMany %v, Accept %v", i, errs[i], want[i])
-		}
+	// A second burst of the same transactions: only the bad one is verified again.
+	if n := cache.PreverifyTransactions(txs, nil, testNet.Magic, 0); n != 1 {
+		t.Fatalf("the second burst verified %d transactions, want 1 (the bad one)", n)
 	}
-	if _, errs := p.AcceptMany(nil); len(errs) != 0 {
-		t.Fatal("an empty burst has results")
-	}
+	acceptBurst()
 }
 
 func indexOf(txs []*types.Transaction, tx *types.Transaction) int {

@@ -147,55 +147,6 @@ func (p *Pool) Accept(tx *types.Transaction) (types.Hash, error) {
 	return txid, p.acceptLocked(tx, txid, size)
 }
 
-// AcceptMany validates txs and adds them in order, with the result Accept would give each one
-// after another, but verifies the signatures of all of them together, in batches on every
-// CPU (consensus.VerifyTransactions), before taking the lock: for a burst of transactions
-// relayed together. It returns each transaction's txid and error (nil when it was accepted).
-func (p *Pool) AcceptMany(txs []*types.Transaction) ([]types.Hash, []error) {
-	ids := make([]types.Hash, len(txs))
-	sizes := make([]int, len(txs))
-	errs := make([]error, len(txs))
-	var (
-		todo    = make([]int, 0, len(txs))
-		todoTxs = make([]*types.Transaction, 0, len(txs))
-		todoIDs = make([]types.Hash, 0, len(txs))
-		keys    []types.Hash
-	)
-	for i, tx := range txs {
-		ids[i], sizes[i] = tx.TxID(), tx.SerializeSize()
-		if errs[i] = precheck(tx, sizes[i]); errs[i] != nil {
-			continue
-		}
-		if p.sigs != nil {
-			key := consensus.SigCacheKey(tx)
-			if p.sigs.Has(key) {
-				continue
-			}
-			keys = append(keys, key)
-		}
-		todo = append(todo, i)
-		todoTxs = append(todoTxs, tx)
-		todoIDs = append(todoIDs, ids[i])
-	}
-	bad := consensus.VerifyTransactions(todoTxs, todoIDs, p.magic, 0)
-	for j, i := range todo {
-		if bad != nil && bad[j] != nil {
-			errs[i] = reject("invalid transaction", bad[j])
-		} else if p.sigs != nil {
-			p.sigs.Add(keys[j])
-		}
-	}
-	for i, tx := range txs {
-		if errs[i] != nil {
-			continue
-		}
-		p.mu.Lock()
-		errs[i] = p.acceptLocked(tx, ids[i], sizes[i])
-		p.mu.Unlock()
-	}
-	return ids, errs
-}
-
 // precheck is what Accept checks of tx before its signatures: no coinbase, sanity.
 func precheck(tx *types.Transaction, size int) error {
 	if tx.IsCoinbase() {
