@@ -19,7 +19,11 @@
 // tip together: at the end of each ProcessBlock, or in bulk
 // mode (SetBulk, while a node catches up) across many blocks. A crash (kill -9 at any point)
 // leaves the database at the consistent tip of the last write, and Open connects the stored
-// blocks past it again. The chain answers consensus.StateView (view.go) for connecting blocks
+// blocks past it again. Reads go through the write cache, the pending background write
+// (bgwrite.go), the clean cache of cluster records (readcache.go) and the coin cache of stored
+// outputs (coincache.go, outside the Go heap; every database write is replayed into it, so it
+// never holds what the database does not) before the database itself.
+// The chain answers consensus.StateView (view.go) for connecting blocks
 // and, through the mempool, for accepting transactions. A block that fails on a
 // new branch is marked invalid with all its descendants and the best valid chain stays; one that
 // fails only on a signature or public key, which its hash does not commit to, is dropped with
