@@ -55,7 +55,7 @@ fund the faucet's address (printed at start and in /api/status). Claims are kept
 --data-dir (LevelDB) with the signed transaction that pays them, written before it is
 broadcast and sent again until it is mined, so a claim answered 200 is paid exactly once
 whatever crashes, and a restart resets neither the per-address limit nor the hourly
-per-client and budget counts (each claim record keeps its client). Concurrent claims
+per-client and budget counts (paid claims are listed by time with their client). Concurrent claims
 are paid by one spender that batches waiting claims into one transaction and spends its
 own unconfirmed change, so no claim waits for a block. Mainnet is refused.
 

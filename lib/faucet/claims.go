@@ -1,6 +1,7 @@
 package faucet
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -63,9 +64,6 @@ type ClaimRecord struct {
 	Time   time.Time
 	TxID   types.Hash
 	Amount uint64
-	// Client is the client network the claim was counted against ("" for claims recorded
-	// before it was kept, and for claims of no known client).
-	Client string
 }
 
 const claimPrefix = "claim/"
@@ -127,32 +125,58 @@ func decodeRecord(b []byte) (ClaimRecord, error) {
 	return r, nil
 }
 
-// The client network a claim was counted against is kept beside its record, under a key of
-// its own (so that the record's format, which versions before read, is unchanged).
-const clientPrefix = "client/"
+// Each paid claim is also listed by time, with the client network it was counted against:
+// "recent/" ‖ the time (Unix nanoseconds, big-endian) ‖ the address → the client network ("" when
+// not known). A starting server reads the last hour of it (Recent) without reading the claim
+// record of every address that ever claimed; Recent drops what is older.
+const recentPrefix = "recent/"
 
-func clientKey(addr string) []byte { return []byte(clientPrefix + addr) }
-
-// putClaim adds to b the record of c's claim, paid by txid at t.
-func putClaim(b *leveldb.Batch, c Claim, t time.Time, txid types.Hash) {
-	b.Put(claimKey(c.Address), encodeRecord(ClaimRecord{Time: t, TxID: txid, Amount: c.Amount}))
-	if c.Client != "" {
-		b.Put(clientKey(c.Address), []byte(c.Client))
-	} else {
-		b.Delete(clientKey(c.Address))
-	}
+func recentKey(t time.Time, addr string) []byte {
+	k := binary.BigEndian.AppendUint64([]byte(recentPrefix), uint64(t.UnixNano()))
+	return append(k, addr...)
 }
 
-// client is the client network of addr's last claim ("" when not kept).
-func (s *ClaimStore) client(addr string) (string, error) {
-	v, err := s.db.Get(clientKey(addr), nil)
-	if errors.Is(err, leveldb.ErrNotFound) {
-		return "", nil
+// putClaim adds to b the record of c's claim, paid by txid at t, and its entry by time.
+func putClaim(b *leveldb.Batch, c Claim, t time.Time, txid types.Hash) {
+	b.Put(claimKey(c.Address), encodeRecord(ClaimRecord{Time: t, TxID: txid, Amount: c.Amount}))
+	b.Put(recentKey(t, c.Address), []byte(c.Client))
+}
+
+// RecentClaim is a claim paid within the window Recent reads: when, and the client network
+// it was counted against ("" when not known).
+type RecentClaim struct {
+	Time   time.Time
+	Client string
+}
+
+// Recent returns the claims paid at t or later, oldest first, and deletes the entries by time
+// of those paid before t (their claim records stay).
+func (s *ClaimStore) Recent(t time.Time) ([]RecentClaim, error) {
+	from := recentKey(t, "")
+	it := s.db.NewIterator(util.BytesPrefix([]byte(recentPrefix)), nil)
+	defer it.Release()
+	old := new(leveldb.Batch)
+	var out []RecentClaim
+	for ok := it.First(); ok; ok = it.Next() {
+		if bytes.Compare(it.Key(), from) < 0 {
+			old.Delete(bytes.Clone(it.Key()))
+			continue
+		}
+		if len(it.Key()) < len(recentPrefix)+8 {
+			return nil, fmt.Errorf("corrupted claim entry %q", it.Key())
+		}
+		ns := binary.BigEndian.Uint64(it.Key()[len(recentPrefix):])
+		out = append(out, RecentClaim{Time: time.Unix(0, int64(ns)), Client: string(it.Value())})
 	}
-	if err != nil {
-		return "", fmt.Errorf("read claim client: %w", err)
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("read recent claims: %w", err)
 	}
-	return string(v), nil
+	if old.Len() > 0 {
+		if err := s.write(old, "drop old claim entries"); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Last returns the last recorded claim of addr.
@@ -165,10 +189,6 @@ func (s *ClaimStore) Last(addr string) (ClaimRecord, bool, error) {
 		return ClaimRecord{}, false, fmt.Errorf("read claim: %w", err)
 	}
 	r, err := decodeRecord(b)
-	if err != nil {
-		return ClaimRecord{}, false, err
-	}
-	r.Client, err = s.client(addr)
 	return r, err == nil, err
 }
 
@@ -197,32 +217,6 @@ func (s *ClaimStore) Reserve(addr string) (release func(), err error) {
 		delete(s.inflight, addr)
 		s.mu.Unlock()
 	}, nil
-}
-
-// Since returns the records of the claims paid at t or later (an address's last claim only:
-// with a cooldown of the window or longer, that is every claim within it).
-func (s *ClaimStore) Since(t time.Time) ([]ClaimRecord, error) {
-	it := s.db.NewIterator(util.BytesPrefix([]byte(claimPrefix)), nil)
-	defer it.Release()
-	var out []ClaimRecord
-	for it.Next() {
-		addr := string(it.Key()[len(claimPrefix):])
-		r, err := decodeRecord(it.Value())
-		if err != nil {
-			return nil, fmt.Errorf("claim of %q: %w", addr, err)
-		}
-		if r.Time.Before(t) {
-			continue
-		}
-		if r.Client, err = s.client(addr); err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	if err := it.Error(); err != nil {
-		return nil, fmt.Errorf("read claims: %w", err)
-	}
-	return out, nil
 }
 
 // Count returns the number of addresses with a recorded claim.

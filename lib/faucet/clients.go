@@ -147,7 +147,7 @@ func (s *Server) countPaidClaims() error {
 	if (s.claimsPerClient == nil && s.budget == nil) || s.cfg.Claims == nil {
 		return nil
 	}
-	recs, err := s.cfg.Claims.Since(time.Now().Add(-time.Hour))
+	recs, err := s.cfg.Claims.Recent(time.Now().Add(-time.Hour))
 	if err != nil {
 		return err
 	}

@@ -67,8 +67,9 @@
 // Config.ClaimsPerClient claims per hour; and the whole faucet to Config.BudgetPerHour
 // claims per hour. Refusals are 429 with Retry-After and the code of the limit:
 // address_rate_limited, client_rate_limited, budget_exhausted. The per-client and budget
-// counts are kept in memory and counted again at start from the claim records, which keep
-// each claim's client network (the per-address limit is on disk).
+// counts are kept in memory and counted again at start from the claims of the last hour,
+// which the claim store lists by time with their client networks (the per-address limit is
+// on disk).
 //
 // [Engine] owns the faucet's outputs in one goroutine, so no two transactions spend the same
 // output. It pays claims by group commit: whenever it is free it takes every claim that is

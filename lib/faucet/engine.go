@@ -48,7 +48,8 @@ type Claim struct {
 	PKH     types.Hash
 	Amount  uint64
 	// Client is the client network the claim counts against (clientNet, protocol §14), kept
-	// in the claim's record so that a restarted server counts it again; "" when unknown.
+	// with the claim (ClaimStore.Recent) so that a restarted server counts it again; "" when
+	// unknown.
 	Client string
 }
 

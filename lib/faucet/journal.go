@@ -149,15 +149,15 @@ func (s *ClaimStore) Forget(p *Payout) error {
 	b.Delete(payoutKey(p.Seq))
 	for _, c := range p.Claims {
 		b.Delete(claimKey(c.Address))
-		b.Delete(clientKey(c.Address))
+		b.Delete(recentKey(p.Time, c.Address))
 	}
 	return s.write(b, "forget a refused payout")
 }
 
 // Replace journals repay, which pays old's claims again, and in the same write removes old
 // from the journal, records it as conflicted and points the claims' records at repay (their
-// clients stay as recorded: the payout journal does not keep them). It sets repay.Seq and
-// keeps old's time. It implements Journal.
+// entries by time stay: the time is old's and the clients are as recorded). It sets repay.Seq
+// and keeps old's time. It implements Journal.
 func (s *ClaimStore) Replace(old, repay *Payout) error {
 	s.mu.Lock()
 	repay.Seq = s.seq
