@@ -84,13 +84,3 @@ func (c *Chain) writeBatch(b *leveldb.Batch, wo *opt.WriteOptions) error {
 	}
 	return nil
 }
-
-// readStored reads key's stored value: from the coin cache when it holds the key, else from
-// the database (nil when absent).
-func (c *Chain) readStored(key []byte) (any, error) {
-	if raw, ok := c.coins.get(key); ok {
-		v, err := decodeValue(key, raw)
-		return v, storageErr("decode", err)
-	}
-	return c.readDB(key)
-}

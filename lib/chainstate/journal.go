@@ -325,8 +325,8 @@ func (c *Chain) slotLocked(key []byte) (*slot, error) {
 }
 
 // belowCache is key's value under the write cache (nil: absent): what the pending write
-// stores, else what the clean cache knows the database holds (kept), else the database's
-// (through the coin cache).
+// stores, else what the clean cache knows the database holds (kept), else the stored value
+// (readDB).
 func (c *Chain) belowCache(key []byte) (v any, kept bool, err error) {
 	if p := c.pendingSlot(string(key)); p != nil {
 		return p.val, false, nil
@@ -334,18 +334,23 @@ func (c *Chain) belowCache(key []byte) (v any, kept bool, err error) {
 	if v, ok := c.clean[string(key)]; ok {
 		return v, true, nil
 	}
-	v, err = c.readStored(key)
+	v, err = c.readDB(key)
 	return v, false, err
 }
 
-// readDB reads key's value from the database (nil when absent).
+// readDB reads key's stored value (nil when absent): from the coin cache when it holds the
+// key (coincache.go), else from the database.
 func (c *Chain) readDB(key []byte) (any, error) {
-	raw, err := c.db.Get(key, nil)
-	if errors.Is(err, leveldb.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, storageErr("read", err)
+	raw, ok := c.coins.get(key)
+	if !ok {
+		var err error
+		raw, err = c.db.Get(key, nil)
+		if errors.Is(err, leveldb.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, storageErr("read", err)
+		}
 	}
 	v, err := decodeValue(key, raw)
 	return v, storageErr("decode", err)

@@ -101,7 +101,7 @@ func (c *Chain) fetchInputs(b *types.Block, inBlock func(types.Hash) bool, worke
 		go func() {
 			defer wg.Done()
 			for i := w; i < len(keys); i += workers {
-				v, err := c.readStored(keys[i][:])
+				v, err := c.readDB(keys[i][:])
 				if err != nil {
 					errs[w] = err
 					return
