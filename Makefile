@@ -29,7 +29,8 @@ test-short:
 soak:
 	COIN_SOAK=1 $(GO) test -race -count 1 -timeout 15m -run '^TestCrashPaysExactlyOnce$$' -v ./cmd/coin-faucetd
 
-# Benchmarks; figures and the machine go to docs/benchmarks.md by hand (see docs/).
+# Benchmarks; figures and the machine go by hand to the page of the
+# package measured (docs/chain.md, docs/miner.md, docs/benchmarks-node.md, docs/p2p.md, ...).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) $(PKGS) | tee bench.out
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write lib/consensus/testdata/decay_vectors.json: test vectors for concentration decay.
 
-This is an implementation of DESIGN section 8 independent of lib/consensus/decay.go, in
+This is an implementation of docs/protocol.md section 8 independent of lib/consensus/decay.go, in
 Python's exact integers (no 64- or 128-bit limits to get wrong the same way twice).
 lib/consensus/decay_test.go checks every case against the Go functions.
 
@@ -27,7 +27,7 @@ PPB = 10**9
 U64 = 2**64 - 1
 BLOCKS_PER_YEAR = 525_960
 
-# DESIGN 9: (name, lowest score, decay multiplier out of 10,000), lowest tier first.
+# protocol §9: (name, lowest score, decay multiplier out of 10,000), lowest tier first.
 TIERS = [
     ("observer", 0, 30_000),
     ("participant", 350, 15_000),
@@ -74,7 +74,7 @@ def rate(c, tier):
 
 
 def effective(v, r, n):
-    """DESIGN 8's pseudo-code, literally."""
+    """protocol §8's pseudo-code, literally."""
     f = ONE - min(r, ONE)
     acc = ONE
     while n > 0:

@@ -26,7 +26,7 @@ import (
 // file reads flags and secrets, asks the node what the builders need (a contract's escrow),
 // and prints results and refusals.
 
-const agentDescription = `The Proof of Conduct operations (DESIGN 9) of the wallet's agent, which is the wallet's
+const agentDescription = `The Proof of Conduct operations (docs/protocol.md §9) of the wallet's agent, which is the wallet's
 first address (index 0). Every agent transaction spends only that address's coins and sends
 its change back there, so fund that address (coin-wallet address prints it).
 
@@ -55,7 +55,7 @@ decay (see 'coin-wallet send --help'), from the agent's coins (a fulfilment or r
 it out of the escrow). balance and utxos show stake and escrow as locked; send never
 spends them.
 
-Scores (DESIGN 9): an agent starts at 500 of 1000. A fulfilment gives the counterparty +20
+Scores (docs/protocol.md §9): an agent starts at 500 of 1000. A fulfilment gives the counterparty +20
 and the initiator +10, a vouch the target +30, an expired contract costs the counterparty
 -50, and a review of score N changes the subject by (2N-11)x10. A gain d is scaled as
 s + d(1000-s)/500, a loss as s - |d|s/500. Repeats between the same two agents count less

@@ -49,7 +49,7 @@ mined transaction). Every command that talks to the node first re-sends those th
 does not have (it may have lost its mempool) and says so on standard error; 'resend' does
 only that and lists each one.
 
-Concentration decay (DESIGN 8): the outputs of a cluster (addresses that have spent
+Concentration decay (docs/protocol.md §8): the outputs of a cluster (addresses that have spent
 together) holding more than 0.1% of the supply lose value every block. balance and utxos
 show both the nominal value and the effective value at the next block, which is what send
 can spend; balance also shows the cluster's yearly decay rate. send pays, on top of the

@@ -283,7 +283,7 @@ func cmdBalance() *cli.Command {
 		Name:  "balance",
 		Usage: "print the wallet's confirmed, unconfirmed and spendable balance, nominal and effective, and its decay rate",
 		Description: `Amounts in COIN at their effective value for the next block (what they are worth if spent
-in the next block: concentration decay, DESIGN 8):
+in the next block: concentration decay, docs/protocol.md §8):
   confirmed    mined, mature, unlocked outputs that no mempool transaction spends
   unconfirmed  outputs of mempool transactions paying the wallet (change included)
   spendable    what send can use now: mempool spends applied, unconfirmed change included
@@ -397,7 +397,7 @@ func cmdUTXOs() *cli.Command {
 spent by mempool transactions left out, outputs of mempool transactions in, with 0
 confirmations): a table on a terminal, a JSON array otherwise. Each output has two values
 in COIN: amount, its nominal value, and effective_value, what it is worth if spent in the
-next block (after concentration decay, DESIGN 8; equal for outputs that do not decay).`,
+next block (after concentration decay, docs/protocol.md §8; equal for outputs that do not decay).`,
 		Action: withAddresses(func(e *env, ctx context.Context, cl *rpcapi.Client, addrs []string) error {
 			us, err := wallet.ListUTXOs(ctx, cl, addrs, true)
 			if err != nil {
@@ -443,7 +443,7 @@ fee instead), signs and broadcasts with sendrawtransaction, and prints the txid 
 --json an object with the fee, the decay_margin part of it and the change).
 
 Decay margin: outputs of a cluster holding more than 0.1% of the supply lose value every
-block (DESIGN 8), also while the transaction waits to be mined. The fee therefore also
+block (docs/protocol.md §8), also while the transaction waits to be mined. The fee therefore also
 covers what the selected outputs would lose if it were mined 6 blocks after the next, so
 it still pays --amount and the relay fee then. The margin is 0 when nothing decays, and
 about 9,200 subunits per 50 COIN output at the highest rate (15% a year); it goes to the

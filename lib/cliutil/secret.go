@@ -1,6 +1,6 @@
 package cliutil
 
-// The one reader of secrets (DESIGN 4: a mnemonic or a passphrase never comes from argv and
+// The one reader of secrets (protocol §4: a mnemonic or a passphrase never comes from argv and
 // never goes into an error message or a log): mnemonics and passphrases come from a file,
 // standard input, an environment variable or a terminal prompt without echo. A mnemonic may
 // be the words or the JSON that 'coin-wallet new' and 'create' print, so every command that

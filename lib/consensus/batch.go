@@ -5,7 +5,7 @@ import (
 	"github.com/hdevalence/ed25519consensus"
 )
 
-// Batch verification (DESIGN 4). Under the ZIP 215 rules a batch of signatures verifies if and
+// Batch verification (protocol §4). Under the ZIP 215 rules a batch of signatures verifies if and
 // only if each of them verifies alone (up to the 2^-128 chance that random coefficients hide
 // an invalid one), so a block, a mempool burst or a download can be checked in batches and
 // still accept exactly what single verification accepts. A batch of n signatures costs a

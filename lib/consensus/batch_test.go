@@ -97,7 +97,7 @@ func rfc8032Cases(t testing.TB) []sigCase {
 
 // TestZIP215SmallOrderVectors: all 196 cases are valid, single and in batches of every size
 // the verifiers use, sequential and parallel; crypto/ed25519 (cofactorless, strict encodings)
-// rejects some of them, which is why DESIGN 4 names ZIP 215.
+// rejects some of them, which is why protocol §4 names ZIP 215.
 func TestZIP215SmallOrderVectors(t *testing.T) {
 	cases := zip215Cases(t)
 	if len(cases) != 196 {

@@ -214,7 +214,7 @@ func SigChecks(tx *types.Transaction, txid types.Hash, magic [4]byte, dst []SigC
 	return dst
 }
 
-// Verify checks one signature with the ZIP 215 rules (DESIGN 4): the cofactored equation
+// Verify checks one signature with the ZIP 215 rules (protocol §4): the cofactored equation
 // [8][S]B = [8]R + [8][k]A, non-canonical encodings of A and R accepted, S < L. Batch
 // verification (VerifyBatch) accepts exactly the signatures this accepts.
 func (c *SigCheck) Verify() error {

@@ -18,13 +18,13 @@ import (
 	"github.com/cointoolkit/coin/lib/wallet"
 )
 
-// The agent endpoints 7 to 13 of spec/faucet-agent-http-api.md, and DESIGN 9.4's contract
-// refund and lookup. The transactions are lib/wallet's (agent.go); the node's pending view
+// The agent endpoints 7 to 13 and the contract refund and lookup (protocol §9.4's table).
+// The transactions are lib/wallet's (agent.go); the node's pending view
 // (getagentprofile, getcontract) is read first so that a refusal says what to do in
 // addresses and numbers, but the node's answer to sendrawtransaction is the authority: its
 // reason becomes the error code. A refused operation broadcasts nothing.
 
-// Directory paging (spec, endpoint 9).
+// Directory paging (endpoint 9, protocol §9.4).
 const (
 	DefaultDirectoryLimit = 20
 	MaxDirectoryLimit     = 100
@@ -416,7 +416,7 @@ func (s *Server) agentContractFulfil(w http.ResponseWriter, r *http.Request) err
 		})
 }
 
-// POST /api/agent/contract/refund (DESIGN 9.4)
+// POST /api/agent/contract/refund (protocol §9.4)
 func (s *Server) agentContractRefund(w http.ResponseWriter, r *http.Request) error {
 	return s.contractOp(w, r, "the refund",
 		func(c *rpcapi.Contract, e wallet.Escrow, key *wallet.Key, next uint64) error {
@@ -437,7 +437,7 @@ func (s *Server) agentContractRefund(w http.ResponseWriter, r *http.Request) err
 		})
 }
 
-// GET /api/agent/contract?contract_id= (DESIGN 9.4)
+// GET /api/agent/contract?contract_id= (protocol §9.4)
 func (s *Server) agentContract(w http.ResponseWriter, r *http.Request) error {
 	id, err := contractID(r.URL.Query().Get("contract_id"))
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/cointoolkit/coin/lib/wallet"
 )
 
-// The endpoints 1 to 6 of spec/faucet-agent-http-api.md.
+// The endpoints 1 to 6 of the faucet API (docs/faucet.md#api).
 
 // nodeCtx bounds a call to the node made for request r.
 func (s *Server) nodeCtx(r *http.Request) (context.Context, context.CancelFunc) {

@@ -155,7 +155,7 @@ func required(field, v string) error {
 }
 
 // parseAmount reads a request amount: a JSON number in COIN, parsed exactly from its
-// decimal text (DESIGN 2).
+// decimal text (protocol §2).
 func parseAmount(n api.Number) (uint64, error) { return parseAmountField("amount", n) }
 
 // parseAmountField is parseAmount for the request field named field.

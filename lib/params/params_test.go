@@ -73,7 +73,7 @@ func TestTable(t *testing.T) {
 		n := Networks[i]
 		if n.Name != w.name || string(n.Magic[:]) != w.magic || n.HRP != w.hrp || n.P2PPort != w.p2p ||
 			n.RPCPort != w.rpc || n.PowLimitBits != w.bits || n.Retarget != w.retarget {
-			t.Errorf("%s differs from DESIGN 6: %+v", w.name, n)
+			t.Errorf("%s differs from docs/protocol.md's Networks table: %+v", w.name, n)
 		}
 	}
 }

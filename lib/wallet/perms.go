@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-// File modes (DESIGN 4): the wallet directory holds the encrypted seed, its salt and nonce.
+// File modes (protocol §4): the wallet directory holds the encrypted seed, its salt and nonce.
 // goleveldb creates its directory 0755 and its files 0644, so the store makes the directory
 // itself with mode 0700 (Create also tightens an existing empty directory), refuses to open
 // one that others can read or enter, and sets the

@@ -21,7 +21,7 @@ import (
 )
 
 // The wallet re-sends its own unconfirmed transactions until they are mined or conflicted
-// (DESIGN 11): a node may lose its mempool (a crash before it wrote mempool.dat, a
+// (protocol §4, sent transactions): a node may lose its mempool (a crash before it wrote mempool.dat, a
 // restart without it) or drop a transaction. Every transaction the wallet broadcasts goes
 // through a Journal, which records it in the store (not encrypted: transactions are public
 // once broadcast) before sending; Resend offers the recorded ones to the node again and

@@ -30,10 +30,11 @@ change - from a transaction that pays that address?). Paid: recorded "done" with
 found. Clearly not broadcast (no snapshot output spent, no such transaction): the pending
 entry is dropped and the payout made now. Spent but no transaction found: recorded
 "unresolved" and never paid automatically; fix the ledger by hand (exit status 3).
-coin-wallet keeps no history of its own transactions, so this relies on two conditions:
-the wallet is used only by this job (nothing else spends from it), and a transaction the
-node has forgotten (a mempool dropped on restart) is not mined later from another node's
-mempool; see docs/operations.md.
+coin-wallet keeps its unconfirmed transactions and re-sends one the node forgot (a mempool
+dropped on restart) before the check, which otherwise works from the node's view of the
+outputs; so this relies on two conditions: the wallet is used only by this job (nothing
+else spends from it), and the wallet directory keeps its record of the payout (it is not
+restored from an older backup meanwhile); see docs/operations.md.
 
 Two runs never overlap: the script holds flock(1) on a lock file (default LEDGER.lock) for
 its whole run; a run that finds it held waits --lock-wait seconds, then gives up (exit 4).

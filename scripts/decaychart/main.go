@@ -109,7 +109,7 @@ func svg(ss []*series) []byte {
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...); b.WriteByte('\n') }
 	p(`<?xml version="1.0" encoding="UTF-8"?>`)
 	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="13">`, width, height, width, height)
-	p(`<title>Concentration decay of a holding that does not move (DESIGN 8)</title>`)
+	p(`<title>Concentration decay of a holding that does not move (protocol §8)</title>`)
 	p(`<rect x="0" y="0" width="%d" height="%d" fill="white"/>`, width, height)
 	p(`<text x="%d" y="28" text-anchor="middle" font-size="16" font-weight="bold">%s</text>`, width/2,
 		esc("Value remaining of a holding that never moves (non-agent cluster)"))

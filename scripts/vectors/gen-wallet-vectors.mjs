@@ -7,7 +7,7 @@
 //   key --Ed25519--> public key --BLAKE3-256--> pubkey hash --bech32m(HRP, [0] ++ words)--> address
 //
 // COIN_TYPE is 7777 with HRP "coin" on mainnet and 1 with HRP "tcoin" on
-// testnet and regtest (DESIGN 4). The output is deterministic: the mnemonics
+// testnet and regtest (protocol §4). The output is deterministic: the mnemonics
 // come from fixed entropies, so running it again must reproduce
 // testdata/wallet/derivation_vectors.json byte for byte (npm run check-vectors).
 //

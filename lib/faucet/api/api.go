@@ -5,7 +5,7 @@ import (
 	"reflect"
 )
 
-// Number is a JSON number kept as its text, so that amounts are read exactly (DESIGN 2).
+// Number is a JSON number kept as its text, so that amounts are read exactly (protocol §2).
 // Unlike json.Number it refuses a JSON string such as "1": the spec's amounts, scores and
 // counts are numbers.
 type Number string
@@ -59,7 +59,7 @@ type ClaimResult struct {
 // StatusResult is the body of GET /api/status: the spec's three fields, then extras.
 // FaucetBalance is what the faucet can still pay out: its mature, unlocked outputs in the
 // node's pending view (unconfirmed change included) at their effective value at the next
-// block (DESIGN 8), which is below their nominal value while the faucet's cluster decays.
+// block (protocol §8), which is below their nominal value while the faucet's cluster decays.
 type StatusResult struct {
 	BlockHeight     uint64 `json:"block_height"`
 	MempoolSize     int    `json:"mempool_size"`
@@ -76,7 +76,7 @@ type StatusResult struct {
 // outputs (the mempool aside). Balance is their nominal value, as getclusterbalance counts
 // it: what the outputs hold, immature coinbases, agent stake and contract escrow included.
 // Spendable is what of it a transaction in the next block can spend: the outputs that are
-// mature and not locked, at their effective value at the next block (DESIGN 8: below the
+// mature and not locked, at their effective value at the next block (protocol §8: below the
 // nominal value when the address's cluster holds more than 0.1% of the supply). UTXOCount
 // is the number of outputs Balance sums.
 type BalanceResult struct {
@@ -125,7 +125,7 @@ type ErrorObject struct {
 	Message string `json:"message"`
 }
 
-// The agent endpoints (7 to 13, and DESIGN 9.4's refund and contract lookup). Requests that
+// The agent endpoints (7 to 13, and protocol §9.4's refund and contract lookup). Requests that
 // act for a wallet carry its mnemonic.
 
 // MnemonicRequest is the body of POST /api/agent/register.

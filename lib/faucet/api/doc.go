@@ -1,5 +1,5 @@
-// Package api holds the bodies of the faucet's HTTP API (spec/faucet-agent-http-api.md,
-// endpoints 1 to 13, with DESIGN 9.4's contract refund and lookup): what coin-faucetd
+// Package api holds the bodies of the faucet's HTTP API (endpoints 1 to 6 of
+// docs/faucet.md#api, 7 to 13 and the contract refund and lookup of protocol §9.4): what coin-faucetd
 // (lib/faucet) writes and reads, and what a client such as coin-faucet sends and decodes.
 //
 // # Overview

@@ -44,7 +44,7 @@ func signer[In, Out any](name, title, path, desc string) Tool {
 type noInput struct{}
 
 // tools is the tool list, in the order of the HTTP API's endpoints
-// (spec/faucet-agent-http-api.md 1 to 13, DESIGN 9.4's refund and lookup, the chain reads).
+// (1 to 6 of docs/faucet.md#api, 7 to 13 with the refund and lookup of protocol §9.4, the chain reads).
 var tools = []Tool{
 	tool[noInput, api.NewWalletResult]("wallet_new", "New wallet", http.MethodGet, "/api/wallet/new",
 		"Create a fresh testnet wallet: a 12-word BIP-39 mnemonic and its address. Nothing is stored; keep the mnemonic, it is the only key."),
