@@ -316,9 +316,14 @@ func BenchmarkScale(b *testing.B) {
 		b.Fatalf("synced UTXO set %d entries, hash %s; the source's %d, %s", r.utxo.UtxoCount, r.utxo.Hash,
 			m.UtxoCountAtTip, m.UtxoSetHash)
 	}
+	// The block index's bytes per block, counted (not a heap delta of this process, which frees
+	// the sync's memory meanwhile); a figure that is not positive is never printed.
 	perBlock, err := chainstate.IndexBytesPerBlock(params.Mainnet, 200_000)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if perBlock <= 0 {
+		b.Fatalf("block index counted at %.1f bytes per block", perBlock)
 	}
 	ratio := ts[len(ts)-1].txPS / ts[0].txPS
 	fmt.Printf("scale-summary run=current blocks=%d transfers=%d utxo=%d sync_s=%.2f blocks_per_s=%.2f tx_per_s=%.1f last_over_first=%.3f peak_rss_mib=%.1f index_bytes_per_block=%.0f index_mib_5m=%.0f db_mib=%.1f raw_mib=%.1f db_over_raw=%.3f restart_s=%.3f txoutsetinfo_s=%.3f\n",

@@ -3,8 +3,6 @@ package chainstate
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/chaingen"
@@ -192,33 +190,6 @@ func TestReopenConnectsStoredBranch(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkIndexes(t, c, utxoSet(t, c))
-}
-
-// maxIndexBytesPerBlock bounds the heap of the in-memory block index per block (the Node,
-// its slot in the hash index and in the main chain). docs/chain.md ("Scale") projects it to
-// 5,000,000 blocks against the node's 1 GiB budget: 220 B is 1.02 GiB there; the figure
-// measured when this bound was set was well under it (see the doc).
-const maxIndexBytesPerBlock = 220
-
-// TestIndexBytesPerBlock fails when the block index takes more than maxIndexBytesPerBlock
-// of heap per block, measured over 100,000 blocks (COIN_INDEX_BLOCKS sets another count).
-func TestIndexBytesPerBlock(t *testing.T) {
-	n := 100_000
-	if s := os.Getenv("COIN_INDEX_BLOCKS"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 2 {
-			t.Fatalf("COIN_INDEX_BLOCKS=%q", s)
-		}
-		n = v
-	}
-	per, err := IndexBytesPerBlock(params.Mainnet, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("block index: %.1f bytes per block over %d blocks; %.0f MiB at 5,000,000 blocks", per, n, per*5e6/(1<<20))
-	if per > maxIndexBytesPerBlock {
-		t.Errorf("block index takes %.1f bytes per block, more than %d", per, maxIndexBytesPerBlock)
-	}
 }
 
 // TestNodeIndex checks the hash index against a map through puts, replacements and deletions
