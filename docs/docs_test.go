@@ -109,7 +109,7 @@ func TestDocsAsWritten(t *testing.T) {
 	}
 	for _, tool := range []string{"bash", "script"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
+			proctest.Missing(t, false, tool+" is not installed (Debian: apt-get install bash bsdutils)")
 		}
 	}
 	for _, addr := range []string{regtestRPC, "127.0.0.1:38333", "127.0.0.1:8080"} {

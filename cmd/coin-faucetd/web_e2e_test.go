@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
 
@@ -110,18 +111,16 @@ const a11yCheck = `(() => {
 // and pages through them, a profile and a contract show what the API says; every page has
 // the accessibility basics, no script error or CSP violation, and no horizontal scrolling
 // on a phone. With COIN_SCREENSHOTS=DIR it writes a desktop and a phone screenshot of each
-// page there (docs/screenshots). Without a browser it skips, unless COIN_REQUIRE_BROWSER is
-// set.
+// page there (docs/screenshots). Without a browser it skips, but fails under CI=true or with
+// COIN_REQUIRE_BROWSER set (proctest.Missing).
 func TestWebPages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test")
 	}
 	browser := findBrowser()
 	if browser == "" {
-		if os.Getenv("COIN_REQUIRE_BROWSER") != "" {
-			t.Fatal("COIN_REQUIRE_BROWSER is set but no browser was found: install Debian's chromium (apt-get install chromium) or set COIN_BROWSER")
-		}
-		t.Skip("no Chromium or Chrome on PATH (install Debian's chromium, or set COIN_BROWSER); set COIN_REQUIRE_BROWSER=1 to fail instead")
+		proctest.Missing(t, os.Getenv("COIN_REQUIRE_BROWSER") != "",
+			"no Chromium or Chrome on PATH (install Debian's chromium: apt-get install chromium; or set COIN_BROWSER)")
 	}
 	shots := screenshotDir(t)
 	if shots != "" {

@@ -38,17 +38,17 @@ func bins(t *testing.T) string {
 	return proctest.Build(t, "./cmd/coin-node", "./cmd/coin-cli", "./cmd/coin-wallet", "./cmd/coin-faucetd", "./cmd/coin-faucet")
 }
 
-// TestShellcheck runs shellcheck on every script (CI installs it: .ci/run) and checks the
-// conventions every script follows.
+// TestShellcheck checks the conventions every script follows and runs shellcheck on every
+// script (CI installs it: .ci/run). Without shellcheck the conventions are still checked and
+// the test then skips, but fails under CI=true (proctest.Missing).
 func TestShellcheck(t *testing.T) {
-	sc, err := exec.LookPath("shellcheck")
-	if err != nil {
-		t.Fatal("shellcheck is not installed (Debian: apt-get install shellcheck; .ci/run installs it)")
-	}
+	sc, lookErr := exec.LookPath("shellcheck")
 	for _, s := range scripts {
-		out, err := exec.Command(sc, "--external-sources", s).CombinedOutput()
-		if err != nil {
-			t.Errorf("shellcheck %s: %v\n%s", s, err, out)
+		if lookErr == nil {
+			out, err := exec.Command(sc, "--external-sources", s).CombinedOutput()
+			if err != nil {
+				t.Errorf("shellcheck %s: %v\n%s", s, err, out)
+			}
 		}
 		fi, err := os.Stat(s)
 		if err != nil {
@@ -65,6 +65,9 @@ func TestShellcheck(t *testing.T) {
 		if err != nil || !bytes.Contains(help, []byte("Usage:")) || !bytes.Contains(help, []byte("Exit status")) || !bytes.Contains(help, []byte("[COIN_")) {
 			t.Errorf("%s --help: %v\n%s", s, err, help)
 		}
+	}
+	if lookErr != nil {
+		proctest.Missing(t, false, "shellcheck is not installed (Debian: apt-get install shellcheck; .ci/run installs it)")
 	}
 }
 
