@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -63,6 +64,8 @@ Limits (429 with Retry-After and a code naming the limit): one claim per address
 --cooldown (address_rate_limited); --claims-per-ip per client network per hour and
 --requests-per-second on every endpoint (client_rate_limited); --budget-per-hour claims
 for the whole faucet (budget_exhausted). Behind a reverse proxy set --trusted-proxies.
+On regtest, a local chain where every claim comes from one client, --claims-per-ip and
+--budget-per-hour default to no limit; testnet keeps 5 and 100 (give them to change it).
 
 Logs: --log-format text|json; a bare --log-file also writes <data-dir>/faucetd.log,
 --log-file=PATH another file. --metrics-bind serves Prometheus metrics at /metrics (claims
@@ -106,9 +109,9 @@ func newApp() *cli.App {
 			&cli.Float64Flag{Name: "requests-per-second", Value: faucet.DefaultRequestRate, EnvVars: []string{"COIN_REQUESTS_PER_SECOND"},
 				Usage: "requests per second per client on every endpoint (a mnemonic endpoint also takes one of --ip-rate's); 0: no limit"},
 			&cli.IntFlag{Name: "requests-burst", Value: faucet.DefaultRequestBurst, EnvVars: []string{"COIN_REQUESTS_BURST"}, Usage: "burst allowed above --requests-per-second"},
-			&cli.IntFlag{Name: "claims-per-ip", Value: faucet.DefaultClaimsPerClient, EnvVars: []string{"COIN_CLAIMS_PER_IP"},
+			&cli.IntFlag{Name: "claims-per-ip", EnvVars: []string{"COIN_CLAIMS_PER_IP"}, DefaultText: fmt.Sprintf("%d on testnet, no limit on regtest", faucet.DefaultClaimsPerClient),
 				Usage: "claims paid per hour per client network (IPv4 address, IPv6 /64); 0: no limit"},
-			&cli.IntFlag{Name: "budget-per-hour", Value: faucet.DefaultBudgetPerHour, EnvVars: []string{"COIN_BUDGET_PER_HOUR"},
+			&cli.IntFlag{Name: "budget-per-hour", EnvVars: []string{"COIN_BUDGET_PER_HOUR"}, DefaultText: fmt.Sprintf("%d on testnet, no limit on regtest", faucet.DefaultBudgetPerHour),
 				Usage: "claims paid per hour by the whole faucet; 0: no limit"},
 			&cli.IntFlag{Name: "trusted-proxies", Value: 0, EnvVars: []string{"COIN_TRUSTED_PROXIES"},
 				Usage: "how many X-Forwarded-For hops (reverse proxies of yours) to trust to name the client; 0: the client is the socket's peer"},
@@ -246,10 +249,11 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	perClient, budget := claimLimits(c, net)
 	srv, err := faucet.NewServer(faucet.Config{Net: net, Node: node, Engine: engine, Claims: claims, Amount: amt,
 		Cooldown: cooldown, FeeRate: feeRate, IPRate: ipRate(c.Float64("ip-rate")), IPBurst: c.Int("ip-burst"),
 		RequestRate: ipRate(c.Float64("requests-per-second")), RequestBurst: c.Int("requests-burst"),
-		ClaimsPerClient: offIfZero(c.Int("claims-per-ip")), BudgetPerHour: offIfZero(c.Int("budget-per-hour")),
+		ClaimsPerClient: perClient, BudgetPerHour: budget,
 		TrustedProxies: c.Int("trusted-proxies"), MaxBodyBytes: c.Int64("max-body"), AccessLog: accessLog, Log: logger,
 		Events: hub.Handler(events.HandlerConfig{HRP: net.HRP})})
 	if err != nil {
@@ -296,7 +300,8 @@ func run(c *cli.Context) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	daemonLog.Info("coin-faucetd started", "network", net.Name, "address", keys[0].Address, "amount", amount.Format(amt),
-		"cooldown", cooldown, "node", rpcURL, "listen", "http://"+ln.Addr().String())
+		"cooldown", cooldown, "claims_per_ip", limitText(perClient), "budget_per_hour", limitText(budget),
+		"node", rpcURL, "listen", "http://"+ln.Addr().String())
 
 	var runErr error
 	select {
@@ -323,6 +328,27 @@ func ipRate(v float64) float64 {
 }
 
 // offIfZero maps a flag's "0: no limit" to the server's "negative: off".
+// claimLimits are the per-client and hourly budget limits: the flags' when given (0: off),
+// else the network's defaults (faucet.DefaultLimits: off on regtest). Negative is off.
+func claimLimits(c *cli.Context, net *params.Network) (perClient, budget int) {
+	perClient, budget = faucet.DefaultLimits(net)
+	if c.IsSet("claims-per-ip") {
+		perClient = offIfZero(c.Int("claims-per-ip"))
+	}
+	if c.IsSet("budget-per-hour") {
+		budget = offIfZero(c.Int("budget-per-hour"))
+	}
+	return perClient, budget
+}
+
+// limitText is a limit for the start-up log line.
+func limitText(v int) string {
+	if v <= 0 {
+		return "off"
+	}
+	return strconv.Itoa(v)
+}
+
 func offIfZero(v int) int {
 	if v <= 0 {
 		return -1

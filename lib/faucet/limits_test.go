@@ -71,7 +71,8 @@ func retryAfter(t testing.TB, r response) int {
 // with 429 client_rate_limited and a Retry-After of about an hour, concurrent or not; a
 // claim that was refused for its address does not count.
 func TestClaimsPerClientDefault(t *testing.T) {
-	h := newHarness(t, 10, withLimits(0, 0, 0, 0, 0), withAmount(10*amount.Coin))
+	// testnet's default, given: regtest's (testNet here) is no limit (TestDefaultLimits).
+	h := newHarness(t, 10, withLimits(DefaultClaimsPerClient, 0, 0, 0, 0), withAmount(10*amount.Coin))
 	paid := h.do(t, http.MethodPost, "/api/faucet", claimBody(mustAddr(t)))
 	if paid.Status != 200 {
 		t.Fatal(paid.Raw)

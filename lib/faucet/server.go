@@ -45,8 +45,8 @@ type Config struct {
 	RequestRate  float64
 	RequestBurst int
 	// ClaimsPerClient bounds the claims per hour of one client network (IPv4 /32, IPv6
-	// /64; default 5; negative disables). BudgetPerHour bounds the claims per hour of all
-	// clients together (default 100; negative disables).
+	// /64); BudgetPerHour bounds the claims per hour of all clients together. Negative
+	// disables; 0 takes DefaultLimits of Net (5 and 100 on testnet, off on regtest).
 	ClaimsPerClient int
 	BudgetPerHour   int
 	// TrustedProxies is how many X-Forwarded-For hops, counted from the socket's peer,
@@ -78,6 +78,19 @@ const (
 	DefaultClaimsPerClient = 5
 	DefaultBudgetPerHour   = 100
 )
+
+// DefaultLimits are the per-client and hourly budget limits of a faucet on net when Config
+// leaves them 0 (negative: off). On testnet, a public faucet, they are protocol §14's
+// DefaultClaimsPerClient and DefaultBudgetPerHour. On regtest, a developer's own chain where
+// every claim comes from one client (127.0.0.1), they are off: with them, the sixth claim of
+// docs/agents.md's own path (wallet_new, then faucet_claim) was refused for an hour, and a
+// restart did not help.
+func DefaultLimits(net *params.Network) (claimsPerClient, budgetPerHour int) {
+	if net == params.Regtest {
+		return -1, -1
+	}
+	return DefaultClaimsPerClient, DefaultBudgetPerHour
+}
 
 // Route is one endpoint of the API. The router, the per-IP limits and the OpenAPI test
 // all read the route table, so a new endpoint is one more entry in routes.
@@ -137,11 +150,12 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.RequestBurst == 0 {
 		cfg.RequestBurst = DefaultRequestBurst
 	}
+	perClient, budget := DefaultLimits(cfg.Net)
 	if cfg.ClaimsPerClient == 0 {
-		cfg.ClaimsPerClient = DefaultClaimsPerClient
+		cfg.ClaimsPerClient = perClient
 	}
 	if cfg.BudgetPerHour == 0 {
-		cfg.BudgetPerHour = DefaultBudgetPerHour
+		cfg.BudgetPerHour = budget
 	}
 	if cfg.TrustedProxies < 0 {
 		return nil, errors.New("faucet server: trusted proxies must not be negative")
