@@ -39,11 +39,19 @@ a solution for a tip that was replaced is dropped, never submitted. Every 30 s, 
 the nonce space runs out, the block's timestamp moves to the current time. An unreachable
 node is retried with backoff (at most 5 s between attempts) until it answers.
 
+Pace: after an accepted block the miner waits --interval before the next template, so it
+mines at most one block per interval. On regtest without --blocks the default is 1s: an
+unpaced regtest miner solves hundreds of blocks a second and pushes block time far ahead of
+the clock (each block's time must pass the median of the eleven before it). --interval 0
+mines as fast as it can; --blocks N alone mines N blocks at once.
+
 Output: the hash of each accepted block goes to standard output, one per line. On a
 terminal, standard error shows one status line (hashrate, blocks accepted and rejected,
 height), redrawn every second, above which events are logged. Otherwise standard error
-gets key=value log lines (log/slog), with a status line every --log-interval. SIGINT or
-SIGTERM stops the miner, which prints a summary. --log-format json writes the log lines
+gets key=value log lines (log/slog), with a status line every --log-interval. The first 10
+accepted blocks are logged one by one at info level, later ones at debug level (the status
+line counts them). --quiet prints only warnings and errors. SIGINT or SIGTERM stops the
+miner, which prints a summary. --log-format json writes the log lines
 (and the summary) as JSON objects; --log-file=PATH appends them to PATH as well.
 
 --benchmark hashes a fixed header without a node, first on one thread and then on
@@ -55,6 +63,7 @@ Examples:
 
     coin-miner --rpc http://127.0.0.1:38332 --address tcoin1... --threads 8
     coin-miner --network regtest --address "$addr" --blocks 5
+    coin-miner --network regtest --address "$addr" --interval 10s
     COIN_RPC=127.0.0.1:28332 COIN_MINER_ADDRESS=tcoin1... coin-miner
     coin-miner --benchmark --threads 2
 
@@ -88,6 +97,11 @@ func newApp() *cli.App {
 				DefaultText: "number of CPUs", Usage: "hashing `N` threads"},
 			&cli.Uint64Flag{Name: "blocks", EnvVars: []string{"COIN_MINER_BLOCKS"},
 				DefaultText: "0, no limit", Usage: "exit after `N` accepted blocks"},
+			&cli.DurationFlag{Name: "interval", EnvVars: []string{"COIN_MINER_INTERVAL"},
+				DefaultText: fmt.Sprintf("%s on regtest without --blocks, else 0", miner.DefaultRegtestInterval),
+				Usage:       "mine at most one block per `DURATION` (after a block, wait that long before the next template); 0: no pause"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, EnvVars: []string{"COIN_MINER_QUIET"},
+				Usage: "print only warnings and errors: no block hashes, status line, per-block log lines or summary"},
 			&cli.BoolFlag{Name: "benchmark", EnvVars: []string{"COIN_MINER_BENCHMARK"},
 				Usage: "measure the hashrate on a fixed header without a node, then exit"},
 			&cli.DurationFlag{Name: "benchmark-time", EnvVars: []string{"COIN_MINER_BENCHMARK_TIME"}, Value: 5 * time.Second,
@@ -112,6 +126,8 @@ func newApp() *cli.App {
 type options struct {
 	threads     int
 	blocks      uint64
+	interval    time.Duration // 0: the miner's default; negative: no pause
+	quiet       bool
 	level       slog.Level
 	format      logging.Format
 	logFile     string // "": none
@@ -120,7 +136,16 @@ type options struct {
 }
 
 func readOptions(c *cli.Context) (*options, error) {
-	o := &options{threads: c.Int("threads"), blocks: c.Uint64("blocks"), logInterval: c.Duration("log-interval")}
+	o := &options{threads: c.Int("threads"), blocks: c.Uint64("blocks"), logInterval: c.Duration("log-interval"),
+		quiet: c.Bool("quiet")}
+	if c.IsSet("interval") {
+		switch o.interval = c.Duration("interval"); {
+		case o.interval < 0:
+			return nil, fmt.Errorf("--interval %s: want a duration of 0 or more", o.interval)
+		case o.interval == 0:
+			o.interval = -1 // given as 0: no pause, on regtest too
+		}
+	}
 	if o.threads < 0 || o.threads > 4096 {
 		return nil, fmt.Errorf("--threads %d: want 1 to 4096 (0: the number of CPUs)", o.threads)
 	}
@@ -133,6 +158,9 @@ func readOptions(c *cli.Context) (*options, error) {
 	var err error
 	if o.level, err = logging.ParseLevel(c.String("log-level")); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	if o.quiet {
+		o.level = max(o.level, slog.LevelWarn)
 	}
 	if o.format, err = logging.ParseFormat(c.String("log-format")); err != nil {
 		return nil, fmt.Errorf("--log-format: %w", err)
@@ -203,9 +231,9 @@ func mine(ctx context.Context, c *cli.Context, o *options) error {
 	defer client.Close()
 	m, err := miner.New(miner.Config{
 		Node: client, NodeURL: rpcURL, Address: addr, Network: o.network, Threads: o.threads, Blocks: o.blocks,
-		Logger: logger,
+		Interval: o.interval, Logger: logger,
 		OnBlock: func(e miner.BlockEvent) {
-			if e.Accepted {
+			if e.Accepted && !o.quiet {
 				con.printBlock(e.Hash)
 			}
 		},
@@ -219,12 +247,16 @@ func mine(ctx context.Context, c *cli.Context, o *options) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		con.report(rctx, m, logger, o.logInterval)
+		if !o.quiet {
+			con.report(rctx, m, logger, o.logInterval)
+		}
 	}()
 	err = m.Run(ctx)
 	cancel()
 	<-done
-	if st := m.Stats(); o.format == logging.FormatText && o.logFile == "" {
+	if st := m.Stats(); o.quiet {
+		// --quiet: no summary
+	} else if o.format == logging.FormatText && o.logFile == "" {
 		con.summary(st, o.level)
 	} else {
 		// The summary as a record of the chosen format, and in the file too.

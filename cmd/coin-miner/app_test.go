@@ -115,6 +115,10 @@ func TestStatusLine(t *testing.T) {
 	if got != want {
 		t.Fatalf("status %q, want %q", got, want)
 	}
+	st.Pausing, st.Mining = true, false
+	if !strings.Contains(statusLine(st), "pausing (--interval)") {
+		t.Fatalf("no pause note: %q", statusLine(st))
+	}
 	st.NodeUp = false
 	if !strings.Contains(statusLine(st), "node unreachable") {
 		t.Fatal("no unreachable note")

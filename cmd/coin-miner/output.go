@@ -136,6 +136,8 @@ func statusLine(st miner.Stats) string {
 	fmt.Fprintf(&b, " | height %d | %d threads | up %s", st.Height, st.Threads, st.Elapsed.Round(time.Second))
 	if !st.NodeUp {
 		b.WriteString(" | node unreachable, retrying")
+	} else if st.Pausing {
+		b.WriteString(" | pausing (--interval)")
 	} else if !st.Mining {
 		b.WriteString(" | waiting for work")
 	}

@@ -25,6 +25,15 @@ const (
 	DefaultMempoolPoll = 2 * time.Second
 	DefaultTimeRoll    = 30 * time.Second
 	DefaultMaxBackoff  = 5 * time.Second
+	// DefaultRegtestInterval is Config.Interval's default on regtest without a Blocks limit.
+	// Unpaced, a regtest miner solves hundreds of blocks a second (14,496 in 16 s were
+	// reported), and since each block's time must pass the median of the eleven before it,
+	// block time ran 40 minutes ahead of the clock. At one block a second it stays at the
+	// clock, and a developer's chain grows at a pace one can follow.
+	DefaultRegtestInterval = time.Second
+	// InfoBlocks is how many accepted blocks are logged one by one at info level; the later
+	// ones are logged at debug level (a caller's periodic status line counts them).
+	InfoBlocks = 10
 )
 
 const (
@@ -50,6 +59,10 @@ type Config struct {
 	Threads int
 	// Blocks makes Run return after that many accepted blocks (0: run until cancelled).
 	Blocks uint64
+	// Interval paces the miner: after an accepted block it waits Interval before it asks for
+	// the next template, so at most one block is mined per Interval. 0: DefaultRegtestInterval
+	// on regtest when Blocks is 0, no pause otherwise; negative: no pause.
+	Interval time.Duration
 	// Logger receives the miner's events (default: none).
 	Logger *slog.Logger
 	// OnBlock is called, from the controller goroutine, after each submitted block.
@@ -93,6 +106,8 @@ type Stats struct {
 	// being hashed.
 	NodeUp bool
 	Mining bool
+	// Pausing is true while the miner waits out Interval after a block.
+	Pausing bool
 }
 
 // RateWindow is the span over which Stats.Hashrate is measured.
@@ -107,7 +122,8 @@ type Miner struct {
 	running  atomic.Bool
 	net      *params.Network
 	powLimit *big.Int
-	checked  bool // the node's network was compared with the address
+	checked  bool          // the node's network was compared with the address
+	interval time.Duration // Config.Interval resolved for net (0: no pause)
 	jobID    uint64
 
 	mu      sync.Mutex // guards the fields below
@@ -157,6 +173,7 @@ func New(cfg Config) (*Miner, error) {
 	if m.net != nil {
 		m.powLimit = m.net.PowLimit
 	}
+	m.interval = m.intervalOn(m.net)
 	m.st.Threads = cfg.Threads
 	m.st.NodeUp = true
 	return m, nil
@@ -297,12 +314,18 @@ func (m *Miner) control(ctx context.Context) error {
 			return nil
 		case <-retry:
 			retry = nil
+			m.update(func(s *Stats) { s.Pausing = false })
 		case s := <-m.h.solutions:
-			done, refused := m.submit(ctx, &c, s)
+			done, refused, accepted := m.submit(ctx, &c, s)
 			if done {
 				return nil
 			}
 			need, why = true, "block submitted"
+			if accepted && m.interval > 0 {
+				// At most one block per interval: the next template waits.
+				retry = time.After(m.interval)
+				m.update(func(s *Stats) { s.Pausing = true })
+			}
 			if refused {
 				// The next template is likely the same block: wait before asking again,
 				// longer each time, instead of resubmitting in a tight loop.
@@ -508,14 +531,34 @@ func (m *Miner) checkNetwork(ctx context.Context, c *controller) error {
 			n.Name, m.cfg.Address.String, m.cfg.Address.NetworkNames())}
 	}
 	m.net, m.powLimit = n, n.PowLimit
-	m.log.Info("connected to node", "network", n.Name, "height", info.Height, "threads", m.cfg.Threads)
+	m.interval = m.intervalOn(n)
+	m.log.Info("connected to node", "network", n.Name, "height", info.Height, "threads", m.cfg.Threads,
+		"interval", m.interval)
 	return nil
 }
 
+// intervalOn is Config.Interval resolved for network net (nil: not known yet): the pause
+// after an accepted block, 0 for none.
+func (m *Miner) intervalOn(net *params.Network) time.Duration {
+	switch {
+	case m.cfg.Interval > 0:
+		return m.cfg.Interval
+	case m.cfg.Interval < 0:
+		return 0
+	case net == params.Regtest && m.cfg.Blocks == 0:
+		return DefaultRegtestInterval
+	}
+	return 0
+}
+
+// Interval is the pause after an accepted block (0: none), as resolved for the network known
+// so far (the node's, once it has answered).
+func (m *Miner) Interval() time.Duration { return m.interval }
+
 // submit sends a claimed solution, unless its round went stale or the node refused the same
-// block before. It reports whether the Blocks limit is reached and whether the node refused
-// the block.
-func (m *Miner) submit(ctx context.Context, c *controller, s solution) (done, refused bool) {
+// block before. It reports whether the Blocks limit is reached, whether the node refused the
+// block and whether it accepted it.
+func (m *Miner) submit(ctx context.Context, c *controller, s solution) (done, refused, accepted bool) {
 	j := s.job
 	if c.cur != nil && c.cur.round == j.round {
 		m.h.board.set(nil) // the round is solved: idle until the next template
@@ -526,15 +569,15 @@ func (m *Miner) submit(ctx context.Context, c *controller, s solution) (done, re
 	if j.round.stale.Load() {
 		m.update(func(s *Stats) { s.Stale++ })
 		m.log.Info("solution for a replaced tip dropped", "height", j.work.Height, "hash", hash)
-		return false, false
+		return false, false, false
 	}
 	if [32]byte(hash) != s.hash || !pow.HashMeetsTarget((*[32]byte)(&hash), &j.target) {
 		m.log.Error("hashing kernel reported a wrong solution; dropped", "nonce", s.nonce, "kernel_hash", fmt.Sprintf("%x", s.hash), "hash", hash)
-		return false, false
+		return false, false, false
 	}
 	if _, seen := c.rejected[types.Hash(hash)]; seen {
 		m.log.Debug("solution is a block the node refused before; dropped", "height", j.work.Height, "hash", hash)
-		return false, true
+		return false, true, false
 	}
 	ev := BlockEvent{Hash: hash.String(), Height: j.work.Height, Txs: len(j.work.Transactions)}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
@@ -543,15 +586,17 @@ func (m *Miner) submit(ctx context.Context, c *controller, s solution) (done, re
 	err = m.reachable(c, err, "")
 	switch e := rpcError(err); {
 	case err == nil:
-		ev.Accepted = true
+		ev.Accepted, accepted = true, true
 		c.tip = types.Hash(hash)
 		c.backoff, c.rejectReason, c.rejectCount = 0, "", 0
+		var n uint64
 		m.update(func(s *Stats) {
 			s.Accepted++
+			n = s.Accepted
 			s.Height = j.work.Height
 			done = m.cfg.Blocks > 0 && s.Accepted >= m.cfg.Blocks
 		})
-		m.log.Info("block accepted", "height", ev.Height, "hash", ev.Hash, "txs", ev.Txs, "fees", j.work.Fees)
+		m.logAccepted(n, ev, j.work.Fees)
 	case e != nil:
 		ev.Reason = e.Message
 		refused = true
@@ -562,16 +607,30 @@ func (m *Miner) submit(ctx context.Context, c *controller, s solution) (done, re
 		c.rejected[types.Hash(hash)] = struct{}{}
 		m.noteRejection(c, ev, e.Message)
 	case ctx.Err() != nil:
-		return false, false
+		return false, false, false
 	default:
 		m.update(func(s *Stats) { s.SubmitErrors++ })
 		m.log.Warn("block not submitted", "height", ev.Height, "hash", ev.Hash, "err", err)
-		return false, false
+		return false, false, false
 	}
 	if m.cfg.OnBlock != nil {
 		m.cfg.OnBlock(ev)
 	}
-	return done, refused
+	return done, refused, accepted
+}
+
+// logAccepted logs the n-th accepted block: the first InfoBlocks at info level, the later ones
+// at debug level, so that a miner left running logs a handful of lines, not one a block.
+func (m *Miner) logAccepted(n uint64, ev BlockEvent, fees uint64) {
+	attrs := []any{"height", ev.Height, "hash", ev.Hash, "txs", ev.Txs, "fees", fees}
+	switch {
+	case n < InfoBlocks:
+		m.log.Info("block accepted", attrs...)
+	case n == InfoBlocks:
+		m.log.Info("block accepted", append(attrs, "note", fmt.Sprintf("the first %d blocks are logged; later ones at debug level", InfoBlocks))...)
+	default:
+		m.log.Debug("block accepted", attrs...)
+	}
 }
 
 // nextBackoff is the wait after one of d: twice as long, from minBackoff up to MaxBackoff.

@@ -182,7 +182,7 @@ func TestStaleSolutionDropped(t *testing.T) {
 	r.solved.Store(true)
 	r.stale.Store(true)
 	var c controller
-	if done, _ := m.submit(context.Background(), &c, sol); done {
+	if done, _, _ := m.submit(context.Background(), &c, sol); done {
 		t.Fatal("submit reported the limit")
 	}
 	if _, subs, _ := node.snapshot(); len(subs) != 0 {
