@@ -75,9 +75,13 @@ func TestReferencesExist(t *testing.T) {
 			for _, m := range reForbidden.FindAllString(line, -1) {
 				report(file, n, "cites %q, which is not in the repository (cite docs/protocol.md)", strings.TrimLeft(m, " (`\"'"))
 			}
-			for _, m := range reSection.FindAllStringSubmatch(line, -1) {
-				if !sections[m[1]] {
-					report(file, n, "%q: docs/protocol.md has no section %s", m[0], m[1])
+			for _, ix := range reSection.FindAllStringSubmatchIndex(line, -1) {
+				m0, num := line[ix[0]:ix[1]], line[ix[2]:ix[3]]
+				if reOtherDoc.MatchString(line[max(0, ix[0]-16):ix[0]]) {
+					continue // a section of an RFC, a BIP, ...
+				}
+				if !sections[num] {
+					report(file, n, "%q: docs/protocol.md has no section %s", m0, num)
 				}
 			}
 			for _, m := range reRepoPath.FindAllStringSubmatchIndex(line, -1) {
@@ -145,6 +149,8 @@ var (
 	reForbidden = regexp.MustCompile(`\bDESIGN(?:\.md)?(?:\s*§?\s*\d+(?:\.\d+)*)?\b|\bSTYLE\.md\b|(?:^|[^\w/.-])spec/[\w./-]*[\w]|\b[Ss]pec(?:'s)?[,:]?\s+(?:endpoints?|section|§)\s*\d+`)
 	// reSection: a protocol section, "§9.4", "protocol.md section 3" or "protocol section 3".
 	reSection = regexp.MustCompile(`(?:§\s*|\bprotocol(?:\.md)?,?\s+section\s+)(\d+(?:\.\d+)*)`)
+	// reOtherDoc: a public standard just before a section sign ("RFC 8032 §5.1").
+	reOtherDoc = regexp.MustCompile(`\b(?:RFC|BIP|ZIP|SLIP|FIPS|ISO|IEEE)[- ]?\d*[^§]*$`)
 	// reRepoPath: a path under one of the repository's top directories, with an optional
 	// #anchor; not part of a longer path or an import path.
 	reRepoPath = regexp.MustCompile(`(?:^|[^\w/.\-~$<>*])((?:docs|lib|cmd|scripts|bench|testdata|deploy|man|completions)/[\w./-]*[\w])(#[\w-]+)?`)
@@ -313,6 +319,15 @@ func TestReferencePatterns(t *testing.T) {
 		if m := reForbidden.FindString(s); m != "" {
 			t.Errorf("%q: flagged %q", s, m)
 		}
+	}
+	for _, s := range []string{"RFC 8032 §5.1.7", "BIP-39 §2", "ZIP 215 §3"} {
+		ix := reSection.FindStringIndex(s)
+		if ix == nil || !reOtherDoc.MatchString(s[max(0, ix[0]-16):ix[0]]) {
+			t.Errorf("%q: not taken for another standard's section", s)
+		}
+	}
+	if reOtherDoc.MatchString("protocol ") {
+		t.Error(`"protocol §" taken for another standard's section`)
 	}
 	sec := map[string]string{"protocol §9.4's refund": "9.4", "docs/protocol.md section 3": "3",
 		"(§11)": "11", "protocol.md, section 12": "12"}
