@@ -551,10 +551,6 @@ func (m *Miner) intervalOn(net *params.Network) time.Duration {
 	return 0
 }
 
-// Interval is the pause after an accepted block (0: none), as resolved for the network known
-// so far (the node's, once it has answered).
-func (m *Miner) Interval() time.Duration { return m.interval }
-
 // submit sends a claimed solution, unless its round went stale or the node refused the same
 // block before. It reports whether the Blocks limit is reached, whether the node refused the
 // block and whether it accepted it.
