@@ -484,3 +484,26 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestIntervalDefault: Config.Interval resolves to one block a second on regtest without a
+// Blocks limit, and to no pause with a limit, on testnet, or when negative.
+func TestIntervalDefault(t *testing.T) {
+	m := &Miner{}
+	for _, c := range []struct {
+		cfg  Config
+		net  *params.Network
+		want time.Duration
+	}{
+		{Config{}, params.Regtest, DefaultRegtestInterval},
+		{Config{}, nil, 0},
+		{Config{Blocks: 5}, params.Regtest, 0},
+		{Config{}, params.Testnet, 0},
+		{Config{Interval: -1}, params.Regtest, 0},
+		{Config{Interval: 3 * time.Second, Blocks: 5}, params.Testnet, 3 * time.Second},
+	} {
+		m.cfg = c.cfg
+		if got := m.intervalOn(c.net); got != c.want {
+			t.Errorf("Interval %s, Blocks %d on %v: %s, want %s", c.cfg.Interval, c.cfg.Blocks, c.net, got, c.want)
+		}
+	}
+}
