@@ -7,13 +7,19 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 5
 
-.PHONY: all build test test-short soak bench bench-miner scale fuzz man completions docs vet fmt clean openapi-check vectors-check
+.PHONY: all build devnet test test-short soak bench bench-miner scale fuzz man completions docs vet fmt clean openapi-check vectors-check
 
 all: build
 
 build:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -o $(BIN)/ $(addprefix ./cmd/,$(filter $(notdir $(wildcard cmd/*)),$(TOOLS)))
+
+# A whole local regtest network (node, miner, funded faucet with page, MCP and events) in
+# ./.devnet; Ctrl-C stops it and keeps the data (docs/devnet.md). DEVNET_ARGS passes flags,
+# e.g. make devnet DEVNET_ARGS='--nodes 3 --fresh'.
+devnet: build
+	$(BIN)/coin-node devnet $(DEVNET_ARGS)
 
 # The whole suite with the race detector (end-to-end tests build the executables themselves).
 test:

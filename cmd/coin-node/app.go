@@ -71,7 +71,7 @@ address that is not loopback needs --rpc-auth; clients then send HTTP Basic cred
 			&cli.IntFlag{Name: "mempool-max-mb", Value: 64, EnvVars: []string{"COIN_MEMPOOL_MAX_MB"}, Usage: "mempool size bound in MiB; the lowest fee rates are evicted beyond it"},
 			&cli.IntFlag{Name: "coin-cache-mb", Value: chainstate.DefaultCoinCacheMiB, EnvVars: []string{"COIN_COIN_CACHE_MB"}, Usage: "MiB of memory (outside the Go heap) that keep stored unspent outputs, as Bitcoin Core's -dbcache: blocks then read the outputs they spend from memory instead of the database; 0: none"},
 		}, rpcFlags()...),
-		Commands: []*cli.Command{cliutil.DocCommand()},
+		Commands: []*cli.Command{devnetCommand(), cliutil.DocCommand()},
 		Action:   run,
 	})
 }
