@@ -123,6 +123,9 @@ func ParseSubnet(s string) (netip.Prefix, error) {
 	}
 	a, err := netip.ParseAddr(s)
 	if err != nil || a.Zone() != "" {
+		if len(s) > 64 {
+			s = s[:64] + "..."
+		}
 		return netip.Prefix{}, fmt.Errorf("invalid IP/subnet %q: want an address (1.2.3.4, ::1) or a CIDR range (1.2.3.0/24)", s)
 	}
 	a = a.Unmap()

@@ -1,11 +1,15 @@
 package p2p
 
 import (
+	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/p2p/peer"
+	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/reason"
 )
 
@@ -174,4 +178,40 @@ func (s *Server) PingPeers() {
 	for _, c := range s.cm.established() {
 		c.p.Ping()
 	}
+}
+
+// ListenAddrs resolves the listening flags into the addresses to listen on: each bind is
+// HOST or HOST:PORT (IPv6 in brackets when a port follows), taking port when it has none.
+// Without binds a node listens on loopback on regtest (a test network should not face the
+// internet by surprise) and on every interface on testnet and mainnet. listen false: none.
+func ListenAddrs(binds []string, port uint16, network *params.Network, listen bool) ([]string, error) {
+	if !listen {
+		return nil, nil
+	}
+	if len(binds) == 0 {
+		if network.Name == params.Regtest.Name {
+			return []string{net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port)))}, nil
+		}
+		return []string{net.JoinHostPort("", strconv.Itoa(int(port)))}, nil
+	}
+	out := make([]string, 0, len(binds))
+	for _, b := range binds {
+		host, p := b, strconv.Itoa(int(port))
+		if h, ps, err := net.SplitHostPort(b); err == nil {
+			n, err := strconv.ParseUint(ps, 10, 16)
+			if err != nil {
+				return nil, fmt.Errorf("invalid bind address %q: bad port", b)
+			}
+			host, p = h, strconv.FormatUint(n, 10)
+		} else if len(b) > 2 && b[0] == '[' && b[len(b)-1] == ']' {
+			host = b[1 : len(b)-1]
+		}
+		if host != "" {
+			if _, err := netip.ParseAddr(host); err != nil {
+				return nil, fmt.Errorf("invalid bind address %q: want an IP address, HOST or HOST:PORT", b)
+			}
+		}
+		out = append(out, net.JoinHostPort(host, p))
+	}
+	return out, nil
 }

@@ -190,9 +190,9 @@ func TestHostilePeers(t *testing.T) {
 
 	ipN := 10
 	type scenario struct {
-		name      string
-		handshake bool
-		attack    func(r *rawPeer)
+		name       string
+		handshake  bool
+		attack     func(r *rawPeer)
 		discourage bool
 		log        string
 	}

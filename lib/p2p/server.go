@@ -24,6 +24,13 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
+// DefaultUserAgent is the user agent a server sends when Config.UserAgent is empty.
+const DefaultUserAgent = "/coin-node:0.1.0/"
+
+// ClientVersion is the node's version as getnetworkinfo reports it, encoded as Bitcoin
+// Core does (10000·major + 100·minor + patch): 0.1.0.
+const ClientVersion = 100
+
 // Config configures a Server. Zero values take the defaults noted.
 type Config struct {
 	Network *params.Network
@@ -112,7 +119,7 @@ func (c *Config) setDefaults() {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if c.UserAgent == "" {
-		c.UserAgent = "coin-node"
+		c.UserAgent = DefaultUserAgent
 	}
 	if c.Peer.BanThreshold <= 0 {
 		c.Peer.BanThreshold = 100
