@@ -36,13 +36,20 @@ Examples:
    COIN_NETWORK=testnet COIN_RPC_BIND=127.0.0.1:28332 coin-node
 
 Every flag can also be set with the environment variable shown in its help.
-The data directory holds db/, peers.json and, with a bare --log-file, node.log
+The data directory holds db/, peers.json (known peer addresses), banlist.json (setban's bans)
+and, with a bare --log-file, node.log
 (--log-file=PATH writes PATH instead; either way the log also goes to standard error).
 --log-format json writes one JSON object per record instead of key=value lines.
 While catching up the node logs "sync: progress" lines (height, target, percent,
 blocks_per_sec, eta) every few seconds; getsyncstatus reports target_height and progress.
 --metrics-bind serves Prometheus metrics at http://ADDR/metrics (docs/operations.md).
 SIGINT, SIGTERM or the "stop" RPC shut the node down cleanly.
+
+Peers (docs/p2p.md): regtest listens on 127.0.0.1 unless --p2p-bind says otherwise, testnet
+and mainnet on every interface; --listen=false accepts no peer. Bytes that are not this
+protocol only close the connection; a peer sending invalid blocks or transactions is
+discouraged for 24 h in memory (never loopback or --whitelist peers); bans are manual
+(coin-cli setban, listbanned, clearbanned) and kept in banlist.json.
 
 Who may call (docs/security.md): the RPC server refuses with HTTP 403 a request whose
 Content-Type is not application/json, whose Origin header --rpc-allow-origin does not
