@@ -81,8 +81,11 @@ type BanManager struct {
 	// exemptLoopback is true except in tests that play hostile peers from loopback addresses.
 	exemptLoopback bool
 
-	mu          sync.Mutex
-	bans        map[netip.Prefix]Ban
+	mu   sync.Mutex
+	bans map[netip.Prefix]Ban
+	// lens counts the bans per prefix length (IPv4 lengths as 0..32, IPv6 as 100..228), so
+	// Banned looks an address up once per length in use instead of scanning every ban.
+	lens        map[int]int
 	discouraged map[netip.Addr]time.Time // → until
 	dirty       bool
 }
@@ -100,7 +103,36 @@ func NewBanManager(path string, whitelist []netip.Prefix, discourageFor time.Dur
 		wl[i] = canonicalPrefix(p)
 	}
 	return &BanManager{path: path, whitelist: wl, discourageFor: discourageFor, log: log, now: time.Now,
-		exemptLoopback: true, bans: make(map[netip.Prefix]Ban), discouraged: make(map[netip.Addr]time.Time)}
+		exemptLoopback: true, bans: make(map[netip.Prefix]Ban), lens: make(map[int]int), discouraged: make(map[netip.Addr]time.Time)}
+}
+
+// lenKey is the key of a prefix's length in BanManager.lens.
+func lenKey(p netip.Prefix) int {
+	if p.Addr().Is4() {
+		return p.Bits()
+	}
+	return 100 + p.Bits()
+}
+
+// putLocked and dropLocked add and remove a ban, keeping lens (m.mu held).
+func (m *BanManager) putLocked(b Ban) {
+	if _, ok := m.bans[b.Subnet]; !ok {
+		m.lens[lenKey(b.Subnet)]++
+	}
+	m.bans[b.Subnet] = b
+}
+
+func (m *BanManager) dropLocked(p netip.Prefix) bool {
+	if _, ok := m.bans[p]; !ok {
+		return false
+	}
+	delete(m.bans, p)
+	if k := lenKey(p); m.lens[k] <= 1 {
+		delete(m.lens, k)
+	} else {
+		m.lens[k]--
+	}
+	return true
 }
 
 // canonicalPrefix unmaps an IPv4-mapped prefix and zeroes the host bits.
@@ -160,7 +192,7 @@ func (m *BanManager) Load() error {
 		if err != nil || !until.After(now) {
 			continue
 		}
-		m.bans[p] = Ban{Subnet: p, Created: time.Unix(r.BanCreated, 0), Until: until, Reason: r.Reason}
+		m.putLocked(Ban{Subnet: p, Created: time.Unix(r.BanCreated, 0), Until: until, Reason: r.Reason})
 	}
 	m.boundLocked()
 	return nil
@@ -231,7 +263,7 @@ func (m *BanManager) Ban(subnet netip.Prefix, until time.Time, reason string) er
 		m.mu.Unlock()
 		return ErrAlreadyBanned
 	}
-	m.bans[subnet] = Ban{Subnet: subnet, Created: now, Until: until, Reason: reason}
+	m.putLocked(Ban{Subnet: subnet, Created: now, Until: until, Reason: reason})
 	m.dirty = true
 	m.boundLocked()
 	m.mu.Unlock()
@@ -243,8 +275,7 @@ func (m *BanManager) Ban(subnet netip.Prefix, until time.Time, reason string) er
 func (m *BanManager) Unban(subnet netip.Prefix) error {
 	subnet = canonicalPrefix(subnet)
 	m.mu.Lock()
-	_, ok := m.bans[subnet]
-	delete(m.bans, subnet)
+	ok := m.dropLocked(subnet)
 	m.dirty = m.dirty || ok
 	m.mu.Unlock()
 	if !ok {
@@ -260,6 +291,7 @@ func (m *BanManager) Clear() {
 	m.mu.Lock()
 	n := len(m.bans)
 	clear(m.bans)
+	clear(m.lens)
 	m.dirty = m.dirty || n > 0
 	m.mu.Unlock()
 	m.log.Info("ban list cleared", "bans", n)
@@ -277,7 +309,7 @@ func (m *BanManager) listLocked() []Ban {
 	out := make([]Ban, 0, len(m.bans))
 	for k, b := range m.bans {
 		if !b.Until.After(now) {
-			delete(m.bans, k)
+			m.dropLocked(k)
 			m.dirty = true
 			continue
 		}
@@ -303,7 +335,7 @@ func (m *BanManager) boundLocked() {
 				first = &b
 			}
 		}
-		delete(m.bans, first.Subnet)
+		m.dropLocked(first.Subnet)
 	}
 }
 
@@ -313,12 +345,24 @@ func (m *BanManager) Banned(ip netip.Addr) (Ban, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
-	for k, b := range m.bans {
-		if !b.Subnet.Contains(ip) {
+	for k := range m.lens {
+		bits := k
+		if !ip.Is4() {
+			bits = k - 100
+		}
+		if (k >= 100) == ip.Is4() {
+			continue // the other family's lengths
+		}
+		p, err := ip.Prefix(bits)
+		if err != nil {
+			continue
+		}
+		b, ok := m.bans[p]
+		if !ok {
 			continue
 		}
 		if !b.Until.After(now) {
-			delete(m.bans, k)
+			m.dropLocked(p)
 			m.dirty = true
 			continue
 		}
