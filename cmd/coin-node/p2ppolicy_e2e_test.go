@@ -147,7 +147,7 @@ func TestE2EManualBans(t *testing.T) {
 	if err := a.RPC.Call(bg, "setban", []any{"127.0.0.0/8", "remove"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 20*time.Second, "B back after the unban", func() bool { return a.peers() == 1 })
+	waitUntil(t, 45*time.Second, "B back after the unban (its backoff is at most 30 s)", func() bool { return a.peers() == 1 })
 	if err := a.RPC.Call(bg, "setban", []any{"10.1.2.3", "add", 60}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestE2EManualBans(t *testing.T) {
 	if err := a.RPC.Call(bg, "setnetworkactive", []any{true}, &state); err != nil || !state {
 		t.Fatalf("setnetworkactive true: %v %v", state, err)
 	}
-	waitUntil(t, 20*time.Second, "B back", func() bool { return a.peers() == 1 })
+	waitUntil(t, 45*time.Second, "B back", func() bool { return a.peers() == 1 })
 }
 
 // TestE2EListening: --listen=false accepts nothing (B cannot connect; getnetworkinfo has
