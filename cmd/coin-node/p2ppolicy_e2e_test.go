@@ -53,9 +53,14 @@ func TestE2EStrayRequestBansNoOne(t *testing.T) {
 	if err := a.RPC.Call(bg, "listbanned", nil, &banned); err != nil || len(banned) != 0 {
 		t.Fatalf("listbanned %+v (%v)", banned, err)
 	}
-	for _, bad := range []string{"peer banned", "peer discouraged", "level=WARN"} {
+	for _, bad := range []string{"peer banned", "peer discouraged", "subnet banned"} {
 		if strings.Contains(a.log(), bad) {
 			t.Errorf("A's log has %q", bad)
+		}
+	}
+	for _, line := range strings.Split(a.log(), "\n") {
+		if strings.Contains(line, "level=WARN") && strings.Contains(line, "sys=p2p") {
+			t.Errorf("A warns about a peer: %s", line)
 		}
 	}
 }
