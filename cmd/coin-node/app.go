@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,13 +36,20 @@ Examples:
    COIN_NETWORK=testnet COIN_RPC_BIND=127.0.0.1:28332 coin-node
 
 Every flag can also be set with the environment variable shown in its help.
-The data directory holds db/, peers.json and, with a bare --log-file, node.log
+The data directory holds db/, peers.json (known peer addresses), banlist.json (setban's bans)
+and, with a bare --log-file, node.log
 (--log-file=PATH writes PATH instead; either way the log also goes to standard error).
 --log-format json writes one JSON object per record instead of key=value lines.
 While catching up the node logs "sync: progress" lines (height, target, percent,
 blocks_per_sec, eta) every few seconds; getsyncstatus reports target_height and progress.
 --metrics-bind serves Prometheus metrics at http://ADDR/metrics (docs/operations.md).
 SIGINT, SIGTERM or the "stop" RPC shut the node down cleanly.
+
+Peers (docs/p2p.md): regtest listens on 127.0.0.1 unless --p2p-bind says otherwise, testnet
+and mainnet on every interface; --listen=false accepts no peer. Bytes that are not this
+protocol only close the connection; a peer sending invalid blocks or transactions is
+discouraged for 24 h in memory (never loopback or --whitelist peers); bans are manual
+(coin-cli setban, listbanned, clearbanned) and kept in banlist.json.
 
 Who may call (docs/security.md): the RPC server refuses with HTTP 403 a request whose
 Content-Type is not application/json, whose Origin header --rpc-allow-origin does not
@@ -57,6 +66,10 @@ address that is not loopback needs --rpc-auth; clients then send HTTP Basic cred
 			&cli.StringFlag{Name: "rpc-bind", EnvVars: []string{"COIN_RPC_BIND"}, Usage: "JSON-RPC listen address host:port; RPC is off when omitted (default ports: mainnet 18332, testnet 28332, regtest 38332); an address that is not loopback needs --rpc-auth"},
 			&cli.IntFlag{Name: "p2p-port", EnvVars: []string{"COIN_P2P_PORT"}, Usage: "P2P listen port", DefaultText: "18333 mainnet, 28333 testnet, 38333 regtest"},
 			&cli.StringSliceFlag{Name: "connect", EnvVars: []string{"COIN_CONNECT"}, Usage: "connect to this peer (host:port) at start-up; repeatable"},
+			&cli.StringSliceFlag{Name: "p2p-bind", EnvVars: []string{"COIN_P2P_BIND"}, Usage: "listen for peers on `HOST[:PORT]` (the port defaults to --p2p-port; IPv6 in brackets); repeatable", DefaultText: "127.0.0.1 on regtest, every interface on testnet and mainnet"},
+			&cli.BoolFlag{Name: "listen", Value: true, EnvVars: []string{"COIN_LISTEN"}, Usage: "accept inbound P2P connections (--listen=false: outbound only)"},
+			&cli.StringSliceFlag{Name: "externalip", EnvVars: []string{"COIN_EXTERNALIP"}, Usage: "an `IP` this node is reachable at from outside, advertised in getnetworkinfo's localaddresses; repeatable"},
+			&cli.StringSliceFlag{Name: "whitelist", EnvVars: []string{"COIN_WHITELIST"}, Usage: "never discourage peers from this `CIDR` range or address for misbehaving (they are only disconnected); loopback never is; repeatable"},
 			&cli.IntFlag{Name: "max-peers", Value: 16, EnvVars: []string{"COIN_MAX_PEERS"}, Usage: "maximum outbound P2P connections"},
 			&cli.IntFlag{Name: "max-inbound", Value: 64, EnvVars: []string{"COIN_MAX_INBOUND"}, Usage: "maximum inbound P2P connections"},
 			&cli.IntFlag{Name: "max-inbound-per-ip", Value: 4, EnvVars: []string{"COIN_MAX_INBOUND_PER_IP"}, Usage: "maximum inbound P2P connections from one IP address (0: no limit)"},
@@ -126,11 +139,15 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	p2pCfg, err := p2pConfig(c, net, p2pPort)
+	if err != nil {
+		return err
+	}
+	p2pCfg.MaxOutbound, p2pCfg.MaxInbound = none(c.Int("max-peers")), none(c.Int("max-inbound"))
+	p2pCfg.MaxInboundPerIP = none(c.Int("max-inbound-per-ip"))
 	cfg := node.Config{
 		Network: net, DataDir: dataDir, RPC: rpcCfg,
-		P2P: &p2p.Config{ListenAddr: fmt.Sprintf(":%d", p2pPort), Connect: c.StringSlice("connect"),
-			MaxOutbound: none(c.Int("max-peers")), MaxInbound: none(c.Int("max-inbound")),
-			MaxInboundPerIP: none(c.Int("max-inbound-per-ip"))},
+		P2P:    p2pCfg,
 		Logger: logger, MinFreeDiskPercent: c.Float64("min-free-disk"), MempoolMaxBytes: c.Int("mempool-max-mb") << 20,
 		MempoolSaveInterval: saveInterval(c.Duration("mempool-save-interval")),
 		CoinCacheMiB:        none(c.Int("coin-cache-mb")),
@@ -155,4 +172,33 @@ func saveInterval(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// p2pConfig reads the P2P flags: where to listen (--p2p-bind, --listen), the peers to
+// connect to, the external addresses and the ranges never discouraged. A bad value is a
+// usage error.
+func p2pConfig(c *cli.Context, net *params.Network, port int) (*p2p.Config, error) {
+	if port <= 0 || port > 65535 {
+		return nil, cli.Exit(fmt.Sprintf("error: --p2p-port %d: want 1 to 65535", port), 2)
+	}
+	listen, err := p2p.ListenAddrs(c.StringSlice("p2p-bind"), uint16(port), net, c.Bool("listen"))
+	if err != nil {
+		return nil, cli.Exit("error: --p2p-bind: "+err.Error(), 2)
+	}
+	cfg := &p2p.Config{ListenAddrs: listen, Connect: c.StringSlice("connect")}
+	for _, s := range c.StringSlice("externalip") {
+		ip, err := netip.ParseAddr(strings.Trim(s, "[]"))
+		if err != nil {
+			return nil, cli.Exit(fmt.Sprintf("error: --externalip %q: want an IP address", s), 2)
+		}
+		cfg.ExternalIPs = append(cfg.ExternalIPs, ip.Unmap())
+	}
+	for _, s := range c.StringSlice("whitelist") {
+		pfx, err := p2p.ParseSubnet(s)
+		if err != nil {
+			return nil, cli.Exit("error: --whitelist: "+err.Error(), 2)
+		}
+		cfg.Whitelist = append(cfg.Whitelist, pfx)
+	}
+	return cfg, nil
 }

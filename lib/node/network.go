@@ -2,6 +2,13 @@ package node
 
 import (
 	"context"
+	"encoding/json"
+	"net/netip"
+	"time"
+
+	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/p2p/wire"
+	"github.com/cointoolkit/coin/lib/policy"
 
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/mempool"
@@ -65,15 +72,167 @@ func (n *Node) newNetwork(cfg p2p.Config) (*p2p.Server, error) {
 // SetNetwork plugs in a P2P layer (before Run), in place of the one of Config.P2P.
 func (n *Node) SetNetwork(net Network) { n.net = net }
 
-// Peers lists connected peers (for RPC).
+// NetControl is the P2P layer's network controls, for the network RPCs (*p2p.Server). A
+// Network without them (none, or a test's) answers those RPCs with p2p.ErrP2PDisabled.
+type NetControl interface {
+	PeerInfo() []p2p.PeerInfo
+	NetworkInfo() p2p.NetworkInfo
+	NetTotals() (recv, sent uint64)
+	DisconnectNode(addr string, id uint64) error
+	SetBan(subnet netip.Prefix, until time.Time, reason string) error
+	Unban(subnet netip.Prefix) error
+	ListBanned() []p2p.Ban
+	ClearBanned()
+	SetNetworkActive(on bool)
+	PingPeers()
+}
+
+var _ NetControl = (*p2p.Server)(nil)
+
+func (n *Node) netControl() (NetControl, error) {
+	if c, ok := n.net.(NetControl); ok {
+		return c, nil
+	}
+	return nil, p2p.ErrP2PDisabled
+}
+
+// Peers lists connected peers (for RPC), with Bitcoin Core's getpeerinfo fields.
 func (n *Node) Peers() []rpcapi.Peer {
-	stats := n.net.Peers()
-	out := make([]rpcapi.Peer, 0, len(stats))
-	for _, st := range stats {
-		out = append(out, rpcapi.Peer{Addr: st.Addr, Inbound: st.Inbound, Height: st.Height, Version: st.Version,
-			BanScore: st.BanScore, ConnTime: st.ConnTime.Unix(), BytesSent: st.BytesSent, BytesRecv: st.BytesRecv})
+	c, err := n.netControl()
+	if err != nil {
+		stats := n.net.Peers()
+		out := make([]rpcapi.Peer, 0, len(stats))
+		for _, st := range stats {
+			out = append(out, rpcPeer(p2p.PeerInfo{Stats: st, ConnType: p2p.ConnOutbound, SyncedHeaders: -1, SyncedBlocks: -1}))
+		}
+		return out
+	}
+	infos := c.PeerInfo()
+	out := make([]rpcapi.Peer, 0, len(infos))
+	for _, pi := range infos {
+		out = append(out, rpcPeer(pi))
 	}
 	return out
+}
+
+func rpcPeer(pi p2p.PeerInfo) rpcapi.Peer {
+	st := pi.Stats
+	ct := pi.ConnType
+	if st.Inbound {
+		ct = p2p.ConnInbound
+	}
+	return rpcapi.Peer{ID: st.ID, Addr: st.Addr, AddrLocal: st.LocalAddr, Inbound: st.Inbound, ConnectionType: ct,
+		PingTime: st.PingRTT.Seconds(), MinPing: st.MinPing.Seconds(),
+		SyncedHeaders: pi.SyncedHeaders, SyncedBlocks: pi.SyncedBlocks, BytesSent: st.BytesSent, BytesRecv: st.BytesRecv,
+		ConnTime: st.ConnTime.Unix(), Version: st.Version, SubVer: st.UserAgent, StartingHeight: st.Height, BanScore: st.BanScore}
+}
+
+// NetworkInfo is getnetworkinfo's answer.
+func (n *Node) NetworkInfo() (rpcapi.NetworkInfo, error) {
+	c, err := n.netControl()
+	if err != nil {
+		return rpcapi.NetworkInfo{}, err
+	}
+	ni := c.NetworkInfo()
+	out := rpcapi.NetworkInfo{Version: p2p.ClientVersion, SubVersion: n.userAgent(), ProtocolVersion: wire.ProtocolVersion,
+		LocalAddresses: make([]rpcapi.LocalAddress, 0, len(ni.LocalAddresses)),
+		Connections:    ni.Inbound + ni.Outbound, ConnectionsIn: ni.Inbound, ConnectionsOut: ni.Outbound,
+		NetworkActive: ni.Active, RelayFee: json.Number(amount.Format(policy.MinRelayFeePerByte * 1000))}
+	for _, a := range ni.LocalAddresses {
+		out.LocalAddresses = append(out.LocalAddresses, rpcapi.LocalAddress{Address: a.Address, Port: a.Port})
+	}
+	return out, nil
+}
+
+// userAgent is the user agent the P2P layer sends in its version message.
+func (n *Node) userAgent() string {
+	if n.cfg.P2P != nil && n.cfg.P2P.UserAgent != "" {
+		return n.cfg.P2P.UserAgent
+	}
+	return p2p.DefaultUserAgent
+}
+
+// NetTotals is getnettotals' answer.
+func (n *Node) NetTotals() (rpcapi.NetTotals, error) {
+	c, err := n.netControl()
+	if err != nil {
+		return rpcapi.NetTotals{}, err
+	}
+	recv, sent := c.NetTotals()
+	return rpcapi.NetTotals{TotalBytesRecv: recv, TotalBytesSent: sent, TimeMillis: time.Now().UnixMilli()}, nil
+}
+
+// DisconnectNode ends a peer's connection (disconnectnode).
+func (n *Node) DisconnectNode(addr string, id uint64) error {
+	c, err := n.netControl()
+	if err != nil {
+		return err
+	}
+	return c.DisconnectNode(addr, id)
+}
+
+// SetBan bans a subnet until the given time (setban add).
+func (n *Node) SetBan(subnet netip.Prefix, until time.Time) error {
+	c, err := n.netControl()
+	if err != nil {
+		return err
+	}
+	return c.SetBan(subnet, until, "manual (setban)")
+}
+
+// Unban lifts a subnet's ban (setban remove).
+func (n *Node) Unban(subnet netip.Prefix) error {
+	c, err := n.netControl()
+	if err != nil {
+		return err
+	}
+	return c.Unban(subnet)
+}
+
+// ListBanned is listbanned's answer.
+func (n *Node) ListBanned() ([]rpcapi.Banned, error) {
+	c, err := n.netControl()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().Unix()
+	list := c.ListBanned()
+	out := make([]rpcapi.Banned, 0, len(list))
+	for _, b := range list {
+		out = append(out, rpcapi.Banned{Address: b.Subnet.String(), BanCreated: b.Created.Unix(), BannedUntil: b.Until.Unix(),
+			BanDuration: b.Until.Unix() - b.Created.Unix(), TimeRemaining: max(b.Until.Unix()-now, 0), Reason: b.Reason})
+	}
+	return out, nil
+}
+
+// ClearBanned lifts every ban (clearbanned).
+func (n *Node) ClearBanned() error {
+	c, err := n.netControl()
+	if err != nil {
+		return err
+	}
+	c.ClearBanned()
+	return nil
+}
+
+// SetNetworkActive turns P2P activity on or off (setnetworkactive).
+func (n *Node) SetNetworkActive(on bool) error {
+	c, err := n.netControl()
+	if err != nil {
+		return err
+	}
+	c.SetNetworkActive(on)
+	return nil
+}
+
+// PingPeers pings every peer now (ping).
+func (n *Node) PingPeers() error {
+	c, err := n.netControl()
+	if err != nil {
+		return err
+	}
+	c.PingPeers()
+	return nil
 }
 
 // Syncing reports whether the node is catching up with a peer.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"sort"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/p2p/addrman"
@@ -13,8 +12,10 @@ import (
 	"github.com/cointoolkit/coin/lib/p2p/wire"
 )
 
-// Connections: the listener and the outbound dialler, the handshake and what the server
-// decides about it, ban score, disconnection and the dispatch of a peer's messages.
+// Connections: the listeners and the outbound dialler, the handshake and what the server
+// decides about it, misbehaviour, disconnection and the dispatch of a peer's messages. The
+// connection table and its rules are the connection manager's (connmgr.go), bans and
+// discouragement the ban manager's (banman.go).
 
 // Errors of the handshake decided by the server.
 var (
@@ -22,9 +23,11 @@ var (
 	errDuplicate = errors.New("already connected to this node")
 )
 
-func (s *Server) acceptLoop() {
+// acceptLoop accepts on ln until the server stops; the connection manager admits or
+// refuses each connection (cm.admitInbound).
+func (s *Server) acceptLoop(ln net.Listener) {
 	for {
-		conn, err := s.ln.Accept()
+		conn, err := ln.Accept()
 		if err != nil {
 			if s.ctx.Err() != nil {
 				return
@@ -38,13 +41,7 @@ func (s *Server) acceptLoop() {
 			continue
 		}
 		ip := remoteIP(conn)
-		if ban, ok := s.addrs.Banned(ip); ok {
-			s.log.Debug("refused connection from banned address", "peer", conn.RemoteAddr().String(),
-				"until", time.Unix(ban.Until, 0).UTC().Format(time.RFC3339), "reason", ban.Reason)
-			conn.Close()
-			continue
-		}
-		victim, why := s.admitInbound(ip)
+		victim, discouraged, why := s.cm.admitInbound(ip)
 		if why != "" {
 			s.log.Debug("refused inbound connection: "+why, "peer", conn.RemoteAddr().String(),
 				"max_inbound", s.cfg.MaxInbound, "max_inbound_per_ip", s.cfg.MaxInboundPerIP)
@@ -57,176 +54,10 @@ func (s *Server) acceptLoop() {
 			victim.Disconnect(errEvicted)
 		}
 		s.goRun(func() {
-			s.handleConn(conn, true, "")
-			s.mu.Lock()
-			s.inbound--
-			if s.inboundIP[ip]--; s.inboundIP[ip] <= 0 {
-				delete(s.inboundIP, ip)
-			}
-			s.mu.Unlock()
+			s.handleConn(conn, true, "", false, discouraged)
+			s.cm.releaseInbound(ip)
 		})
 	}
-}
-
-// admitInbound decides about a new inbound connection from ip: refused (why says so) when
-// ip has MaxInboundPerIP connections already, or when every inbound slot is taken and no
-// peer can be evicted; else counted, with the peer to evict to make room, if any.
-func (s *Server) admitInbound(ip netip.Addr) (victim *peer.Peer, why string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cfg.MaxInboundPerIP > 0 && s.inboundIP[ip] >= s.cfg.MaxInboundPerIP {
-		return nil, "too many connections from this address"
-	}
-	if s.inbound >= s.cfg.MaxInbound {
-		ps := s.evictionVictimLocked()
-		if ps == nil {
-			return nil, "inbound slots full"
-		}
-		ps.evicted = true
-		victim = ps.p
-	}
-	s.inbound++
-	s.inboundIP[ip]++
-	return victim, ""
-}
-
-// Inbound eviction, in the manner of Bitcoin Core's AttemptToEvictConnection, simplified:
-// when every inbound slot is taken, a newcomer may replace the least useful inbound peer.
-// Protected are the evictProtectBlocks peers that most recently sent a block new to us, the
-// evictProtectTxs that most recently sent a transaction the mempool accepted, and the
-// evictProtectOldest longest-connected of the rest (so a node with few inbound peers evicts
-// none). Of the others, the victim is the youngest connection of the network group (IPv4
-// /16, IPv6 /32) holding the most of them: an attacker with many addresses in one range
-// evicts its own connections first.
-const (
-	evictProtectBlocks = 4
-	evictProtectTxs    = 4
-	evictProtectOldest = 8
-)
-
-// errEvicted ends an inbound connection evicted to make room for another.
-var errEvicted = errors.New("evicted to make room for a new inbound connection")
-
-// evictionVictimLocked picks the inbound peer to evict, or nil (s.mu held).
-func (s *Server) evictionVictimLocked() *peerState {
-	var cands []*peerState
-	for _, ps := range s.peers {
-		if ps.p.Inbound() && !ps.evicted {
-			cands = append(cands, ps)
-		}
-	}
-	protect := func(n int, recent func(*peerState) time.Time) {
-		sort.SliceStable(cands, func(i, j int) bool { return recent(cands[i]).After(recent(cands[j])) })
-		k := 0
-		for k < n && k < len(cands) && !recent(cands[k]).IsZero() {
-			k++
-		}
-		cands = cands[k:]
-	}
-	protect(evictProtectBlocks, func(ps *peerState) time.Time { return ps.lastBlock })
-	protect(evictProtectTxs, func(ps *peerState) time.Time { return ps.lastTx })
-	// Oldest first (peer ids grow with connection order), then protect the oldest.
-	sort.Slice(cands, func(i, j int) bool { return cands[i].p.ID() < cands[j].p.ID() })
-	if len(cands) <= evictProtectOldest {
-		return nil
-	}
-	cands = cands[evictProtectOldest:]
-	groups := map[string][]*peerState{}
-	for _, ps := range cands {
-		g := netGroup(ps.p.IP())
-		groups[g] = append(groups[g], ps)
-	}
-	var best []*peerState
-	for _, g := range groups {
-		// The group with the most connections; on a tie the one with the youngest.
-		if len(g) > len(best) || (len(g) == len(best) && g[len(g)-1].p.ID() > best[len(best)-1].p.ID()) {
-			best = g
-		}
-	}
-	return best[len(best)-1]
-}
-
-// netGroup is the network range an address is counted in for eviction: IPv4 /16, IPv6 /32.
-func netGroup(ip netip.Addr) string {
-	ip = ip.Unmap()
-	bits := 32
-	if ip.Is4() {
-		bits = 16
-	}
-	if pfx, err := ip.Prefix(bits); err == nil {
-		return pfx.String()
-	}
-	return ip.String()
-}
-
-// stallRecord is an IP's handshake stalls: the ban score they add up to and the last one.
-type stallRecord struct {
-	score int
-	last  time.Time
-}
-
-// maxStallRecords bounds the IPs whose stalls are remembered.
-const maxStallRecords = 10_000
-
-// handshakeStalled charges p's IP for letting the handshake time out: the IP's stall score
-// grows by HandshakeStallScore and the connection carries all of it, so at the ban
-// threshold the IP is banned (peer.Config.OnBan) like any misbehaving peer.
-func (s *Server) handshakeStalled(p *peer.Peer, reason string) {
-	ip := p.IP()
-	if s.cfg.HandshakeStallScore <= 0 || !ip.IsValid() {
-		return
-	}
-	now := time.Now()
-	s.mu.Lock()
-	r := s.stallRecordLocked(ip, now)
-	if r == nil {
-		if len(s.stalls) >= maxStallRecords {
-			for k, old := range s.stalls {
-				if now.Sub(old.last) > s.cfg.HandshakeStallMemory || len(s.stalls) >= maxStallRecords {
-					delete(s.stalls, k)
-				}
-			}
-		}
-		r = &stallRecord{}
-		s.stalls[ip] = r
-	}
-	r.score += s.cfg.HandshakeStallScore
-	r.last = now
-	score := r.score
-	s.mu.Unlock()
-	s.log.Info("peer stalled the handshake", "peer", p.Addr(), "ban_score", score, "reason", reason)
-	p.AddBanScore(score, "handshake stalled: "+reason)
-}
-
-// stallRecordLocked is ip's unexpired stall record, or nil (s.mu held).
-func (s *Server) stallRecordLocked(ip netip.Addr, now time.Time) *stallRecord {
-	r := s.stalls[ip]
-	if r != nil && now.Sub(r.last) > s.cfg.HandshakeStallMemory {
-		delete(s.stalls, ip)
-		return nil
-	}
-	return r
-}
-
-// stallScore is the ban score ip's recent handshake stalls add up to.
-func (s *Server) stallScore(ip netip.Addr) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r := s.stallRecordLocked(ip, time.Now()); r != nil {
-		return r.score
-	}
-	return 0
-}
-
-// noteUseful records that ps sent a block or a transaction new to us (for eviction).
-func (s *Server) noteUseful(ps *peerState, block bool) {
-	s.mu.Lock()
-	if block {
-		ps.lastBlock = time.Now()
-	} else {
-		ps.lastTx = time.Now()
-	}
-	s.mu.Unlock()
 }
 
 func remoteIP(c net.Conn) netip.Addr {
@@ -247,63 +78,40 @@ func (s *Server) connectLoop() {
 		case <-s.ctx.Done():
 			return
 		case <-t.C:
-		case <-s.wakeConn:
+		case <-s.cm.wake:
 		}
 	}
 }
 
 func (s *Server) connectMore() {
-	s.mu.Lock()
-	free := s.cfg.MaxOutbound - s.outbound
-	s.mu.Unlock()
+	free := s.cm.freeOutbound()
 	if free <= 0 {
 		return
 	}
-	skip := func(a string) bool {
-		if ap, err := netip.ParseAddrPort(a); err == nil {
-			if _, banned := s.addrs.Banned(ap.Addr()); banned {
-				return true
-			}
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.dialing[a] || s.self[a]
-	}
+	manual := len(s.cfg.Connect) > 0
 	var targets []string
-	if len(s.cfg.Connect) > 0 {
+	if manual {
 		now := time.Now()
 		for _, a := range s.cfg.Connect {
-			if len(targets) < free && !skip(a) && !now.Before(s.addrs.NextAttempt(a)) {
+			if len(targets) < free && !s.cm.skipDial(a) && !now.Before(s.addrs.NextAttempt(a)) {
 				targets = append(targets, a)
 			}
 		}
 	} else {
-		targets = s.addrs.Candidates(free, skip)
+		targets = s.addrs.Candidates(free, func(a string) bool { return s.cm.skipDial(a) })
 	}
 	for _, a := range targets {
-		s.mu.Lock()
-		if s.dialing[a] || s.outbound >= s.cfg.MaxOutbound {
-			s.mu.Unlock()
+		if !s.cm.reserveOutbound(a) {
 			continue
 		}
-		s.dialing[a] = true
-		s.outbound++
-		s.mu.Unlock()
 		s.goRun(func() {
-			s.dial(a)
-			s.mu.Lock()
-			delete(s.dialing, a)
-			s.outbound--
-			s.mu.Unlock()
-			select {
-			case s.wakeConn <- struct{}{}:
-			default:
-			}
+			s.dial(a, manual)
+			s.cm.releaseOutbound(a)
 		})
 	}
 }
 
-func (s *Server) dial(addr string) {
+func (s *Server) dial(addr string, manual bool) {
 	s.addrs.Attempt(addr)
 	d := net.Dialer{Timeout: 5 * time.Second}
 	conn, err := d.DialContext(s.ctx, "tcp", addr)
@@ -313,12 +121,18 @@ func (s *Server) dial(addr string) {
 		}
 		return
 	}
-	if ban, ok := s.addrs.Banned(remoteIP(conn)); ok {
-		s.log.Debug("not connecting to banned address", "peer", addr, "reason", ban.Reason)
+	// A host name may resolve to a banned or discouraged address.
+	if ban, ok := s.bans.Banned(remoteIP(conn)); ok {
+		s.log.Debug("not connecting to banned address", "peer", addr, "subnet", ban.Subnet.String())
 		conn.Close()
 		return
 	}
-	s.handleConn(conn, false, addr)
+	if s.bans.Discouraged(remoteIP(conn)) {
+		s.log.Debug("not connecting to discouraged address", "peer", addr)
+		conn.Close()
+		return
+	}
+	s.handleConn(conn, false, addr, manual, false)
 }
 
 func (s *Server) versionMsg() *wire.MsgVersion {
@@ -329,45 +143,20 @@ func (s *Server) versionMsg() *wire.MsgVersion {
 		BestHeight: h, ListenPort: s.ListenPort(), Nonce: s.nonce, UserAgent: s.cfg.UserAgent}
 }
 
-func (s *Server) verifyVersion(v *wire.MsgVersion) error {
-	if v.Nonce == s.nonce {
-		return errSelf
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if other, ok := s.nonces[v.Nonce]; ok {
-		return fmt.Errorf("%w (as %s)", errDuplicate, other.p.Addr())
-	}
-	return nil
-}
-
 // handleConn runs one connection from handshake to disconnection.
-func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string) {
-	s.mu.Lock()
+func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string, manual, discouraged bool) {
 	if s.ctx.Err() != nil {
-		s.mu.Unlock()
 		conn.Close()
 		return
 	}
-	s.conns[conn] = struct{}{}
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.conns, conn)
-		s.mu.Unlock()
-	}()
 	p := peer.New(conn, inbound, s.cfg.Peer)
-	if !inbound {
-		s.mu.Lock()
-		s.outLocal[conn.LocalAddr().String()] = dialAddr
-		s.mu.Unlock()
-		defer func() {
-			s.mu.Lock()
-			delete(s.outLocal, conn.LocalAddr().String())
-			s.mu.Unlock()
-		}()
+	e, ok := s.cm.track(conn, p, inbound, discouraged, dialAddr, manual)
+	if !ok {
+		conn.Close()
+		return
 	}
-	err := p.Handshake(s.versionMsg(), s.verifyVersion)
+	defer s.cm.untrack(e)
+	err := p.Handshake(s.versionMsg(), func(v *wire.MsgVersion) error { return s.cm.checkNonce(s.nonce, v.Nonce) })
 	if err != nil {
 		s.rejected(p, dialAddr, err)
 		p.Disconnect(err)
@@ -378,22 +167,19 @@ func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string) {
 	if inbound && v.ListenPort != 0 && p.IP().IsValid() {
 		ps.listenAddr = netip.AddrPortFrom(p.IP(), v.ListenPort).String()
 	}
-	// An address whose earlier handshakes stalled starts with their ban score.
-	if stalled := s.stallScore(p.IP()); inbound && stalled > 0 &&
-		p.AddBanScore(stalled, "earlier handshake stalls from this address") {
-		s.log.Info("peer rejected: banned for earlier handshake stalls", "peer", p.Addr())
-		return
-	}
-	s.mu.Lock()
-	if other, ok := s.nonces[v.Nonce]; ok {
-		s.mu.Unlock()
-		err := fmt.Errorf("%w (as %s)", errDuplicate, other.p.Addr())
+	if err := s.cm.establish(e, v.Nonce); err != nil {
 		s.rejected(p, dialAddr, err)
 		p.Disconnect(err)
 		return
 	}
+	// An address whose earlier handshakes stalled starts with their ban score.
+	if stalled := s.cm.stallScore(p.IP()); inbound && stalled > 0 &&
+		p.AddBanScore(stalled, "earlier handshake stalls from this address") {
+		s.log.Info("peer rejected: misbehaving after earlier handshake stalls", "peer", p.Addr())
+		return
+	}
+	s.mu.Lock()
 	s.peers[p] = ps
-	s.nonces[v.Nonce] = ps
 	s.mu.Unlock()
 	if !inbound {
 		s.addrs.Good(dialAddr, addrman.SourceOutbound)
@@ -405,64 +191,75 @@ func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string) {
 	s.onDisconnect(ps, err)
 }
 
-// rejected logs a failed handshake and bans when the peer was at fault.
+// rejected logs a failed handshake. None of these discourages the address: a client that
+// does not speak the protocol, another network's node, an old version or a duplicate is no
+// attacker (as in Bitcoin Core). Only repeated inbound handshake stalls add up to
+// discouragement (handshakeStalled).
 func (s *Server) rejected(p *peer.Peer, dialAddr string, err error) {
 	reason := err.Error()
 	switch {
 	case errors.Is(err, errSelf):
 		// The inbound end of a self-connection sees our nonce; the outbound end is the
 		// connection from that local address.
-		s.mu.Lock()
-		if dialAddr == "" {
-			dialAddr = s.outLocal[p.Addr()]
-		}
-		if dialAddr != "" {
-			s.self[dialAddr] = true
-		}
-		s.mu.Unlock()
-		if dialAddr != "" {
+		if dialAddr = s.cm.noteSelf(dialAddr, p.Addr()); dialAddr != "" {
 			s.addrs.Remove(dialAddr)
 		}
 		s.log.Info("peer rejected: self-connection", "peer", p.Addr(), "reason", reason)
-		return
 	case errors.Is(err, errDuplicate):
 		s.log.Debug("peer rejected: duplicate connection", "peer", p.Addr(), "reason", reason)
-		return
+	case errors.Is(err, errBannedNow):
+		s.log.Debug("peer rejected: banned during the handshake", "peer", p.Addr())
 	case errors.Is(err, peer.ErrObsolete):
 		s.log.Info("peer rejected: old protocol version", "peer", p.Addr(), "reason", reason)
-		return
-	case errors.Is(err, peer.ErrWrongNetwork), errors.Is(err, wire.ErrBadMagic):
+	case errors.Is(err, peer.ErrWrongNetwork):
 		s.log.Info("peer rejected: wrong network", "peer", p.Addr(), "reason", reason)
 	case errors.Is(err, peer.ErrWrongGenesis):
 		s.log.Info("peer rejected: wrong genesis hash", "peer", p.Addr(), "reason", reason)
+	case peer.NotOurProtocol(err):
+		s.log.Debug("closing connection: not our protocol", "peer", p.Addr(), "inbound", p.Inbound(), "reason", reason)
 	case p.Inbound() && errors.Is(err, peer.ErrTimeout):
 		s.handshakeStalled(p, reason)
-		return
 	default:
 		s.log.Info("peer rejected: handshake failed", "peer", p.Addr(), "reason", reason)
 	}
-	if peer.Misbehaviour(err) {
-		p.AddBanScore(s.banThreshold(), reason)
-	}
 }
 
-func (s *Server) banThreshold() int {
-	if s.cfg.Peer.BanThreshold > 0 {
-		return s.cfg.Peer.BanThreshold
-	}
-	return 100
-}
-
-func (s *Server) banIP(p *peer.Peer, reason string) {
-	if !p.IP().IsValid() {
+// handshakeStalled charges p's IP for letting the handshake time out: the IP's stall score
+// grows by HandshakeStallScore; a connection that completes its handshake later starts with
+// that score, and at the ban threshold the address is discouraged. A stall is no proof of
+// malice (a slow link, a port scanner), so it never leads to more than discouragement.
+func (s *Server) handshakeStalled(p *peer.Peer, reason string) {
+	ip := p.IP()
+	if s.cfg.HandshakeStallScore <= 0 || !ip.IsValid() {
 		return
 	}
-	s.addrs.Ban(p.IP(), s.cfg.BanDuration, reason)
-	s.log.Warn("peer banned", "peer", p.Addr(), "ip", p.IP().String(), "for", s.cfg.BanDuration.String(), "reason", reason)
+	score := s.cm.addStall(ip)
+	s.log.Info("peer stalled the handshake", "peer", p.Addr(), "stall_score", score, "reason", reason)
+	if score >= s.cfg.Peer.BanThreshold && score-s.cfg.HandshakeStallScore < s.cfg.Peer.BanThreshold {
+		s.discourage(p, "repeated handshake stalls: "+reason)
+	}
 }
 
-// misbehave adds ban score; at the threshold the peer is dropped and its IP banned (by
-// the peer's OnBan, banIP).
+// stallScore is the ban score ip's recent handshake stalls add up to.
+func (s *Server) stallScore(ip netip.Addr) int { return s.cm.stallScore(ip) }
+
+// onMisbehaving is the peers' OnMisbehaving: a peer's ban score reached the threshold
+// (consensus-invalid data, a flood): its address is discouraged and every connection from
+// it dropped, unless it is exempt (loopback, --whitelist), which only loses this
+// connection.
+func (s *Server) onMisbehaving(p *peer.Peer, reason string) { s.discourage(p, reason) }
+
+func (s *Server) discourage(p *peer.Peer, reason string) {
+	ip := p.IP()
+	if !s.bans.Discourage(ip, p.Addr(), reason) {
+		return
+	}
+	s.cm.disconnectWhere(func(e *connEntry) bool { return e.p != p && e.ip == ip },
+		fmt.Errorf("%w: address discouraged: %s", peer.ErrMisbehaving, reason))
+}
+
+// misbehave adds ban score; at the threshold the peer is dropped and its address
+// discouraged (onMisbehaving).
 func (s *Server) misbehave(ps *peerState, score int, reason string) {
 	if ps != nil {
 		ps.p.AddBanScore(score, reason)
@@ -473,9 +270,6 @@ func (s *Server) onDisconnect(ps *peerState, err error) {
 	p := ps.p
 	s.mu.Lock()
 	delete(s.peers, p)
-	if v := p.Version(); v != nil && s.nonces[v.Nonce] == ps {
-		delete(s.nonces, v.Nonce)
-	}
 	for h, r := range s.inflight {
 		if r.ps == ps {
 			delete(s.inflight, h)
@@ -495,10 +289,7 @@ func (s *Server) onDisconnect(ps *peerState, err error) {
 	if s.ctx.Err() == nil {
 		s.log.Info("peer disconnected", "peer", p.Addr(), "inbound", p.Inbound(), "reason", err)
 	}
-	select {
-	case s.wakeConn <- struct{}{}:
-	default:
-	}
+	s.cm.signal()
 }
 
 // HandleMessage dispatches a peer's message (peer.Handler).
@@ -567,3 +358,6 @@ func (s *Server) unrequested(ps *peerState, what string) bool {
 	}
 	return ok
 }
+
+// noteUseful records that ps sent a block or a transaction new to us (for eviction).
+func (s *Server) noteUseful(ps *peerState, block bool) { s.cm.noteUseful(ps.p, block) }

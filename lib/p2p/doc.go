@@ -1,6 +1,6 @@
 // Package p2p is the node's peer-to-peer layer (protocol §12): it listens on the P2P port,
 // keeps outbound connections up, syncs the chain headers-first from its peers, relays new
-// blocks and mempool transactions, and drops and bans peers that misbehave. Server
+// blocks and mempool transactions, and drops and discourages peers that misbehave. Server
 // implements the node's Network interface. It declares what it needs of the node
 // (interface.go): Chain (the chain state's reads, its header index and bulk mode), Mempool,
 // and Backend, through which everything that changes the chain or the mempool goes (the
@@ -10,13 +10,19 @@
 //
 // The layers, each its own package: wire (frames and messages, pure and fuzzed), peer (one
 // connection: handshake, deadlines, bounded send queue, ban score), addrman (known addresses,
-// bans, backoff, peers.json) and this package, which ties them to the node:
+// backoff, peers.json) and this package, which ties them to the node:
 //
-//   - Connections: inbound up to MaxInbound (banned IPs closed at accept); outbound to the
-//     Connect peers only when given, else to known addresses, up to MaxOutbound, each with its
-//     backoff. The handshake refuses other networks (magic, genesis), our own nonce (self
-//     connections), a node already connected and old protocol versions, logging which.
-//   - Connections (conn.go): handshakes, ban score, disconnection, message dispatch.
+//   - Connections: the connection manager (connmgr.go, in the manner of btcd's connmgr) owns
+//     the table of open connections and its rules: inbound up to MaxInbound with eviction and
+//     a per-address bound, outbound to the Connect peers only when given, else to known
+//     addresses, up to MaxOutbound, each with its backoff; handshake stalls; self and
+//     duplicate connections; network activity and byte totals. The ban manager (banman.go)
+//     keeps the operator's bans (subnets, banlist.json) and the node's discouragement
+//     (addresses, in memory, 24 h), exempting loopback and Whitelist. conn.go runs the
+//     sockets: listeners (ListenAddr, ListenAddrs), dialler, handshake (refusing other
+//     networks, our own nonce, a node already connected and old protocol versions, logging
+//     which; bytes that are not our protocol only close the connection), message dispatch.
+//     netapi.go is what the network RPCs call.
 //   - Sync: headers from peers go to the chain, which keeps them in its block index with the
 //     rules of a block's header (headers.go; lib/chainstate ProcessBlockHeaders); the chain's
 //     blocks to fetch toward its best header are requested in a sliding window across peers,
@@ -37,5 +43,8 @@
 //
 // New fails without a network; Start fails when it cannot listen. A peer's misbehaviour is
 // not an error of the server: it adds ban score (peer.Peer.AddBanScore), and at the threshold
-// the peer is dropped and its IP banned (addrman).
+// the peer is dropped and its address discouraged (BanManager). The network controls return
+// errors with reasons (ErrP2PDisabled, ErrNodeNotConnected, ErrAlreadyBanned, ErrNotBanned;
+// lib/reason); BanManager.Load returns ErrBanlistCorrupt for a banlist.json that does not
+// parse.
 package p2p

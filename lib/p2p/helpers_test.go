@@ -63,6 +63,9 @@ type nodeOpts struct {
 	tweak   func(*Config)
 	quiet   bool // info level instead of debug
 	discard bool // no log at all
+	// hostileLoopback: loopback peers are discouraged like any other, so that tests can
+	// play hostile peers from 127.0.0.0/8 (the exemption itself is tested apart).
+	hostileLoopback bool
 }
 
 func startNode(t testing.TB, name string, o nodeOpts) *tnode {
@@ -97,6 +100,9 @@ func startNode(t testing.TB, name string, o nodeOpts) *tnode {
 	s, err := New(cfg, n.Chain(), n.Mempool(), n)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.hostileLoopback {
+		s.bans.exemptLoopback = false
 	}
 	n.SetNetwork(s)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -2,7 +2,6 @@ package p2p
 
 import (
 	"net/netip"
-	"strings"
 	"testing"
 	"time"
 
@@ -63,9 +62,9 @@ func TestInboundPerIP(t *testing.T) {
 	// Once one of the four leaves, the address may connect again.
 	rs[0].c.Close()
 	waitFor(t, 5*time.Second, "the slot freed", func() bool {
-		n.s.mu.Lock()
-		defer n.s.mu.Unlock()
-		return n.s.inboundIP[netip.MustParseAddr("127.0.9.1")] == 3
+		n.s.cm.mu.Lock()
+		defer n.s.cm.mu.Unlock()
+		return n.s.cm.inboundIP[netip.MustParseAddr("127.0.9.1")] == 3
 	})
 	rawFrom(t, n, "127.0.9.1", 711)
 }
@@ -135,11 +134,12 @@ func TestInboundFullNoEviction(t *testing.T) {
 	}
 }
 
-// TestHandshakeStallBanned: an address whose connections let the handshake time out gains
-// HandshakeStallScore per stall (silent connections and ones that never send verack
-// alike), carries it into a later connection, and is banned at the fourth stall.
-func TestHandshakeStallBanned(t *testing.T) {
-	n := startNode(t, "N", nodeOpts{tweak: func(c *Config) { c.Peer.HandshakeTimeout = 150 * time.Millisecond }})
+// TestHandshakeStallDiscouraged: an address whose connections let the handshake time out
+// gains HandshakeStallScore per stall (silent connections and ones that never send verack
+// alike), carries it into a later connection, and is discouraged (never banned) at the
+// fourth stall.
+func TestHandshakeStallDiscouraged(t *testing.T) {
+	n := startNode(t, "N", nodeOpts{hostileLoopback: true, tweak: func(c *Config) { c.Peer.HandshakeTimeout = 150 * time.Millisecond }})
 	ip := netip.MustParseAddr("127.0.8.1")
 	stall := func(sendVersion bool) {
 		t.Helper()
@@ -156,8 +156,8 @@ func TestHandshakeStallBanned(t *testing.T) {
 	}
 	stall(false)
 	waitFor(t, 2*time.Second, "score 25", func() bool { return n.s.stallScore(ip) == 25 })
-	if _, banned := n.s.Addrman().Banned(ip); banned {
-		t.Fatal("banned after one stall")
+	if n.s.bans.Discouraged(ip) {
+		t.Fatal("discouraged after one stall")
 	}
 	stall(true)
 	waitFor(t, 2*time.Second, "score 50", func() bool { return n.s.stallScore(ip) == 50 })
@@ -173,17 +173,56 @@ func TestHandshakeStallBanned(t *testing.T) {
 
 	stall(false)
 	stall(false)
-	waitFor(t, 2*time.Second, "the ban", func() bool { _, b := n.s.Addrman().Banned(ip); return b })
-	if ban, _ := n.s.Addrman().Banned(ip); !strings.Contains(ban.Reason, "handshake stalled") {
-		t.Fatalf("ban reason %q", ban.Reason)
+	waitFor(t, 2*time.Second, "the discouragement", func() bool { return n.s.bans.Discouraged(ip) })
+	if _, banned := n.s.bans.Banned(ip); banned || len(n.s.ListBanned()) != 0 {
+		t.Fatal("handshake stalls led to a ban")
 	}
-	again, err := dialRaw(t, n.addr(), ip.String())
-	if err == nil && !again.closed(time.Second) {
-		t.Fatal("a banned address's connection was kept")
-	}
-	if !n.log.Contains("peer stalled the handshake") || !n.log.Contains("peer banned") {
-		t.Fatal("stalls and ban are not logged")
+	if !n.log.Contains("peer stalled the handshake") || !n.log.Contains("peer discouraged") ||
+		!n.log.Contains("repeated handshake stalls") {
+		t.Fatal("stalls and discouragement are not logged")
 	}
 	// Another address is not affected.
 	rawFrom(t, n, "127.0.8.2", 44)
+}
+
+// TestDiscouragedInbound: a discouraged address still gets a free inbound slot, but with
+// every slot taken it is refused rather than evicting anyone, and when another newcomer
+// needs room, its connection is the one evicted, before any ordinary peer.
+func TestDiscouragedInbound(t *testing.T) {
+	n := startNode(t, "N", nodeOpts{tweak: func(c *Config) { c.MaxInbound = 10 }})
+	bad := netip.MustParseAddr("127.7.0.66")
+	n.s.bans.exemptLoopback = false // the node has no peers yet: nothing reads it concurrently
+	if !n.s.bans.Discourage(bad, "test", "test") {
+		t.Fatal("not discouraged")
+	}
+	n.s.bans.exemptLoopback = true
+	var rs []*rawPeer
+	for i := 1; i <= 9; i++ {
+		rs = append(rs, rawFrom(t, n, "127.7.0."+string(rune('0'+i)), uint64(500+i)))
+	}
+	waitFor(t, 5*time.Second, "9 peers", func() bool { return n.peerCount() == 9 })
+	d := rawFrom(t, n, bad.String(), 566) // the last free slot
+	waitFor(t, 5*time.Second, "10 peers", func() bool { return n.peerCount() == 10 })
+	// Full: a second connection from the discouraged address evicts no one.
+	d2, err := dialRaw(t, n.addr(), bad.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d2.closed(2 * time.Second) {
+		t.Fatal("a discouraged address took a slot when none was free")
+	}
+	if !n.log.Contains("inbound slots full and the address is discouraged") {
+		t.Fatal("the refusal is not logged")
+	}
+	// An ordinary newcomer evicts the discouraged peer, though the eight oldest would
+	// otherwise shield everyone but the ninth.
+	newcomer := rawFrom(t, n, "127.8.0.1", 600)
+	if !d.closed(3 * time.Second) {
+		t.Fatal("the discouraged peer was not evicted first")
+	}
+	for i, r := range append(rs, newcomer) {
+		if r.closed(50 * time.Millisecond) {
+			t.Fatalf("peer %d was dropped instead", i)
+		}
+	}
 }

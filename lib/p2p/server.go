@@ -24,11 +24,26 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
+// DefaultUserAgent is the user agent a server sends when Config.UserAgent is empty.
+const DefaultUserAgent = "/coin-node:0.1.0/"
+
+// ClientVersion is the node's version as getnetworkinfo reports it, encoded as Bitcoin
+// Core does (10000·major + 100·minor + patch): 0.1.0.
+const ClientVersion = 100
+
 // Config configures a Server. Zero values take the defaults noted.
 type Config struct {
 	Network *params.Network
-	// ListenAddr is the P2P listen address (host:port); empty: no listener.
-	ListenAddr string
+	// ListenAddr is a P2P listen address (host:port); ListenAddrs are more. The server
+	// listens on each (--p2p-bind); none: no inbound connections (--listen=false).
+	ListenAddr  string
+	ListenAddrs []string
+	// ExternalIPs are the addresses this node is reachable at from outside (--externalip):
+	// getnetworkinfo's localaddresses, with the listen port.
+	ExternalIPs []netip.Addr
+	// Whitelist lists the ranges whose peers are never discouraged automatically
+	// (--whitelist), besides loopback.
+	Whitelist []netip.Prefix
 	// Connect lists the peers to keep connected to. When it is not empty the node makes no
 	// other outbound connections (like bitcoind's -connect); when it is, it fills its
 	// outbound slots from the addresses it knows (peers.json).
@@ -41,22 +56,25 @@ type Config struct {
 	MaxInboundPerIP int
 	// HandshakeStallScore is the ban score an IP earns each time an inbound connection from
 	// it lets the handshake time out (default 25, so the fourth stall within
-	// HandshakeStallMemory bans it; negative: none). The score it has gathered is added to
-	// the ban score of its next connection too.
+	// HandshakeStallMemory discourages it; negative: none). The score it has gathered is
+	// added to the ban score of its next connection too.
 	HandshakeStallScore int
 	// HandshakeStallMemory is how long an IP's stalls are remembered after its last one
 	// (default 1 h).
 	HandshakeStallMemory time.Duration
-	// DataDir holds peers.json; empty keeps addresses and bans in memory.
+	// DataDir holds peers.json (known addresses) and banlist.json (manual bans); empty
+	// keeps both in memory.
 	DataDir   string
 	Logger    *slog.Logger
 	UserAgent string
 
-	BanDuration    time.Duration // default 24 h
-	BlockTimeout   time.Duration // default 60 s: a requested block must arrive within it
-	StallTimeout   time.Duration // default 10 s: the peer holding up the download window is replaced
-	HeadersTimeout time.Duration // default 30 s: a headers request must be answered within it
-	RelayDelay     time.Duration // default 50 ms: transaction announcements are batched this long
+	// DiscourageDuration is how long a misbehaving peer's address stays discouraged
+	// (default 24 h, in memory).
+	DiscourageDuration time.Duration
+	BlockTimeout       time.Duration // default 60 s: a requested block must arrive within it
+	StallTimeout       time.Duration // default 10 s: the peer holding up the download window is replaced
+	HeadersTimeout     time.Duration // default 30 s: a headers request must be answered within it
+	RelayDelay         time.Duration // default 50 ms: transaction announcements are batched this long
 
 	// Window is how many blocks past the next one to connect may be requested (default 1,024).
 	Window int
@@ -89,7 +107,7 @@ func (c *Config) setDefaults() {
 	defInt(&c.MaxInboundPerIP, 4)
 	defInt(&c.HandshakeStallScore, 25)
 	def(&c.HandshakeStallMemory, time.Hour)
-	def(&c.BanDuration, 24*time.Hour)
+	def(&c.DiscourageDuration, 24*time.Hour)
 	def(&c.BlockTimeout, 60*time.Second)
 	def(&c.StallTimeout, 10*time.Second)
 	def(&c.HeadersTimeout, 30*time.Second)
@@ -101,7 +119,10 @@ func (c *Config) setDefaults() {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if c.UserAgent == "" {
-		c.UserAgent = "coin-node"
+		c.UserAgent = DefaultUserAgent
+	}
+	if c.Peer.BanThreshold <= 0 {
+		c.Peer.BanThreshold = 100
 	}
 	c.Peer.Magic = c.Network.Magic
 	c.Peer.Genesis = c.Network.GenesisHash
@@ -132,12 +153,6 @@ type peerState struct {
 	bucket    bucket
 	answered  bool // getaddr answered
 	pendingTx []types.Hash
-
-	// For inbound eviction (conn.go): when the peer last sent a block or a transaction new
-	// to us, and whether it was chosen to make room already.
-	lastBlock time.Time
-	lastTx    time.Time
-	evicted   bool
 }
 
 // Server is the P2P layer: it implements the node's Network interface.
@@ -149,28 +164,20 @@ type Server struct {
 	net   *params.Network
 	log   *slog.Logger
 	addrs *addrman.Manager
+	// Connections and their policy: the connection table, limits and eviction (cm), bans
+	// and discouragement (bans), each under its own lock.
+	cm    *connManager
+	bans  *BanManager
 	nonce uint64
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	ln     net.Listener
+	lns    []net.Listener
 	port   atomic.Uint32
 
-	mu       sync.Mutex
-	conns    map[net.Conn]struct{} // every open connection, handshaking or not
-	peers    map[*peer.Peer]*peerState
-	nonces   map[uint64]*peerState
-	outbound int // connected and dialling
-	inbound  int // connected and handshaking
-	// inboundIP counts inbound connections (handshaking or not) per remote IP; stalls
-	// remembers the IPs whose inbound handshakes timed out (conn.go).
-	inboundIP map[netip.Addr]int
-	stalls    map[netip.Addr]*stallRecord
-	dialing   map[string]bool
-	outLocal  map[string]string // local address of an outbound connection → the address dialled
-	self      map[string]bool
-	wakeConn  chan struct{}
+	mu    sync.Mutex
+	peers map[*peer.Peer]*peerState // the established peers, with their sync state
 
 	// Sync state (syncstate.go, download.go, process.go), guarded by mu.
 	tip             tipInfo
@@ -212,46 +219,80 @@ func New(cfg Config, chain Chain, pool Mempool, b Backend) (*Server, error) {
 	if _, err := rand.Read(nb[:]); err != nil {
 		return nil, err
 	}
+	log := cfg.Logger.With("sys", "p2p")
+	banPath := ""
+	if cfg.DataDir != "" {
+		banPath = filepath.Join(cfg.DataDir, "banlist.json")
+	}
+	bans := NewBanManager(banPath, cfg.Whitelist, cfg.DiscourageDuration, log)
 	s := &Server{cfg: cfg, b: b, chain: chain, pool: pool, net: cfg.Network,
-		log: cfg.Logger.With("sys", "p2p"), addrs: addrman.New(cfg.Addrman), nonce: binary.LittleEndian.Uint64(nb[:]) | 1,
-		inboundIP: make(map[netip.Addr]int), stalls: make(map[netip.Addr]*stallRecord),
-		conns: make(map[net.Conn]struct{}), peers: make(map[*peer.Peer]*peerState), nonces: make(map[uint64]*peerState), dialing: make(map[string]bool),
-		outLocal: make(map[string]string), self: make(map[string]bool), wakeConn: make(chan struct{}, 1),
+		log: log, addrs: addrman.New(cfg.Addrman), nonce: binary.LittleEndian.Uint64(nb[:]) | 1,
+		bans: bans, peers: make(map[*peer.Peer]*peerState),
 		bodyFailures: make(map[types.Hash]int), inflight: make(map[types.Hash]*blockReq), received: make(map[types.Hash]*recvBlock),
 		orphanBlocks: newOrphanBlocks(64, 32<<20), wakeProc: make(chan struct{}, 1),
 		txInflight: make(map[types.Hash]txReq), recentRejects: peer.NewKnownSet(20_000), orphanTxs: newOrphanTxs(100),
 		preverifyQ: make(chan preverifyJob, 1024)}
+	s.cm = newConnManager(&s.cfg, bans, log)
 	s.cfg.Peer.Logger = s.log
-	s.cfg.Peer.OnBan = s.banIP
+	s.cfg.Peer.OnMisbehaving = s.onMisbehaving
 	t := s.chain.Tip()
 	s.tip = tipInfo{hash: t.Hash, height: t.Height, work: t.WorkBig()}
 	return s, nil
 }
 
-// Addrman is the server's address manager (known peers and bans).
+// Addrman is the server's address manager (known peers).
 func (s *Server) Addrman() *addrman.Manager { return s.addrs }
 
-// ListenPort is the port the server listens on (0 before Start or without a listener).
+// Bans is the server's ban manager (manual bans and discouragement).
+func (s *Server) Bans() *BanManager { return s.bans }
+
+// ListenPort is the port the server listens on, the first listener's when several (0 before
+// Start or without a listener).
 func (s *Server) ListenPort() uint16 { return uint16(s.port.Load()) }
 
-// Start loads peers.json, listens and starts connecting. It returns once the listener is up.
+// listenAddrs is every address to listen on, without repeats.
+func (s *Server) listenAddrs() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range append([]string{s.cfg.ListenAddr}, s.cfg.ListenAddrs...) {
+		if a != "" && !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Start loads peers.json and banlist.json, listens and starts connecting. It returns once
+// the listeners are up.
 func (s *Server) Start(ctx context.Context) error {
 	if err := s.addrs.Load(); err != nil {
 		s.log.Warn("peers.json not loaded; starting with no known peers", "err", err)
 	}
+	if err := s.bans.Load(); err != nil {
+		s.log.Warn("banlist.json not loaded; starting with no bans", "err", err)
+	}
 	s.ctx, s.cancel = context.WithCancel(ctx)
-	if s.cfg.ListenAddr != "" {
-		ln, err := net.Listen("tcp", s.cfg.ListenAddr)
+	for _, a := range s.listenAddrs() {
+		ln, err := net.Listen("tcp", a)
 		if err != nil {
+			for _, l := range s.lns {
+				l.Close()
+			}
 			s.cancel()
-			return fmt.Errorf("listen on %s: %w", s.cfg.ListenAddr, err)
+			return fmt.Errorf("listen on %s: %w", a, err)
 		}
-		s.ln = ln
+		s.lns = append(s.lns, ln)
 		if ta, ok := ln.Addr().(*net.TCPAddr); ok {
-			s.port.Store(uint32(ta.Port))
+			s.port.CompareAndSwap(0, uint32(ta.Port))
 		}
 		s.log.Info("p2p listening", "addr", ln.Addr().String(), "network", s.net.Name)
-		s.goRun(s.acceptLoop)
+	}
+	if len(s.lns) == 0 {
+		s.log.Info("p2p not listening: no inbound connections", "network", s.net.Name)
+	}
+	for _, ln := range s.lns {
+		s.goRun(func() { s.acceptLoop(ln) })
 	}
 	for _, a := range s.cfg.Connect {
 		s.addrs.Add(a, addrman.SourceConnect, time.Now())
@@ -275,26 +316,23 @@ func (s *Server) goRun(f func()) {
 	}()
 }
 
-// Stop closes every connection, waits for the server's goroutines and saves peers.json.
+// Stop closes every connection, waits for the server's goroutines and saves peers.json and
+// banlist.json.
 func (s *Server) Stop() {
 	if s.cancel == nil {
 		return
 	}
 	s.cancel()
-	if s.ln != nil {
-		s.ln.Close()
+	for _, ln := range s.lns {
+		ln.Close()
 	}
-	s.mu.Lock()
-	for p := range s.peers {
-		p.Disconnect(errors.New("shutting down"))
-	}
-	for c := range s.conns { // handshakes in progress
-		c.Close()
-	}
-	s.mu.Unlock()
+	s.cm.closeAll(errors.New("shutting down"))
 	s.wg.Wait()
 	if err := s.addrs.Save(); err != nil {
 		s.log.Warn("saving peers.json", "err", err)
+	}
+	if err := s.bans.Save(); err != nil {
+		s.log.Warn("saving banlist.json", "err", err)
 	}
 }
 

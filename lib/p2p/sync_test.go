@@ -32,7 +32,7 @@ func tamperingPeer(t *testing.T, src *tnode, ip string) string {
 }
 
 // TestTamperedBodiesFetchedElsewhere: a peer that sends blocks whose bodies do not match
-// their headers is banned; the headers stay in the chain, and the blocks come from an honest
+// their headers is discouraged; the headers stay in the chain, and the blocks come from an honest
 // peer that connects later, without asking for the headers again.
 func TestTamperedBodiesFetchedElsewhere(t *testing.T) {
 	w := newWallet(12)
@@ -41,10 +41,9 @@ func TestTamperedBodiesFetchedElsewhere(t *testing.T) {
 	a.mine(w, 50)
 	tip := a.tip()
 	liar := tamperingPeer(t, a, "127.0.0.2")
-	l := startNode(t, "L", nodeOpts{connect: []string{liar}})
-	waitFor(t, 10*time.Second, "the liar banned", func() bool {
-		_, banned := l.s.Addrman().Banned(netip.MustParseAddr("127.0.0.2"))
-		return banned
+	l := startNode(t, "L", nodeOpts{connect: []string{liar}, hostileLoopback: true})
+	waitFor(t, 10*time.Second, "the liar discouraged", func() bool {
+		return l.s.bans.Discouraged(netip.MustParseAddr("127.0.0.2"))
 	})
 	if !l.log.Contains("invalid block from peer") {
 		t.Fatal("no block from the liar was refused")

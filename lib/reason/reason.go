@@ -158,4 +158,14 @@ const (
 	// node relays. This node's mempool sets no such limit and never sends it; clients that
 	// build long chains (the faucet) keep clear of the refused outputs when a node does.
 	TooLongChain Reason = "too_long_mempool_chain"
+	// P2PDisabled: a network method on a node without a P2P layer.
+	P2PDisabled Reason = "p2p_disabled"
+	// NodeNotConnected: disconnectnode named no connected peer.
+	NodeNotConnected Reason = "node_not_connected"
+	// InvalidSubnet: setban's subnet is neither an address nor a CIDR range.
+	InvalidSubnet Reason = "invalid_subnet"
+	// AlreadyBanned: setban add for a subnet banned already.
+	AlreadyBanned Reason = "already_banned"
+	// NotBanned: setban remove for a subnet that is not banned.
+	NotBanned Reason = "not_banned"
 )

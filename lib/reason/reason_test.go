@@ -109,6 +109,11 @@ var kindTable = []struct {
 	{reason.UnknownCommand, "unknown_command"},
 	{reason.SolveFailed, "solve_failed"},
 	{reason.TooLongChain, "too_long_mempool_chain"},
+	{reason.P2PDisabled, "p2p_disabled"},
+	{reason.NodeNotConnected, "node_not_connected"},
+	{reason.InvalidSubnet, "invalid_subnet"},
+	{reason.AlreadyBanned, "already_banned"},
+	{reason.NotBanned, "not_banned"},
 }
 
 var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)

@@ -52,22 +52,67 @@ type MempoolInfo struct {
 	TotalFee uint64 `json:"total_fee"`
 }
 
-// Peer describes one connection (getpeerinfo's extra list).
+// Peer describes one connection (getpeerinfo's list), with Bitcoin Core's field names.
 type Peer struct {
-	Addr      string `json:"addr"`
-	Inbound   bool   `json:"inbound"`
-	Height    uint64 `json:"height"`
-	Version   uint32 `json:"version"`
-	BanScore  int    `json:"ban_score"`
-	ConnTime  int64  `json:"conn_time"`
-	BytesSent uint64 `json:"bytes_sent"`
-	BytesRecv uint64 `json:"bytes_recv"`
+	ID             uint64 `json:"id"`
+	Addr           string `json:"addr"`
+	AddrLocal      string `json:"addrlocal,omitempty"`
+	Inbound        bool   `json:"inbound"`
+	ConnectionType string `json:"connection_type"` // inbound, outbound-full-relay or manual
+	// PingTime and MinPing are in seconds; absent until a pong came back.
+	PingTime       float64 `json:"pingtime,omitempty"`
+	MinPing        float64 `json:"minping,omitempty"`
+	SyncedHeaders  int64   `json:"synced_headers"` // -1: none known yet
+	SyncedBlocks   int64   `json:"synced_blocks"`  // -1: none known yet
+	BytesSent      uint64  `json:"bytessent"`
+	BytesRecv      uint64  `json:"bytesrecv"`
+	ConnTime       int64   `json:"conntime"` // unix seconds
+	Version        uint32  `json:"version"`  // the peer's protocol version
+	SubVer         string  `json:"subver"`
+	StartingHeight uint64  `json:"startingheight"` // the height the peer announced, raised by what it has shown since
+	BanScore       int     `json:"banscore"`
 }
 
-// PeerInfo is getpeerinfo's result.
+// PeerInfo is getpeerinfo's result: the spec's connected count and the peers.
 type PeerInfo struct {
 	Connected int    `json:"connected"`
 	Peers     []Peer `json:"peers"`
+}
+
+// LocalAddress is one of getnetworkinfo's localaddresses.
+type LocalAddress struct {
+	Address string `json:"address"`
+	Port    uint16 `json:"port"`
+}
+
+// NetworkInfo is getnetworkinfo's result (Bitcoin Core's fields; relayfee in COIN per kB).
+type NetworkInfo struct {
+	Version         int            `json:"version"`
+	SubVersion      string         `json:"subversion"`
+	ProtocolVersion uint32         `json:"protocolversion"`
+	LocalAddresses  []LocalAddress `json:"localaddresses"`
+	Connections     int            `json:"connections"`
+	ConnectionsIn   int            `json:"connections_in"`
+	ConnectionsOut  int            `json:"connections_out"`
+	NetworkActive   bool           `json:"networkactive"`
+	RelayFee        json.Number    `json:"relayfee"`
+}
+
+// Banned is one entry of listbanned (Core's fields; times in unix seconds).
+type Banned struct {
+	Address       string `json:"address"`
+	BanCreated    int64  `json:"ban_created"`
+	BannedUntil   int64  `json:"banned_until"`
+	BanDuration   int64  `json:"ban_duration"`
+	TimeRemaining int64  `json:"time_remaining"`
+	Reason        string `json:"reason,omitempty"`
+}
+
+// NetTotals is getnettotals' result.
+type NetTotals struct {
+	TotalBytesRecv uint64 `json:"totalbytesrecv"`
+	TotalBytesSent uint64 `json:"totalbytessent"`
+	TimeMillis     int64  `json:"timemillis"`
 }
 
 // NodeInfo is getinfo's result; the supply fields are decimal COIN numbers.

@@ -2,6 +2,8 @@ package rpcserver
 
 import (
 	"context"
+	"net/netip"
+	"time"
 
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
@@ -63,6 +65,19 @@ type Backend interface {
 	// SubmitTransaction adds a transaction to the mempool and relays it.
 	SubmitTransaction(tx *types.Transaction) (types.Hash, error)
 	Peers() []rpcapi.Peer
+	// The network controls (net.go); a node without a P2P layer answers each with an
+	// error of reason p2p_disabled.
+	NetworkInfo() (rpcapi.NetworkInfo, error)
+	NetTotals() (rpcapi.NetTotals, error)
+	// DisconnectNode ends the connection with the peer at addr or, when addr is empty,
+	// the peer with id.
+	DisconnectNode(addr string, id uint64) error
+	SetBan(subnet netip.Prefix, until time.Time) error
+	Unban(subnet netip.Prefix) error
+	ListBanned() ([]rpcapi.Banned, error)
+	ClearBanned() error
+	SetNetworkActive(on bool) error
+	PingPeers() error
 	// Syncing reports whether the node is behind a peer and fetching blocks.
 	Syncing() bool
 	// RequestStop asks the node to shut down.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -34,17 +33,13 @@ type Entry struct {
 	Attempts    int    `json:"attempts,omitempty"` // attempts since the last success
 }
 
-// Ban is a banned IP and when the ban ends.
-type Ban struct {
-	IP     string `json:"ip"`
-	Until  int64  `json:"until"` // unix seconds
-	Reason string `json:"reason"`
-}
-
+// file is the layout of peers.json: addresses only. Files written before bans moved to
+// banlist.json (lib/p2p's ban manager) also hold a "bans" list; it is ignored when read and
+// gone at the next save: those bans were all automatic (ban score), which is now in-memory
+// discouragement, never a lasting ban.
 type file struct {
 	Version int     `json:"version"`
 	Peers   []Entry `json:"peers"`
-	Bans    []Ban   `json:"bans"`
 }
 
 // Config tunes a Manager. Zero values take the defaults.
@@ -52,7 +47,6 @@ type Config struct {
 	// Path is the peers.json file; empty keeps everything in memory.
 	Path     string
 	MaxAddrs int // default 2,000
-	MaxBans  int // default 10,000
 	// BackoffBase is the wait after the first failed attempt; it doubles with each further
 	// failure up to BackoffMax (learned addresses) or ConnectBackoffMax (--connect ones).
 	BackoffBase       time.Duration // default 1 s
@@ -61,12 +55,11 @@ type Config struct {
 	Now               func() time.Time
 }
 
-// Manager keeps known addresses and bans. It is safe for concurrent use.
+// Manager keeps known addresses. It is safe for concurrent use.
 type Manager struct {
 	cfg   Config
 	mu    sync.Mutex
 	addrs map[string]*Entry
-	bans  map[string]Ban
 	dirty bool
 }
 
@@ -74,9 +67,6 @@ type Manager struct {
 func New(cfg Config) *Manager {
 	if cfg.MaxAddrs <= 0 {
 		cfg.MaxAddrs = 2000
-	}
-	if cfg.MaxBans <= 0 {
-		cfg.MaxBans = 10_000
 	}
 	if cfg.BackoffBase <= 0 {
 		cfg.BackoffBase = time.Second
@@ -90,7 +80,7 @@ func New(cfg Config) *Manager {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Manager{cfg: cfg, addrs: make(map[string]*Entry), bans: make(map[string]Ban)}
+	return &Manager{cfg: cfg, addrs: make(map[string]*Entry)}
 }
 
 // ErrCorrupt is returned by Load for a peers.json that does not parse; the manager stays
@@ -118,18 +108,12 @@ func (m *Manager) Load() error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := m.cfg.Now().Unix()
 	for _, e := range f.Peers {
 		if _, _, err := SplitAddr(e.Addr); err != nil {
 			continue
 		}
 		e := e
 		m.addrs[e.Addr] = &e
-	}
-	for _, b := range f.Bans {
-		if _, err := netip.ParseAddr(b.IP); err == nil && b.Until > now {
-			m.bans[b.IP] = b
-		}
 	}
 	m.evictLocked()
 	return nil
@@ -145,20 +129,13 @@ func (m *Manager) Save() error {
 		m.mu.Unlock()
 		return nil
 	}
-	f := file{Version: FileVersion, Peers: make([]Entry, 0, len(m.addrs)), Bans: make([]Ban, 0, len(m.bans))}
+	f := file{Version: FileVersion, Peers: make([]Entry, 0, len(m.addrs))}
 	for _, e := range m.addrs {
 		f.Peers = append(f.Peers, *e)
-	}
-	now := m.cfg.Now().Unix()
-	for _, b := range m.bans {
-		if b.Until > now {
-			f.Bans = append(f.Bans, b)
-		}
 	}
 	m.dirty = false
 	m.mu.Unlock()
 	sort.Slice(f.Peers, func(i, j int) bool { return f.Peers[i].Addr < f.Peers[j].Addr })
-	sort.Slice(f.Bans, func(i, j int) bool { return f.Bans[i].IP < f.Bans[j].IP })
 	raw, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
@@ -398,71 +375,4 @@ func (m *Manager) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.addrs)
-}
-
-func ipKey(ip netip.Addr) string { return ip.Unmap().String() }
-
-// Ban bans ip for d. A longer existing ban stays.
-func (m *Manager) Ban(ip netip.Addr, d time.Duration, reason string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := ipKey(ip)
-	until := m.cfg.Now().Add(d).Unix()
-	if b, ok := m.bans[k]; ok && b.Until >= until {
-		return
-	}
-	m.bans[k] = Ban{IP: k, Until: until, Reason: reason}
-	m.dirty = true
-	for len(m.bans) > m.cfg.MaxBans {
-		var first *Ban
-		for _, b := range m.bans {
-			if first == nil || b.Until < first.Until {
-				b := b
-				first = &b
-			}
-		}
-		delete(m.bans, first.IP)
-	}
-}
-
-// Banned reports whether ip is banned now, with the ban.
-func (m *Manager) Banned(ip netip.Addr) (Ban, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := ipKey(ip)
-	b, ok := m.bans[k]
-	if !ok {
-		return Ban{}, false
-	}
-	if b.Until <= m.cfg.Now().Unix() {
-		delete(m.bans, k)
-		m.dirty = true
-		return Ban{}, false
-	}
-	return b, true
-}
-
-// Unban lifts a ban.
-func (m *Manager) Unban(ip netip.Addr) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.bans[ipKey(ip)]; ok {
-		delete(m.bans, ipKey(ip))
-		m.dirty = true
-	}
-}
-
-// Bans lists the bans in force.
-func (m *Manager) Bans() []Ban {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.cfg.Now().Unix()
-	out := make([]Ban, 0, len(m.bans))
-	for _, b := range m.bans {
-		if b.Until > now {
-			out = append(out, b)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].IP < out[j].IP })
-	return out
 }

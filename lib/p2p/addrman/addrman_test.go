@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -30,8 +30,6 @@ func TestPersistence(t *testing.T) {
 	m.Add("10.0.0.1:38333", SourceAddr, c.t)
 	m.Good("10.0.0.2:38333", SourceOutbound)
 	m.Add("seed.example:28333", SourceConnect, c.t)
-	m.Ban(netip.MustParseAddr("10.9.9.9"), time.Hour, "invalid block")
-	m.Ban(netip.MustParseAddr("::ffff:10.9.9.8"), time.Minute, "bad checksum")
 	if err := m.Save(); err != nil {
 		t.Fatal(err)
 	}
@@ -40,14 +38,13 @@ func TestPersistence(t *testing.T) {
 		t.Fatal(err)
 	}
 	var f file
-	if err := json.Unmarshal(raw, &f); err != nil || f.Version != FileVersion || len(f.Peers) != 3 || len(f.Bans) != 2 {
+	if err := json.Unmarshal(raw, &f); err != nil || f.Version != FileVersion || len(f.Peers) != 3 || strings.Contains(string(raw), "bans") {
 		t.Fatalf("peers.json %s (err %v)", raw, err)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Fatalf("mode %v", fi.Mode())
 	}
 
-	c.advance(2 * time.Minute) // the one-minute ban has ended
 	m2 := New(Config{Path: path, Now: c.now})
 	if err := m2.Load(); err != nil {
 		t.Fatal(err)
@@ -58,14 +55,30 @@ func TestPersistence(t *testing.T) {
 	if e, ok := m2.Get("10.0.0.2:38333"); !ok || e.LastSuccess == 0 || e.Source != SourceOutbound {
 		t.Fatalf("entry %+v", e)
 	}
-	if b, ok := m2.Banned(netip.MustParseAddr("10.9.9.9")); !ok || b.Reason != "invalid block" {
-		t.Fatalf("ban lost: %+v", b)
+}
+
+// TestOldFileWithBans: a peers.json written before bans moved to banlist.json loads (its
+// addresses kept, its automatic bans dropped) and the next save leaves addresses only.
+func TestOldFileWithBans(t *testing.T) {
+	m, c, path := newTest(t)
+	old := `{"version": 1, "peers": [{"addr": "10.0.0.1:38333", "source": "addr", "last_seen": 1799999999}],
+	 "bans": [{"ip": "127.0.0.1", "until": 1900000000, "reason": "wire: wrong network magic"}]}`
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if _, ok := m2.Banned(netip.MustParseAddr("10.9.9.8")); ok {
-		t.Fatal("expired ban reloaded")
+	if err := m.Load(); err != nil {
+		t.Fatalf("an old peers.json with bans: %v", err)
 	}
-	if len(m2.Bans()) != 1 {
-		t.Fatalf("bans %+v", m2.Bans())
+	if _, ok := m.Get("10.0.0.1:38333"); !ok || m.Len() != 1 {
+		t.Fatalf("addresses of the old file lost: %d", m.Len())
+	}
+	m.Add("10.0.0.2:38333", SourceAddr, c.t)
+	if err := m.Save(); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	if strings.Contains(string(raw), "bans") || !strings.Contains(string(raw), "10.0.0.1:38333") {
+		t.Fatalf("saved %s", raw)
 	}
 }
 
@@ -142,19 +155,5 @@ func TestBoundsAndOrder(t *testing.T) {
 		if m.Add(bad, SourceAddr, c.t) {
 			t.Errorf("accepted %q", bad)
 		}
-	}
-	b := New(Config{MaxBans: 3, Now: c.now})
-	for i := 0; i < 10; i++ {
-		b.Ban(netip.AddrFrom4([4]byte{10, 1, 1, byte(i)}), time.Duration(i+1)*time.Hour, "x")
-	}
-	if n := len(b.Bans()); n != 3 {
-		t.Fatalf("%d bans, bound 3", n)
-	}
-	if _, ok := b.Banned(netip.AddrFrom4([4]byte{10, 1, 1, 9})); !ok {
-		t.Fatal("the longest ban was evicted")
-	}
-	b.Unban(netip.AddrFrom4([4]byte{10, 1, 1, 9}))
-	if _, ok := b.Banned(netip.AddrFrom4([4]byte{10, 1, 1, 9})); ok {
-		t.Fatal("unban")
 	}
 }

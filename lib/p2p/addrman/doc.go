@@ -1,5 +1,5 @@
-// Package addrman keeps the node's known peer addresses and bans, persisted in
-// <data-dir>/peers.json.
+// Package addrman keeps the node's known peer addresses, persisted in
+// <data-dir>/peers.json. Bans are not here: lib/p2p's ban manager keeps them (banlist.json).
 //
 // # Overview
 //
@@ -9,11 +9,10 @@
 // tried, and how many attempts failed since the last success; the wait before the next
 // attempt doubles with each failure (BackoffBase up to BackoffMax, or ConnectBackoffMax for
 // --connect addresses), so a restarted node reconnects to what it knew without hammering
-// peers that are gone. Bans are per IP with an expiry and a reason. The number of addresses
-// and of bans is bounded; the least useful addresses and the soonest-ending bans go first.
+// peers that are gone. The number of addresses is bounded; the least useful go first.
 //
-// peers.json is {"version": 1, "peers": [Entry...], "bans": [Ban...]}, written atomically
-// (temporary file and rename) by Save when something changed.
+// peers.json is {"version": 1, "peers": [Entry...]}, written atomically (temporary file and
+// rename) by Save when something changed. The "bans" list of older files is ignored.
 //
 // # Errors
 //

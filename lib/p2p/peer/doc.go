@@ -15,12 +15,14 @@
 // Send and SendRaw wait for room, which is how answers to a peer's own requests are paced to
 // the speed it reads at. Writes have a deadline too; a peer that stops reading is dropped.
 //
-// Misbehaviour adds to the ban score (AddBanScore); at the threshold (100) the connection
-// ends with ErrBanned and the owner bans the IP.
+// Misbehaviour the owner detects adds to the ban score (AddBanScore); at the threshold (100)
+// the owner is told (Config.OnMisbehaving: lib/p2p discourages the address) and the
+// connection ends with ErrMisbehaving. Bytes that are not this protocol (another magic, a
+// frame that does not parse) end the connection without any score: NotOurProtocol.
 //
 // # Errors
 //
 // Handshake returns ErrWrongNetwork, ErrWrongGenesis, ErrObsolete, ErrProtocol, ErrTimeout,
 // the wire package's frame errors, or verify's error. Run returns why the connection ended.
-// Misbehaviour tells the errors that are the peer's fault.
+// NotOurProtocol tells the errors of a client that does not speak this protocol or network.
 package peer

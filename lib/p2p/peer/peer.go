@@ -31,17 +31,21 @@ var (
 	ErrProtocol = errors.New("protocol violation")
 	// ErrTimeout: a read deadline passed (handshake, idle link, slow payload, unanswered ping).
 	ErrTimeout = errors.New("timed out")
-	// ErrBanned: the peer's ban score reached the threshold.
-	ErrBanned = errors.New("misbehaving")
+	// ErrMisbehaving: the peer's ban score reached the threshold (the owner decides what
+	// follows: lib/p2p discourages the address).
+	ErrMisbehaving = errors.New("misbehaving")
 	// ErrClosed: the connection was closed on our side.
 	ErrClosed = errors.New("disconnected")
 )
 
-// Misbehaviour reports whether err, ending a connection, is the peer's fault: a malformed
-// frame or payload, another network, or a protocol violation.
-func Misbehaviour(err error) bool {
+// NotOurProtocol reports whether err, ending a connection, means the other side does not
+// speak this protocol or this network at all: bytes without our magic (an HTTP request, a
+// TLS hello, another coin), a frame that does not parse, or a version of another network.
+// Such a connection is closed and nothing else: a stray client is no attacker, and in
+// Bitcoin Core none of these discourages either.
+func NotOurProtocol(err error) bool {
 	for _, e := range []error{wire.ErrBadMagic, wire.ErrBadCommand, wire.ErrOversize, wire.ErrBadChecksum,
-		wire.ErrMalformed, ErrWrongNetwork, ErrWrongGenesis, ErrProtocol, ErrBanned} {
+		wire.ErrMalformed, ErrWrongNetwork, ErrWrongGenesis, ErrProtocol} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -63,9 +67,10 @@ type Config struct {
 	MaxQueueBytes      int           // default 8 MiB waiting to be written
 	BanThreshold       int           // default 100
 	Logger             *slog.Logger
-	// OnBan is called once, before the connection closes, when the ban score reaches the
-	// threshold (the owner bans the IP there, so a reconnection is refused at once).
-	OnBan func(p *Peer, reason string)
+	// OnMisbehaving is called once when the ban score reaches the threshold, before the
+	// connection closes (the owner discourages the address there, so a reconnection is
+	// treated as such at once).
+	OnMisbehaving func(p *Peer, reason string)
 }
 
 func (c *Config) setDefaults() {
@@ -131,6 +136,7 @@ type Peer struct {
 	pingNonce atomic.Uint64
 	pingSent  atomic.Int64
 	pingRTT   atomic.Int64
+	minPing   atomic.Int64
 
 	knownBlocks *KnownSet
 	knownTxs    *KnownSet
@@ -207,8 +213,9 @@ func (p *Peer) Disconnect(reason error) {
 	})
 }
 
-// AddBanScore adds n to the peer's ban score. When the score reaches the threshold the peer
-// is disconnected with ErrBanned and AddBanScore returns true.
+// AddBanScore adds n to the peer's ban score. When the score reaches the threshold the
+// owner hears of it (OnMisbehaving), the peer is disconnected with ErrMisbehaving and
+// AddBanScore returns true.
 func (p *Peer) AddBanScore(n int, reason string) bool {
 	if n <= 0 {
 		return false
@@ -216,10 +223,10 @@ func (p *Peer) AddBanScore(n int, reason string) bool {
 	score := p.banScore.Add(int64(n))
 	p.cfg.Logger.Debug("peer misbehaving", "peer", p.addr, "score", score, "added", n, "reason", reason)
 	if score >= int64(p.cfg.BanThreshold) && score-int64(n) < int64(p.cfg.BanThreshold) {
-		if p.cfg.OnBan != nil {
-			p.cfg.OnBan(p, reason)
+		if p.cfg.OnMisbehaving != nil {
+			p.cfg.OnMisbehaving(p, reason)
 		}
-		p.Disconnect(fmt.Errorf("%w: %s", ErrBanned, reason))
+		p.Disconnect(fmt.Errorf("%w: %s", ErrMisbehaving, reason))
 		return true
 	}
 	return score >= int64(p.cfg.BanThreshold)
@@ -240,14 +247,17 @@ type Stats struct {
 	ConnTime  time.Time
 	BytesSent uint64
 	BytesRecv uint64
-	PingRTT   time.Duration
+	PingRTT   time.Duration // the last ping's round trip (0: none answered yet)
+	MinPing   time.Duration // the shortest round trip seen (0: none answered yet)
+	LocalAddr string        // our end of the connection (host:port)
 }
 
 // Stats returns a snapshot of the connection.
 func (p *Peer) Stats() Stats {
 	s := Stats{ID: p.id, Addr: p.addr, Inbound: p.inbound, Height: p.Height(), BanScore: p.BanScore(),
 		ConnTime: p.connTime, BytesSent: p.bytesSent.Load(), BytesRecv: p.bytesRecv.Load(),
-		PingRTT: time.Duration(p.pingRTT.Load())}
+		PingRTT: time.Duration(p.pingRTT.Load()), MinPing: time.Duration(p.minPing.Load()),
+		LocalAddr: p.conn.LocalAddr().String()}
 	if v := p.remote; v != nil {
 		s.Version, s.UserAgent = v.ProtocolVersion, v.UserAgent
 	}
@@ -265,8 +275,7 @@ func (p *Peer) readMessage(headerDeadline time.Time) (wire.Message, int, error) 
 	p.bytesRecv.Add(wire.HeaderSize)
 	h, err := wire.ParseHeader(hb[:], p.cfg.Magic)
 	if err != nil {
-		p.AddBanScore(p.cfg.BanThreshold, err.Error())
-		return nil, 0, err
+		return nil, 0, err // not our protocol (NotOurProtocol): the connection closes, no ban score
 	}
 	if d := time.Now().Add(p.cfg.PayloadTimeout); d.Before(headerDeadline) || headerDeadline.IsZero() {
 		p.conn.SetReadDeadline(d)
@@ -277,7 +286,6 @@ func (p *Peer) readMessage(headerDeadline time.Time) (wire.Message, int, error) 
 		return nil, 0, readErr(err, "reading a "+h.Command+" payload")
 	}
 	if err := wire.VerifyChecksum(h, payload); err != nil {
-		p.AddBanScore(p.cfg.BanThreshold, err.Error())
 		return nil, 0, err
 	}
 	m, err := wire.Decode(h.Command, payload)
@@ -285,7 +293,6 @@ func (p *Peer) readMessage(headerDeadline time.Time) (wire.Message, int, error) 
 		if errors.Is(err, wire.ErrUnknownCommand) {
 			return nil, len(payload), err
 		}
-		p.AddBanScore(p.cfg.BanThreshold, err.Error())
 		return nil, 0, err
 	}
 	return m, len(payload), nil
@@ -394,7 +401,14 @@ func (p *Peer) Run(h Handler) error {
 			p.TrySend(&wire.MsgPong{Nonce: m.Nonce})
 		case *wire.MsgPong:
 			if m.Nonce != 0 && p.pingNonce.CompareAndSwap(m.Nonce, 0) {
-				p.pingRTT.Store(time.Now().UnixNano() - p.pingSent.Load())
+				rtt := max(time.Now().UnixNano()-p.pingSent.Load(), 1)
+				p.pingRTT.Store(rtt)
+				for {
+					old := p.minPing.Load()
+					if (old != 0 && old <= rtt) || p.minPing.CompareAndSwap(old, rtt) {
+						break
+					}
+				}
 			}
 		case *wire.MsgVersion, *wire.MsgVerack:
 			p.AddBanScore(10, "repeated "+m.Command())
@@ -445,15 +459,25 @@ func (p *Peer) pingLoop() {
 			p.Disconnect(fmt.Errorf("%w: no pong for %s", ErrTimeout, 2*p.cfg.PingInterval))
 			return
 		}
-		if p.pingNonce.Load() == 0 {
-			var b [8]byte
-			rand.Read(b[:])
-			nonce := binary.LittleEndian.Uint64(b[:]) | 1
-			p.pingSent.Store(time.Now().UnixNano())
-			p.pingNonce.Store(nonce)
-			p.TrySend(&wire.MsgPing{Nonce: nonce})
-		}
+		p.Ping()
 	}
+}
+
+// Ping sends a ping unless one is already waiting for its pong; the pong's round trip is
+// the peer's ping time (Stats). The ping loop calls it every PingInterval, the ping RPC at
+// once.
+func (p *Peer) Ping() {
+	var b [8]byte
+	rand.Read(b[:])
+	nonce := binary.LittleEndian.Uint64(b[:]) | 1
+	if p.pingNonce.Load() != 0 {
+		return
+	}
+	p.pingSent.Store(time.Now().UnixNano())
+	if !p.pingNonce.CompareAndSwap(0, nonce) {
+		return
+	}
+	p.TrySend(&wire.MsgPing{Nonce: nonce})
 }
 
 // TrySend queues m unless the send queue is full (then m is dropped and TrySend reports

@@ -129,12 +129,12 @@ func TestHandshakeRejects(t *testing.T) {
 			t.Errorf("%s: inbound error %v, want %v", c.name, ei, c.want)
 		}
 	}
-	// A frame of another network's magic fails at the frame level and scores the ban.
+	// A frame of another network's magic fails at the frame level, with no ban score.
 	out, in := pair(t)
 	pi := New(in, true, cfg())
 	go out.Write(wire.Encode(params.Mainnet.Magic, version(1)))
 	err := pi.Handshake(version(2), nil)
-	if !errors.Is(err, wire.ErrBadMagic) || pi.BanScore() < 100 || !Misbehaviour(err) {
+	if !errors.Is(err, wire.ErrBadMagic) || pi.BanScore() != 0 || !NotOurProtocol(err) {
 		t.Fatalf("err %v score %d", err, pi.BanScore())
 	}
 	// verify refuses (self-connection).
@@ -262,7 +262,7 @@ func TestBanScore(t *testing.T) {
 		t.Fatal("not banned at 100")
 	}
 	<-p.Done()
-	if !errors.Is(p.Err(), ErrBanned) || !Misbehaviour(p.Err()) {
+	if !errors.Is(p.Err(), ErrMisbehaving) || NotOurProtocol(p.Err()) {
 		t.Fatalf("err %v", p.Err())
 	}
 }
