@@ -22,6 +22,8 @@ type Chain interface {
 	HeaderState(h types.Hash) chainstate.HeaderState
 	// HeaderLocator is the block locator of the best header.
 	HeaderLocator() []types.Hash
+	// LocatorFrom is the block locator of a header in the index (nil when unknown).
+	LocatorFrom(h types.Hash) []types.Hash
 	// BlocksToFetch is the download path: the header-only ancestors of the best header,
 	// lowest first.
 	BlocksToFetch() []*chainstate.Node

@@ -125,6 +125,7 @@ type peerState struct {
 	headersSent    time.Time
 	headersAsked   time.Time
 	unconnecting   int
+	hdrs           hdrSync // where the next getheaders continues from (headers.go)
 
 	inflight  int
 	blocks    int // blocks received as requested
@@ -199,6 +200,8 @@ type Server struct {
 	orphanTxs     *orphanTxs
 	flushPending  bool
 	preverifyQ    chan preverifyJob // blocks whose signatures preverifyLoop checks ahead
+
+	syncCounters
 }
 
 // New builds a server on the node's chain state, mempool and block and transaction
