@@ -485,13 +485,7 @@ func (s *Server) onDisconnect(ps *peerState, err error) {
 	ps.headersPending = false
 	s.scheduleLocked()
 	s.mu.Unlock()
-	s.txMu.Lock()
-	for h, r := range s.txInflight {
-		if r.peer == p.ID() {
-			delete(s.txInflight, h)
-		}
-	}
-	s.txMu.Unlock()
+	s.txPeerGone(ps)
 	if s.ctx.Err() == nil {
 		s.log.Info("peer disconnected", "peer", p.Addr(), "inbound", p.Inbound(), "reason", err)
 	}

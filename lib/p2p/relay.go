@@ -17,12 +17,6 @@ import (
 // by inv, batched for RelayDelay; peers fetch what they lack with getdata. Each peer's known
 // inventory is a bounded set, so nothing is announced twice to the same peer.
 
-type txReq struct {
-	peer  uint64
-	sent  time.Time
-	burst *txBurst // the getdata it was asked in
-}
-
 // txBurst is the transactions of one getdata to one peer. They are held as they arrive and
 // handed to the node together once the last one arrived (or was not found, or timed out):
 // their signatures are first verified together, in batches on every CPU, into the chain's
@@ -46,8 +40,8 @@ const maxTxBurst = 1000
 // releaseLocked ends the request r (answered, not found, timed out or asked again): when it
 // was the last its burst waited for, it returns the burst's transactions to hand to the node.
 // The caller holds txMu.
-func releaseLocked(r txReq) []burstTx {
-	if r.burst == nil {
+func releaseLocked(r *txReq) []burstTx {
+	if r == nil || r.burst == nil {
 		return nil
 	}
 	r.burst.waiting--
@@ -80,7 +74,6 @@ func (s *Server) acceptBurst(b []burstTx) {
 }
 
 const (
-	maxTxInflight     = 50_000
 	maxPendingTxInv   = 50_000
 	maxBlocksPerGet   = 1024
 	txRequestTimeout  = 30 * time.Second
@@ -209,44 +202,59 @@ func (s *Server) onInv(ps *peerState, m *wire.MsgInv) {
 	s.requestTxs(ps, txids)
 }
 
+// requestTxs notes that ps announced txids (or has them: the parents of its orphan) and
+// asks it for those we lack, within its bounds (txrequest.go).
 func (s *Server) requestTxs(ps *peerState, txids []types.Hash) {
-	var (
-		want  []wire.InvVect
-		ready [][]burstTx // bursts completed by asking again for one of their transactions
-		burst = &txBurst{}
-	)
-	now := time.Now()
+	s.txMu.Lock()
+	room := s.txReqs.room(ps)
+	s.txMu.Unlock()
+	var lack []types.Hash
 	for _, id := range txids {
-		if s.haveTx(id) {
-			continue
+		if len(lack) >= room {
+			break // past the peer's bound: ignored, and not even looked up
 		}
-		s.txMu.Lock()
-		r, busy := s.txInflight[id]
-		ok := (!busy || now.Sub(r.sent) > txRequestTimeout) && len(s.txInflight) < maxTxInflight
-		if ok {
-			if busy {
-				ready = append(ready, releaseLocked(r))
-			}
-			if burst.waiting == maxTxBurst {
-				burst = &txBurst{}
-			}
-			burst.waiting++
-			s.txInflight[id] = txReq{peer: ps.p.ID(), sent: now, burst: burst}
-		}
-		s.txMu.Unlock()
-		if ok {
-			want = append(want, wire.InvVect{Type: wire.InvTx, Hash: id})
+		if !s.haveTx(id) {
+			lack = append(lack, id)
 		}
 	}
-	if len(want) > 0 && !ps.p.TrySend(&wire.MsgGetData{Inv: want}) {
-		s.txMu.Lock()
-		for _, iv := range want {
-			if r, ok := s.txInflight[iv.Hash]; ok && r.peer == ps.p.ID() {
-				delete(s.txInflight, iv.Hash)
-				ready = append(ready, releaseLocked(r))
+	if len(lack) == 0 {
+		return
+	}
+	s.txMu.Lock()
+	ids := s.txReqs.announce(ps, lack, time.Now())
+	s.txMu.Unlock()
+	s.sendTxRequests(map[*peerState][]types.Hash{ps: ids})
+}
+
+// sendTxRequests sends getdata for the transactions marked in flight from each peer. When a
+// peer's send queue is full they are given up as not found, and the next announcers asked.
+func (s *Server) sendTxRequests(ask map[*peerState][]types.Hash) {
+	var ready [][]burstTx
+	for len(ask) > 0 {
+		next := make(map[*peerState][]types.Hash)
+		for ps, ids := range ask {
+			if len(ids) == 0 {
+				continue
 			}
+			inv := make([]wire.InvVect, len(ids))
+			for i, id := range ids {
+				inv[i] = wire.InvVect{Type: wire.InvTx, Hash: id}
+			}
+			if ps.p.TrySend(&wire.MsgGetData{Inv: inv}) {
+				continue
+			}
+			now := time.Now()
+			s.txMu.Lock()
+			for _, id := range ids {
+				r, other := s.txReqs.failed(ps, id, now)
+				ready = append(ready, releaseLocked(r))
+				if other != nil {
+					next[other] = append(next[other], id)
+				}
+			}
+			s.txMu.Unlock()
 		}
-		s.txMu.Unlock()
+		ask = next
 	}
 	for _, b := range ready {
 		s.acceptBurst(b)
@@ -302,6 +310,7 @@ func (s *Server) onGetData(ps *peerState, m *wire.MsgGetData) {
 func (s *Server) onNotFound(ps *peerState, m *wire.MsgNotFound) {
 	released := false
 	var ready [][]burstTx
+	ask := make(map[*peerState][]types.Hash)
 	for _, iv := range m.Inv {
 		switch iv.Type {
 		case wire.InvBlock:
@@ -315,13 +324,19 @@ func (s *Server) onNotFound(ps *peerState, m *wire.MsgNotFound) {
 			s.mu.Unlock()
 		case wire.InvTx:
 			s.txMu.Lock()
-			if r, ok := s.txInflight[iv.Hash]; ok && r.peer == ps.p.ID() {
-				delete(s.txInflight, iv.Hash)
+			if r, other := s.txReqs.failed(ps, iv.Hash, time.Now()); r != nil {
 				ready = append(ready, releaseLocked(r))
+				if other != nil {
+					ask[other] = append(ask[other], iv.Hash)
+				}
 			}
 			s.txMu.Unlock()
 		}
 	}
+	s.txMu.Lock()
+	ask[ps] = append(ask[ps], s.txReqs.more(ps, time.Now())...)
+	s.txMu.Unlock()
+	s.sendTxRequests(ask)
 	for _, b := range ready {
 		s.acceptBurst(b)
 	}
@@ -355,17 +370,21 @@ func (s *Server) onTx(ps *peerState, tx *types.Transaction) {
 	txid := tx.TxID()
 	ps.p.KnownTxs().Add(txid)
 	s.txMu.Lock()
-	r, requested := s.txInflight[txid]
-	requested = requested && r.peer == ps.p.ID()
+	r, requested := s.txReqs.requested(ps, txid)
 	var ready []burstTx
+	var more []types.Hash
 	if requested {
-		delete(s.txInflight, txid)
+		s.txReqs.have(txid)
 		if r.burst != nil {
 			r.burst.got = append(r.burst.got, burstTx{ps, tx, txid})
 			ready = releaseLocked(r)
 		}
+		more = s.txReqs.more(ps, time.Now())
 	}
 	s.txMu.Unlock()
+	if len(more) > 0 {
+		s.sendTxRequests(map[*peerState][]types.Hash{ps: more})
+	}
 	switch {
 	case requested && r.burst != nil:
 		s.acceptBurst(ready)
@@ -435,18 +454,26 @@ func (s *Server) acceptOrphansOf(parent types.Hash) {
 	}
 }
 
+// txPeerGone forgets a disconnected peer's transaction announcements and requests; those in
+// flight are asked of their next announcers.
+func (s *Server) txPeerGone(ps *peerState) {
+	s.txMu.Lock()
+	ask := s.txReqs.removePeer(ps, time.Now())
+	s.txMu.Unlock()
+	s.sendTxRequests(ask)
+}
+
 func (s *Server) expireTxState() {
 	now := time.Now()
 	var ready [][]burstTx
 	s.txMu.Lock()
-	for id, r := range s.txInflight {
-		if now.Sub(r.sent) > txRequestTimeout {
-			delete(s.txInflight, id)
-			ready = append(ready, releaseLocked(r))
-		}
+	ended, ask := s.txReqs.expire(now, txRequestTimeout)
+	for _, r := range ended {
+		ready = append(ready, releaseLocked(r))
 	}
 	s.orphanTxs.expire(now.Add(-orphanTxLifetime))
 	s.txMu.Unlock()
+	s.sendTxRequests(ask)
 	for _, b := range ready {
 		s.acceptBurst(b)
 	}

@@ -195,7 +195,7 @@ type Server struct {
 
 	// Transaction relay state (relay.go), guarded by txMu.
 	txMu          sync.Mutex
-	txInflight    map[types.Hash]txReq
+	txReqs        *txRequests
 	recentRejects *peer.KnownSet
 	orphanTxs     *orphanTxs
 	flushPending  bool
@@ -222,7 +222,7 @@ func New(cfg Config, chain Chain, pool Mempool, b Backend) (*Server, error) {
 		outLocal: make(map[string]string), self: make(map[string]bool), wakeConn: make(chan struct{}, 1),
 		bodyFailures: make(map[types.Hash]int), inflight: make(map[types.Hash]*blockReq), received: make(map[types.Hash]*recvBlock),
 		orphanBlocks: newOrphanBlocks(64, 32<<20), wakeProc: make(chan struct{}, 1),
-		txInflight: make(map[types.Hash]txReq), recentRejects: peer.NewKnownSet(20_000), orphanTxs: newOrphanTxs(100),
+		txReqs: newTxRequests(), recentRejects: peer.NewKnownSet(20_000), orphanTxs: newOrphanTxs(100),
 		preverifyQ: make(chan preverifyJob, 1024)}
 	s.cfg.Peer.Logger = s.log
 	s.cfg.Peer.OnBan = s.banIP
