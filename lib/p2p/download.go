@@ -46,8 +46,8 @@ func (s *Server) schedule() {
 	s.mu.Unlock()
 }
 
-// refreshPath loads the path from the chain when it is stale. It is called without s.mu:
-// the chain may be busy connecting a block, and peers' messages must not wait for that.
+// refreshPath loads the path when it is stale. It is called without s.mu: the chain may be
+// busy connecting a block, and peers' messages must not wait for that.
 func (s *Server) refreshPath() {
 	for {
 		s.mu.Lock()
@@ -56,8 +56,9 @@ func (s *Server) refreshPath() {
 			return
 		}
 		gen := s.pathGen
+		target := s.targetLocked()
 		s.mu.Unlock()
-		path := s.chain.BlocksToFetch()
+		path := s.pathToward(target)
 		s.mu.Lock()
 		if s.pathGen == gen { // else it changed again meanwhile: load it once more
 			s.installPathLocked(path)
@@ -66,6 +67,77 @@ func (s *Server) refreshPath() {
 		}
 		s.mu.Unlock()
 	}
+}
+
+// targetLocked is the header the download heads for: of the connected peers' best headers
+// with more work than the tip, the one with the most work, leaving out chains a peer was
+// asked for and did not deliver (peerState.unavail). So a heavier chain whose blocks nobody
+// delivers does not keep the node from the chain another peer serves. Nil: the chain's best
+// header (when no peer is known to have more than the tip, a peer may still serve it).
+func (s *Server) targetLocked() *chainstate.Node {
+	var best *chainstate.Node
+	for _, ps := range s.peers {
+		n := ps.best
+		if n == nil || (s.tip.node != nil && n.Work.Cmp(s.tip.node.Work) <= 0) || ps.undeliveredLocked() {
+			continue
+		}
+		if best == nil || n.Work.Cmp(best.Work) > 0 {
+			best = n
+		}
+	}
+	return best
+}
+
+// undeliveredLocked reports whether ps's best header is, or extends, the header whose chain
+// it did not deliver.
+func (ps *peerState) undeliveredLocked() bool {
+	return ps.unavail != nil && ps.best != nil && extends(ps.best, ps.unavail)
+}
+
+// extends reports whether n is u or a descendant of it.
+func extends(n, u *chainstate.Node) bool {
+	for n != nil && n.Height > u.Height {
+		n = n.Parent
+	}
+	return n == u
+}
+
+// pathToward lists the blocks to fetch toward target: its ancestors (itself included) whose
+// blocks are not stored, lowest first; empty when target is stored, invalid or no longer in
+// the chain's index. A nil target stands for the chain's best header, unless a connected
+// peer did not deliver that chain.
+func (s *Server) pathToward(target *chainstate.Node) []*chainstate.Node {
+	if target == nil {
+		bh := s.chain.BestHeader()
+		s.mu.Lock()
+		given := false
+		for _, ps := range s.peers {
+			given = given || ps.unavail != nil && extends(bh, ps.unavail)
+		}
+		s.mu.Unlock()
+		if given {
+			return nil
+		}
+		return s.chain.BlocksToFetch()
+	}
+	if target == s.chain.BestHeader() {
+		return s.chain.BlocksToFetch()
+	}
+	var path []*chainstate.Node
+	for n := target; n != nil; n = n.Parent {
+		st := s.chain.HeaderState(n.Hash)
+		if st.Node != n || st.Invalid {
+			return nil
+		}
+		if st.HaveBlock {
+			break
+		}
+		path = append(path, n)
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return path
 }
 
 func (s *Server) installPathLocked(path []*chainstate.Node) {
@@ -198,10 +270,20 @@ func (s *Server) scheduleLocked() {
 
 // updatePeerBestLocked notes that ps has the block of a header-only node.
 func (s *Server) updatePeerBestLocked(ps *peerState, n *chainstate.Node) {
-	if ps.best == nil || n.Work.Cmp(ps.best.Work) > 0 {
-		ps.best = n
-	}
+	s.setPeerBestLocked(ps, n)
 	ps.p.SetHeight(n.Height)
+}
+
+// setPeerBestLocked raises ps's best header to n when n has more work; the path is loaded
+// again when that may change the target (targetLocked).
+func (s *Server) setPeerBestLocked(ps *peerState, n *chainstate.Node) {
+	if ps.best != nil && n.Work.Cmp(ps.best.Work) <= 0 {
+		return
+	}
+	ps.best = n
+	if s.best == nil || n.Work.Cmp(s.best.Work) > 0 {
+		s.markPathDirtyLocked()
+	}
 }
 
 // onBlock handles a block: the answer to our getdata, or one sent unasked.
@@ -213,6 +295,10 @@ func (s *Server) onBlock(ps *peerState, b *types.Block, size int) {
 		delete(s.inflight, hash)
 		ps.inflight--
 		ps.blocks++
+		if ps.unavail != nil { // it delivers after all: its chain may be headed for again
+			ps.unavail = nil
+			s.markPathDirtyLocked()
+		}
 		s.updatePeerBestLocked(ps, req.node)
 		if s.received[hash] == nil {
 			s.received[hash] = &recvBlock{block: b, node: req.node, from: ps, size: size, verified: s.preverify(b)}

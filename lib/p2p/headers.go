@@ -81,9 +81,7 @@ func (s *Server) onHeaders(ps *peerState, m *wire.MsgHeaders) {
 	s.mu.Lock()
 	ps.unconnecting = 0
 	if last := res.Last; last != nil {
-		if ps.best == nil || last.Work.Cmp(ps.best.Work) > 0 {
-			ps.best = last
-		}
+		s.setPeerBestLocked(ps, last)
 		ps.p.SetHeight(last.Height)
 		ps.p.KnownBlocks().Add(last.Hash)
 	}

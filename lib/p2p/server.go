@@ -120,6 +120,9 @@ type peerState struct {
 	listenAddr string // inbound: the address it listens on, if it said
 
 	best *chainstate.Node // the most-work header known to be on the peer's chain
+	// unavail is a header whose chain the peer was asked for and did not deliver: the
+	// download does not head for it, nor for what extends it, from this peer (download.go).
+	unavail *chainstate.Node
 
 	headersPending bool
 	headersSent    time.Time
@@ -227,7 +230,7 @@ func New(cfg Config, chain Chain, pool Mempool, b Backend) (*Server, error) {
 	s.cfg.Peer.Logger = s.log
 	s.cfg.Peer.OnBan = s.banIP
 	t := s.chain.Tip()
-	s.tip = tipInfo{hash: t.Hash, height: t.Height, work: t.WorkBig()}
+	s.tip = tipInfo{node: t, hash: t.Hash, height: t.Height, work: t.WorkBig()}
 	return s, nil
 }
 

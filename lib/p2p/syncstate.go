@@ -16,6 +16,7 @@ import (
 // except the bulk mode (bulkMu).
 
 type tipInfo struct {
+	node   *chainstate.Node
 	hash   types.Hash
 	height uint64
 	work   *big.Int
@@ -40,8 +41,15 @@ func (s *Server) syncingLocked() bool {
 	if !behind {
 		return false
 	}
-	if s.processing > 0 || len(s.inflight) > 0 || len(s.received) > 0 {
+	if s.processing > 0 || len(s.received) > 0 {
 		return true
+	}
+	// Requests off the path (a chain given up on, still awaiting its blocks' timeout) do not
+	// count: they are not what the node heads for.
+	for _, r := range s.inflight {
+		if s.onPathLocked(r.node) {
+			return true
+		}
 	}
 	for _, ps := range s.peers {
 		if ps.headersPending && ps.p.Height() > s.tip.height {
@@ -66,7 +74,7 @@ func (s *Server) setTipLocked(t *chainstate.Node) {
 		return
 	}
 	progress := len(s.path) > 0 && s.path[0].Hash == t.Hash
-	s.tip = tipInfo{hash: t.Hash, height: t.Height, work: t.WorkBig()}
+	s.tip = tipInfo{node: t, hash: t.Hash, height: t.Height, work: t.WorkBig()}
 	if !progress {
 		s.markPathDirtyLocked()
 	}

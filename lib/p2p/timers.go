@@ -62,6 +62,14 @@ func (s *Server) checkTimeouts() {
 					break
 				}
 			}
+			// Nobody else serves this chain: give it up from this peer and head for the
+			// best chain the others serve (it is dropped when BlockTimeout passes).
+			if drop[r.ps] == "" && s.best != nil && r.ps.unavail != s.best {
+				r.ps.unavail = s.best
+				s.markPathDirtyLocked()
+				s.log.Info("sync: peer does not deliver the blocks of its chain; heading for the best chain others serve",
+					"peer", r.ps.p.Addr(), "block", head.Hash, "chain_tip", s.best.Hash, "height", s.best.Height, "after", s.cfg.StallTimeout)
+			}
 		}
 	}
 	for _, ps := range s.peers {
