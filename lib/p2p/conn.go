@@ -322,9 +322,7 @@ func (s *Server) dial(addr string) {
 }
 
 func (s *Server) versionMsg() *wire.MsgVersion {
-	s.mu.Lock()
-	h := s.tip.height
-	s.mu.Unlock()
+	h := s.sync.tipHeight()
 	return &wire.MsgVersion{ProtocolVersion: wire.ProtocolVersion, Magic: s.net.Magic, Genesis: s.net.GenesisHash,
 		BestHeight: h, ListenPort: s.ListenPort(), Nonce: s.nonce, UserAgent: s.cfg.UserAgent}
 }
@@ -374,7 +372,7 @@ func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string) {
 		return
 	}
 	v := p.Version()
-	ps := &peerState{p: p, dialAddr: dialAddr, notFound: peer.NewKnownSet(1024), bucket: newBucket(100, 500)}
+	ps := &peerState{p: p, dialAddr: dialAddr, bucket: newBucket(100, 500)}
 	if inbound && v.ListenPort != 0 && p.IP().IsValid() {
 		ps.listenAddr = netip.AddrPortFrom(p.IP(), v.ListenPort).String()
 	}
@@ -476,16 +474,8 @@ func (s *Server) onDisconnect(ps *peerState, err error) {
 	if v := p.Version(); v != nil && s.nonces[v.Nonce] == ps {
 		delete(s.nonces, v.Nonce)
 	}
-	for h, r := range s.inflight {
-		if r.ps == ps {
-			delete(s.inflight, h)
-		}
-	}
-	ps.inflight = 0
-	ps.headersPending = false
-	s.scheduleLocked()
 	s.mu.Unlock()
-	s.txPeerGone(ps)
+	s.sync.peerGone(ps)
 	if s.ctx.Err() == nil {
 		s.log.Info("peer disconnected", "peer", p.Addr(), "inbound", p.Inbound(), "reason", err)
 	}

@@ -17,7 +17,7 @@ import (
 // (download.go). We answer getheaders from the main chain.
 
 // onHeaders handles a headers message: the answer to our getheaders or an announcement.
-func (s *Server) onHeaders(ps *peerState, m *wire.MsgHeaders) {
+func (s *syncManager) onHeaders(ps *peerState, m *wire.MsgHeaders) {
 	hs := m.Headers
 	for i := 1; i < len(hs); i++ {
 		if hs[i].PrevHash != hs[i-1].Hash() {
@@ -98,7 +98,7 @@ func (s *Server) onHeaders(ps *peerState, m *wire.MsgHeaders) {
 		}
 	}
 	if more {
-		for _, o := range s.peers {
+		for o := range s.peers {
 			if o != ps && o.headersPending {
 				more = false
 			}
@@ -164,7 +164,7 @@ func (h *hdrSync) answered(last *chainstate.Node, full, stopped bool) int {
 
 // requestHeaders sends getheaders to ps, unless a request to it is pending, with the locator
 // of where its headers sync continues (hdrSync), or else of the chain's best header.
-func (s *Server) requestHeaders(ps *peerState, stop types.Hash) {
+func (s *syncManager) requestHeaders(ps *peerState, stop types.Hash) {
 	s.mu.Lock()
 	if ps.headersPending {
 		s.mu.Unlock()
@@ -197,17 +197,17 @@ func (s *Server) requestHeaders(ps *peerState, stop types.Hash) {
 // maybeRequestHeaders asks a peer that claims more than we know for headers when no headers
 // request is pending (after the chain's header-only nodes filled up, or a peer that announced
 // by height).
-func (s *Server) maybeRequestHeaders() {
+func (s *syncManager) maybeRequestHeaders() {
 	count, limit := s.chain.HeaderCount()
 	s.mu.Lock()
 	known := s.knownHeightLocked()
 	var ask *peerState
 	if count < limit*3/4 {
 		pending := false
-		for _, ps := range s.peers {
+		for ps := range s.peers {
 			pending = pending || ps.headersPending
 		}
-		for _, ps := range s.peers {
+		for ps := range s.peers {
 			if !pending && ps.p.Height() > known && time.Since(ps.headersAsked) > 5*time.Second {
 				ask = ps
 				break
@@ -221,7 +221,7 @@ func (s *Server) maybeRequestHeaders() {
 }
 
 // onGetHeaders answers with our main-chain headers after the peer's locator.
-func (s *Server) onGetHeaders(ps *peerState, m *wire.MsgGetHeaders) {
+func (s *syncManager) onGetHeaders(ps *peerState, m *wire.MsgGetHeaders) {
 	hs := s.chain.HeadersAfter(m.Locator, m.Stop, wire.MaxHeaders)
 	if len(hs) > 0 {
 		ps.p.KnownBlocks().Add(hs[len(hs)-1].Hash())
@@ -229,15 +229,10 @@ func (s *Server) onGetHeaders(ps *peerState, m *wire.MsgGetHeaders) {
 	ps.p.Send(&wire.MsgHeaders{Headers: hs})
 }
 
-// onConnect starts the conversation with a new peer.
+// onConnect starts the conversation with a new peer: the sync manager takes it over.
 func (s *Server) onConnect(ps *peerState) {
 	if !ps.p.Inbound() {
 		ps.p.TrySend(&wire.MsgGetAddr{})
 	}
-	s.mu.Lock()
-	ahead := ps.p.Height() > s.knownHeightLocked()
-	s.mu.Unlock()
-	if ahead {
-		s.requestHeaders(ps, types.ZeroHash)
-	}
+	s.sync.peerConnected(ps)
 }

@@ -55,7 +55,7 @@ func releaseLocked(r *txReq) []burstTx {
 
 // acceptBurst hands a burst's transactions to the node in arrival order, their signatures
 // verified together first.
-func (s *Server) acceptBurst(b []burstTx) {
+func (s *syncManager) acceptBurst(b []burstTx) {
 	if cache := s.chain.SigCache(); cache != nil && len(b) > 1 {
 		txs := make([]*types.Transaction, 0, len(b))
 		ids := make([]types.Hash, 0, len(b))
@@ -81,21 +81,60 @@ const (
 	maxAddrsPerAnswer = wire.MaxAddrs
 )
 
-// RelayBlock announces a new tip (the node calls it after a block became the tip).
-func (s *Server) RelayBlock(hash types.Hash) {
-	s.refreshTip()
-	s.recentRejects.Reset() // what was rejected may be valid on the new tip
-	s.mu.Lock()
-	if s.syncingLocked() {
-		s.announcePending = true
-		s.mu.Unlock()
-		return
+// maxAnnounceQueue bounds the tips waiting for announceLoop; past it the oldest are not
+// announced (peers fetch them with the next tip's headers).
+const maxAnnounceQueue = 1024
+
+// RelayBlock queues a new tip to announce (the node calls it after a block became the tip,
+// from inside SubmitBlock): it only records the hash, so a block the processor submits makes
+// no further calls into the server from inside the node; announceLoop does the work.
+func (s *syncManager) RelayBlock(hash types.Hash) {
+	s.announceMu.Lock()
+	if len(s.announceQueue) >= maxAnnounceQueue {
+		s.announceQueue = s.announceQueue[1:]
 	}
-	s.mu.Unlock()
-	s.announce(hash)
+	s.announceQueue = append(s.announceQueue, hash)
+	s.announceMu.Unlock()
+	select {
+	case s.announceWake <- struct{}{}:
+	default:
+	}
 }
 
-func (s *Server) announce(hash types.Hash) {
+// announceLoop announces the queued tips in order (held back while syncing: then the tip
+// once caught up, checkSyncLocked).
+func (s *syncManager) announceLoop() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.announceWake:
+		}
+		s.announceMu.Lock()
+		queue := s.announceQueue
+		s.announceQueue = nil
+		s.announceMu.Unlock()
+		if len(queue) == 0 {
+			continue
+		}
+		s.refreshTip()
+		s.recentRejects.Reset() // what was rejected may be valid on the new tip
+		s.mu.Lock()
+		syncing := s.syncingLocked()
+		if syncing {
+			s.announcePending = true
+		}
+		s.mu.Unlock()
+		if syncing {
+			continue
+		}
+		for _, h := range queue {
+			s.announce(h)
+		}
+	}
+}
+
+func (s *syncManager) announce(hash types.Hash) {
 	st := s.chain.HeaderState(hash)
 	if !st.HaveBlock {
 		return
@@ -110,9 +149,9 @@ func (s *Server) announce(hash types.Hash) {
 
 // RelayTransaction queues an inv of a mempool transaction for every peer not known to have
 // it (the node calls it after accepting one).
-func (s *Server) RelayTransaction(txid types.Hash) {
+func (s *syncManager) RelayTransaction(txid types.Hash) {
 	s.mu.Lock()
-	for _, ps := range s.peers {
+	for ps := range s.peers {
 		if len(ps.pendingTx) < maxPendingTxInv && ps.p.KnownTxs().Add(txid) {
 			ps.pendingTx = append(ps.pendingTx, txid)
 		}
@@ -127,7 +166,7 @@ func (s *Server) RelayTransaction(txid types.Hash) {
 	}
 }
 
-func (s *Server) flushTxInv() {
+func (s *syncManager) flushTxInv() {
 	s.txMu.Lock()
 	s.flushPending = false
 	s.txMu.Unlock()
@@ -137,7 +176,7 @@ func (s *Server) flushTxInv() {
 	}
 	var batches []batch
 	s.mu.Lock()
-	for _, ps := range s.peers {
+	for ps := range s.peers {
 		if len(ps.pendingTx) > 0 {
 			batches = append(batches, batch{ps, ps.pendingTx})
 			ps.pendingTx = nil
@@ -155,7 +194,7 @@ func (s *Server) flushTxInv() {
 
 // haveTx reports whether a transaction needs no fetching: in the mempool, an orphan, just
 // rejected, or confirmed.
-func (s *Server) haveTx(txid types.Hash) bool {
+func (s *syncManager) haveTx(txid types.Hash) bool {
 	if _, ok := s.pool.Get(txid); ok {
 		return true
 	}
@@ -171,7 +210,7 @@ func (s *Server) haveTx(txid types.Hash) bool {
 
 // onInv handles announcements: unknown blocks make us ask for headers, unknown transactions
 // are requested (each from one peer at a time).
-func (s *Server) onInv(ps *peerState, m *wire.MsgInv) {
+func (s *syncManager) onInv(ps *peerState, m *wire.MsgInv) {
 	if !s.unrequested(ps, "inv") {
 		return
 	}
@@ -204,7 +243,7 @@ func (s *Server) onInv(ps *peerState, m *wire.MsgInv) {
 
 // requestTxs notes that ps announced txids (or has them: the parents of its orphan) and
 // asks it for those we lack, within its bounds (txrequest.go).
-func (s *Server) requestTxs(ps *peerState, txids []types.Hash) {
+func (s *syncManager) requestTxs(ps *peerState, txids []types.Hash) {
 	s.txMu.Lock()
 	room := s.txReqs.room(ps)
 	s.txMu.Unlock()
@@ -228,7 +267,7 @@ func (s *Server) requestTxs(ps *peerState, txids []types.Hash) {
 
 // sendTxRequests sends getdata for the transactions marked in flight from each peer. When a
 // peer's send queue is full they are given up as not found, and the next announcers asked.
-func (s *Server) sendTxRequests(ask map[*peerState][]types.Hash) {
+func (s *syncManager) sendTxRequests(ask map[*peerState][]types.Hash) {
 	var ready [][]burstTx
 	for len(ask) > 0 {
 		next := make(map[*peerState][]types.Hash)
@@ -263,7 +302,7 @@ func (s *Server) sendTxRequests(ask map[*peerState][]types.Hash) {
 
 // onGetData serves stored blocks and mempool transactions, waiting for room in the peer's
 // send queue (so a peer is served at the pace it reads), and notfound for the rest.
-func (s *Server) onGetData(ps *peerState, m *wire.MsgGetData) {
+func (s *syncManager) onGetData(ps *peerState, m *wire.MsgGetData) {
 	var missing []wire.InvVect
 	blocks := 0
 	for _, iv := range m.Inv {
@@ -307,7 +346,7 @@ func (s *Server) onGetData(ps *peerState, m *wire.MsgGetData) {
 }
 
 // onNotFound releases requests the peer cannot serve, so another peer is asked.
-func (s *Server) onNotFound(ps *peerState, m *wire.MsgNotFound) {
+func (s *syncManager) onNotFound(ps *peerState, m *wire.MsgNotFound) {
 	released := false
 	var ready [][]burstTx
 	ask := make(map[*peerState][]types.Hash)
@@ -366,7 +405,7 @@ func txBanScore(err error) int {
 // onTx hands a transaction to the node; one with missing inputs waits in the orphan pool
 // while its parents are requested. A requested transaction waits for the rest of its burst
 // (txBurst), which is handed to the node when complete.
-func (s *Server) onTx(ps *peerState, tx *types.Transaction) {
+func (s *syncManager) onTx(ps *peerState, tx *types.Transaction) {
 	txid := tx.TxID()
 	ps.p.KnownTxs().Add(txid)
 	s.txMu.Lock()
@@ -393,7 +432,7 @@ func (s *Server) onTx(ps *peerState, tx *types.Transaction) {
 	}
 }
 
-func (s *Server) acceptTx(ps *peerState, tx *types.Transaction, txid types.Hash) {
+func (s *syncManager) acceptTx(ps *peerState, tx *types.Transaction, txid types.Hash) {
 	if s.haveTx(txid) {
 		return
 	}
@@ -425,7 +464,7 @@ func (s *Server) acceptTx(ps *peerState, tx *types.Transaction, txid types.Hash)
 }
 
 // acceptOrphansOf retries the orphans that spend a newly accepted transaction, and theirs.
-func (s *Server) acceptOrphansOf(parent types.Hash) {
+func (s *syncManager) acceptOrphansOf(parent types.Hash) {
 	queue := []types.Hash{parent}
 	for len(queue) > 0 {
 		id := queue[0]
@@ -456,14 +495,14 @@ func (s *Server) acceptOrphansOf(parent types.Hash) {
 
 // txPeerGone forgets a disconnected peer's transaction announcements and requests; those in
 // flight are asked of their next announcers.
-func (s *Server) txPeerGone(ps *peerState) {
+func (s *syncManager) txPeerGone(ps *peerState) {
 	s.txMu.Lock()
 	ask := s.txReqs.removePeer(ps, time.Now())
 	s.txMu.Unlock()
 	s.sendTxRequests(ask)
 }
 
-func (s *Server) expireTxState() {
+func (s *syncManager) expireTxState() {
 	now := time.Now()
 	var ready [][]burstTx
 	s.txMu.Lock()

@@ -11,17 +11,14 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/p2p/addrman"
 	"github.com/cointoolkit/coin/lib/p2p/peer"
 	"github.com/cointoolkit/coin/lib/params"
-	"github.com/cointoolkit/coin/lib/types"
 )
 
 // Config configures a Server. Zero values take the defaults noted.
@@ -119,23 +116,10 @@ type peerState struct {
 	dialAddr   string // outbound: the address dialled
 	listenAddr string // inbound: the address it listens on, if it said
 
-	best *chainstate.Node // the most-work header known to be on the peer's chain
-	// unavail is a header whose chain the peer was asked for and did not deliver: the
-	// download does not head for it, nor for what extends it, from this peer (download.go).
-	unavail *chainstate.Node
+	peerSync // the sync manager's part (syncmgr.go), guarded by syncManager.mu
 
-	headersPending bool
-	headersSent    time.Time
-	headersAsked   time.Time
-	unconnecting   int
-	hdrs           hdrSync // where the next getheaders continues from (headers.go)
-
-	inflight  int
-	blocks    int // blocks received as requested
-	notFound  *peer.KnownSet
-	bucket    bucket
-	answered  bool // getaddr answered
-	pendingTx []types.Hash
+	bucket   bucket
+	answered bool // getaddr answered
 
 	// For inbound eviction (conn.go): when the peer last sent a block or a transaction new
 	// to us, and whether it was chosen to make room already.
@@ -176,35 +160,8 @@ type Server struct {
 	self      map[string]bool
 	wakeConn  chan struct{}
 
-	// Sync state (syncstate.go, download.go, process.go), guarded by mu.
-	tip             tipInfo
-	best            *chainstate.Node   // the best header when path was loaded (nil: path empty)
-	path            []*chainstate.Node // blocks to download, lowest first (download.go)
-	pathDirty       bool               // path must be loaded again (refreshPath)
-	pathGen         uint64             // counts markPathDirty calls
-	bodyFailures    map[types.Hash]int // blocks of a header that failed without being stored
-	inflight        map[types.Hash]*blockReq
-	received        map[types.Hash]*recvBlock
-	receivedBytes   int
-	processing      int
-	orphanBlocks    *orphanBlocks
-	wasSyncing      bool
-	bulkMu          sync.Mutex // serialises setBulk
-	bulk            bool       // the chain is in bulk mode (bulkMu)
-	syncFrom        uint64
-	syncStart       time.Time
-	announcePending bool
-	wakeProc        chan struct{}
-
-	// Transaction relay state (relay.go), guarded by txMu.
-	txMu          sync.Mutex
-	txReqs        *txRequests
-	recentRejects *peer.KnownSet
-	orphanTxs     *orphanTxs
-	flushPending  bool
-	preverifyQ    chan preverifyJob // blocks whose signatures preverifyLoop checks ahead
-
-	syncCounters
+	// sync owns header sync, block download and relay (syncmgr.go).
+	sync *syncManager
 }
 
 // New builds a server on the node's chain state, mempool and block and transaction
@@ -222,15 +179,10 @@ func New(cfg Config, chain Chain, pool Mempool, b Backend) (*Server, error) {
 		log: cfg.Logger.With("sys", "p2p"), addrs: addrman.New(cfg.Addrman), nonce: binary.LittleEndian.Uint64(nb[:]) | 1,
 		inboundIP: make(map[netip.Addr]int), stalls: make(map[netip.Addr]*stallRecord),
 		conns: make(map[net.Conn]struct{}), peers: make(map[*peer.Peer]*peerState), nonces: make(map[uint64]*peerState), dialing: make(map[string]bool),
-		outLocal: make(map[string]string), self: make(map[string]bool), wakeConn: make(chan struct{}, 1),
-		bodyFailures: make(map[types.Hash]int), inflight: make(map[types.Hash]*blockReq), received: make(map[types.Hash]*recvBlock),
-		orphanBlocks: newOrphanBlocks(64, 32<<20), wakeProc: make(chan struct{}, 1),
-		txReqs: newTxRequests(), recentRejects: peer.NewKnownSet(20_000), orphanTxs: newOrphanTxs(100),
-		preverifyQ: make(chan preverifyJob, 1024)}
+		outLocal: make(map[string]string), self: make(map[string]bool), wakeConn: make(chan struct{}, 1)}
 	s.cfg.Peer.Logger = s.log
 	s.cfg.Peer.OnBan = s.banIP
-	t := s.chain.Tip()
-	s.tip = tipInfo{node: t, hash: t.Hash, height: t.Height, work: t.WorkBig()}
+	s.sync = newSyncManager(&s.cfg, chain, pool, b, s.log, s)
 	return s, nil
 }
 
@@ -263,13 +215,8 @@ func (s *Server) Start(ctx context.Context) error {
 		s.addrs.Add(a, addrman.SourceConnect, time.Now())
 	}
 	s.goRun(s.connectLoop)
-	s.goRun(s.processLoop)
+	s.sync.start(s.ctx, s.goRun)
 	s.goRun(s.tickLoop)
-	if s.chain.SigCache() != nil {
-		for i := 0; i < runtime.GOMAXPROCS(0); i++ {
-			s.goRun(s.preverifyLoop)
-		}
-	}
 	return nil
 }
 

@@ -24,15 +24,15 @@ type tipInfo struct {
 
 // Syncing reports whether some peer is known to be ahead of our tip while we fetch headers
 // or blocks from peers (the node's Network interface; getblocktemplate refuses meanwhile).
-func (s *Server) Syncing() bool {
+func (s *syncManager) Syncing() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.syncingLocked()
 }
 
-func (s *Server) syncingLocked() bool {
+func (s *syncManager) syncingLocked() bool {
 	behind := false
-	for _, ps := range s.peers {
+	for ps := range s.peers {
 		if ps.p.Height() > s.tip.height {
 			behind = true
 			break
@@ -51,7 +51,7 @@ func (s *Server) syncingLocked() bool {
 			return true
 		}
 	}
-	for _, ps := range s.peers {
+	for ps := range s.peers {
 		if ps.headersPending && ps.p.Height() > s.tip.height {
 			return true
 		}
@@ -60,7 +60,7 @@ func (s *Server) syncingLocked() bool {
 }
 
 // refreshTip records the chain tip (read outside the lock).
-func (s *Server) refreshTip() {
+func (s *syncManager) refreshTip() {
 	t := s.chain.Tip()
 	s.mu.Lock()
 	s.setTipLocked(t)
@@ -69,7 +69,7 @@ func (s *Server) refreshTip() {
 
 // setTipLocked records a new tip. The download path stays valid when the tip is its first
 // block (the processor moves past it); any other move reloads it.
-func (s *Server) setTipLocked(t *chainstate.Node) {
+func (s *syncManager) setTipLocked(t *chainstate.Node) {
 	if t.Hash == s.tip.hash {
 		return
 	}
@@ -99,12 +99,12 @@ func (p SyncProgress) Progress() float64 {
 }
 
 // SyncProgress reports the sync state with the height the node is catching up to.
-func (s *Server) SyncProgress() SyncProgress {
+func (s *syncManager) SyncProgress() SyncProgress {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := SyncProgress{Syncing: s.syncingLocked(), Height: s.tip.height, TargetHeight: s.knownHeightLocked()}
 	if p.Syncing {
-		for _, ps := range s.peers {
+		for ps := range s.peers {
 			p.TargetHeight = max(p.TargetHeight, ps.p.Height())
 		}
 	}
@@ -112,7 +112,7 @@ func (s *Server) SyncProgress() SyncProgress {
 }
 
 // knownHeightLocked is the height of the best header the path leads to, or the tip's.
-func (s *Server) knownHeightLocked() uint64 {
+func (s *syncManager) knownHeightLocked() uint64 {
 	known := s.tip.height
 	if s.best != nil {
 		known = max(known, s.best.Height)
@@ -122,14 +122,14 @@ func (s *Server) knownHeightLocked() uint64 {
 
 // checkSyncLocked logs the start and end of a sync and, when it ended, returns the tip to
 // announce if announcements were held back meanwhile.
-func (s *Server) checkSyncLocked() (types.Hash, bool) {
+func (s *syncManager) checkSyncLocked() (types.Hash, bool) {
 	now := s.syncingLocked()
 	if now != s.wasSyncing {
 		s.wasSyncing = now
 		// Following a peer block by block is routine (debug); a real catch-up is logged.
 		if now {
 			var ph uint64
-			for _, ps := range s.peers {
+			for ps := range s.peers {
 				ph = max(ph, ps.p.Height())
 			}
 			s.syncFrom, s.syncStart = s.tip.height, time.Now()
@@ -156,7 +156,7 @@ func (s *Server) checkSyncLocked() (types.Hash, bool) {
 
 // afterSyncCheck applies what checkSyncLocked decided, outside the lock: the bulk mode and
 // the held-back announcement.
-func (s *Server) afterSyncCheck(announce types.Hash, ok, syncing bool) {
+func (s *syncManager) afterSyncCheck(announce types.Hash, ok, syncing bool) {
 	s.setBulk(syncing)
 	if ok {
 		s.announce(announce)
@@ -167,7 +167,7 @@ func (s *Server) afterSyncCheck(announce types.Hash, ok, syncing bool) {
 // connects are written to the database together instead of one batch each (the chain state
 // bounds that by size and age), and has the chain write them as soon as the node has caught
 // up.
-func (s *Server) setBulk(on bool) {
+func (s *syncManager) setBulk(on bool) {
 	s.bulkMu.Lock()
 	defer s.bulkMu.Unlock()
 	if s.bulk == on {
@@ -180,7 +180,7 @@ func (s *Server) setBulk(on bool) {
 }
 
 // flushChain has a chain in bulk mode write its cache now.
-func (s *Server) flushChain() {
+func (s *syncManager) flushChain() {
 	s.bulkMu.Lock()
 	defer s.bulkMu.Unlock()
 	if !s.bulk {
