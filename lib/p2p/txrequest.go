@@ -235,6 +235,9 @@ func (t *txRequests) expire(now time.Time, timeout time.Duration) ([]*txReq, map
 		if ids := t.take(ps, tp, now); len(ids) > 0 {
 			ask[ps] = append(ask[ps], ids...)
 		}
+		if tp.announced <= 0 && len(tp.inflight) == 0 && len(tp.queue) == 0 {
+			delete(t.peers, ps) // nothing left (also of a peer that announced after it left)
+		}
 	}
 	return ended, ask
 }
