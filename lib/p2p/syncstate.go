@@ -51,8 +51,10 @@ func (s *syncManager) syncingLocked() bool {
 			return true
 		}
 	}
+	// Nor do headers asked of a peer whose chain was given up on (it claims a height it does
+	// not deliver).
 	for ps := range s.peers {
-		if ps.headersPending && ps.p.Height() > s.tip.height {
+		if ps.headersPending && ps.p.Height() > s.tip.height && !ps.undeliveredLocked() {
 			return true
 		}
 	}

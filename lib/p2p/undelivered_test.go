@@ -30,9 +30,8 @@ func TestUndeliveredHeaderChainAbandoned(t *testing.T) {
 	if err := r.handshake(rawVersion(wire.MaxHeaders, 4300)); err != nil {
 		t.Fatal(err)
 	}
-	var asked atomic.Int64
-	go func() { // headers once, then nothing more; never a block
-		sent := false
+	var asked, askedHeaders atomic.Int64
+	go func() { // headers once, then no answer to getheaders; never a block
 		for {
 			m, err := r.recv(time.Minute)
 			if err != nil {
@@ -40,10 +39,7 @@ func TestUndeliveredHeaderChainAbandoned(t *testing.T) {
 			}
 			switch m := m.(type) {
 			case *wire.MsgGetHeaders:
-				if sent {
-					r.send(&wire.MsgHeaders{})
-				} else {
-					sent = true
+				if askedHeaders.Add(1) == 1 {
 					r.send(&wire.MsgHeaders{Headers: hs})
 				}
 			case *wire.MsgGetData:
@@ -61,6 +57,9 @@ func TestUndeliveredHeaderChainAbandoned(t *testing.T) {
 		t.Logf("M's block %d reached N in %s", i, time.Since(start).Round(time.Millisecond))
 		waitFor(t, 3*time.Second, "N not syncing", func() bool { return !n.s.Syncing() })
 	}
+	// The liar is asked for headers again (it claims a greater height) and does not answer:
+	// that does not make the node syncing either.
+	waitFor(t, 10*time.Second, "headers asked of the liar again", func() bool { return askedHeaders.Load() >= 2 })
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if n.s.Syncing() {
 			t.Fatal("syncing again toward the chain nobody delivers")
