@@ -28,7 +28,7 @@ func TestDeepForkResolves(t *testing.T) {
 	t.Logf("mined %d blocks in %s", 2*wire.MaxHeaders+170, time.Since(start))
 	y.stop()
 	y = startNode(t, "Y", quiet(nodeOpts{dir: dirY, connect: []string{x.addr()}}))
-	waitFor(t, 30*time.Second, "X on Y's heavier chain", func() bool { return x.tip() == y.tip() })
+	waitFor(t, 60*time.Second, "X on Y's heavier chain", func() bool { return x.tip() == y.tip() })
 	t.Logf("X sent %d getheaders", x.s.sync.headersRequests.Load())
 	if n := x.s.sync.headersRequests.Load(); n > 8 {
 		t.Fatalf("X sent %d getheaders to resolve a fork of two headers messages", n)
