@@ -12,9 +12,16 @@ import (
 // both more than one headers message (wire.MaxHeaders) past the fork. When Y connects, X
 // must fetch Y's headers past its own lighter branch (continuing each getheaders from the
 // last header received) and reorganise onto Y's chain, in a bounded number of round trips.
-func TestDeepForkResolves(t *testing.T) {
+func TestDeepForkResolves(t *testing.T) { testDeepFork(t, false) }
+
+// TestDeepForkResolvesWhileAnotherPeerIsAsked: the same, while another peer of X leaves a
+// getheaders unanswered: the follow-up of full answers that bring new headers does not wait
+// for it (it would until that peer's headers deadline).
+func TestDeepForkResolvesWhileAnotherPeerIsAsked(t *testing.T) { testDeepFork(t, true) }
+
+func testDeepFork(t *testing.T, silentPeer bool) {
 	w := newWallet(40)
-	x := startNode(t, "X", quiet(nodeOpts{}))
+	x := startNode(t, "X", quiet(nodeOpts{tweak: func(c *Config) { c.HeadersTimeout = time.Minute }}))
 	dirY := t.TempDir()
 	y := startNode(t, "Y-alone", quiet(nodeOpts{dir: dirY}))
 	for _, b := range x.mine(w, 5) {
@@ -27,10 +34,30 @@ func TestDeepForkResolves(t *testing.T) {
 	y.mine(w, wire.MaxHeaders+120)
 	t.Logf("mined %d blocks in %s", 2*wire.MaxHeaders+170, time.Since(start))
 	y.stop()
+	wait := 60 * time.Second
+	if silentPeer {
+		r, err := dialRaw(t, x.addr(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.handshake(rawVersion(10*wire.MaxHeaders, 4000)); err != nil {
+			t.Fatal(err)
+		}
+		for { // X asks it for headers; it never answers
+			m, err := r.recv(5 * time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := m.(*wire.MsgGetHeaders); ok {
+				break
+			}
+		}
+		wait = 30 * time.Second // within X's headers deadline (a minute)
+	}
 	y = startNode(t, "Y", quiet(nodeOpts{dir: dirY, connect: []string{x.addr()}}))
-	waitFor(t, 60*time.Second, "X on Y's heavier chain", func() bool { return x.tip() == y.tip() })
+	waitFor(t, wait, "X on Y's heavier chain", func() bool { return x.tip() == y.tip() })
 	t.Logf("X sent %d getheaders", x.s.sync.headersRequests.Load())
-	if n := x.s.sync.headersRequests.Load(); n > 8 {
+	if n := x.s.sync.headersRequests.Load(); n > 9 {
 		t.Fatalf("X sent %d getheaders to resolve a fork of two headers messages", n)
 	}
 }

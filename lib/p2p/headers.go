@@ -97,7 +97,11 @@ func (s *syncManager) onHeaders(ps *peerState, m *wire.MsgHeaders) {
 			more = false
 		}
 	}
-	if more {
+	// A full answer that brought new headers is followed up whatever other requests are
+	// pending (as Core does): announcements from other peers must not pause a long catch-up
+	// or a deep fork's resolution. One that brought nothing new is followed up only when no
+	// other peer is being asked, so that peers do not all send the same headers.
+	if more && res.New == 0 {
 		for o := range s.peers {
 			if o != ps && o.headersPending {
 				more = false
