@@ -85,9 +85,9 @@ func TestSyncBlocksWithTransactions(t *testing.T) {
 	sink := startNode(t, "sink", quiet(nodeOpts{connect: []string{src.addr()}}))
 	waitFor(t, 60*time.Second, "the sink synced", func() bool { return sink.tip() == src.tip() })
 	waitFor(t, 5*time.Second, "the sink's download buffer empty", func() bool {
-		sink.s.mu.Lock()
-		defer sink.s.mu.Unlock()
-		return len(sink.s.received) == 0 && sink.s.receivedBytes == 0
+		sink.s.sync.mu.Lock()
+		defer sink.s.sync.mu.Unlock()
+		return len(sink.s.sync.received) == 0 && sink.s.sync.receivedBytes == 0
 	})
 	a, _ := src.n.Chain().UtxoSetInfo(context.Background())
 	b, _ := sink.n.Chain().UtxoSetInfo(context.Background())

@@ -136,9 +136,7 @@ func (s *Server) dial(addr string, manual bool) {
 }
 
 func (s *Server) versionMsg() *wire.MsgVersion {
-	s.mu.Lock()
-	h := s.tip.height
-	s.mu.Unlock()
+	h := s.sync.tipHeight()
 	return &wire.MsgVersion{ProtocolVersion: wire.ProtocolVersion, Magic: s.net.Magic, Genesis: s.net.GenesisHash,
 		BestHeight: h, ListenPort: s.ListenPort(), Nonce: s.nonce, UserAgent: s.cfg.UserAgent}
 }
@@ -163,7 +161,7 @@ func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string, manual
 		return
 	}
 	v := p.Version()
-	ps := &peerState{p: p, dialAddr: dialAddr, notFound: peer.NewKnownSet(1024), bucket: newBucket(100, 500)}
+	ps := &peerState{p: p, dialAddr: dialAddr, bucket: newBucket(100, 500)}
 	if inbound && v.ListenPort != 0 && p.IP().IsValid() {
 		ps.listenAddr = netip.AddrPortFrom(p.IP(), v.ListenPort).String()
 	}
@@ -270,22 +268,8 @@ func (s *Server) onDisconnect(ps *peerState, err error) {
 	p := ps.p
 	s.mu.Lock()
 	delete(s.peers, p)
-	for h, r := range s.inflight {
-		if r.ps == ps {
-			delete(s.inflight, h)
-		}
-	}
-	ps.inflight = 0
-	ps.headersPending = false
-	s.scheduleLocked()
 	s.mu.Unlock()
-	s.txMu.Lock()
-	for h, r := range s.txInflight {
-		if r.peer == p.ID() {
-			delete(s.txInflight, h)
-		}
-	}
-	s.txMu.Unlock()
+	s.sync.peerGone(ps)
 	if s.ctx.Err() == nil {
 		s.log.Info("peer disconnected", "peer", p.Addr(), "inbound", p.Inbound(), "reason", err)
 	}

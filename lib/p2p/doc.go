@@ -23,18 +23,22 @@
 //     networks, our own nonce, a node already connected and old protocol versions, logging
 //     which; bytes that are not our protocol only close the connection), message dispatch.
 //     netapi.go is what the network RPCs call.
-//   - Sync: headers from peers go to the chain, which keeps them in its block index with the
-//     rules of a block's header (headers.go; lib/chainstate ProcessBlockHeaders); the chain's
-//     blocks to fetch toward its best header are requested in a sliding window across peers,
-//     at most MaxInFlightPerPeer per peer (download.go), and handed to SubmitBlock in height
-//     order by one processor goroutine (process.go); peers that stall the window or do not
-//     answer are dropped (timers.go). Syncing is true exactly while a peer is known to be
+//   - Sync, owned by the sync manager (syncmgr.go, apart from the connections and with its
+//     own mutex, in the manner of btcd's netsync): headers from peers go to the chain, which
+//     keeps them in its block index with the rules of a block's header (headers.go;
+//     lib/chainstate ProcessBlockHeaders), each peer's headers sync continuing from the last
+//     header it sent; the blocks to fetch toward the target (the most-work header the chain
+//     or a peer has, but a chain a peer left undelivered) are requested in a sliding window
+//     across peers, at most MaxInFlightPerPeer per peer (download.go), and handed to
+//     SubmitBlock in height order by one processor goroutine (process.go); peers that stall
+//     the window or do not answer are dropped (timers.go). Syncing is true exactly while a peer is known to be
 //     ahead and we are fetching from the network; meanwhile the chain writes in bulk
 //     (syncstate.go). The P2P layer has no consensus rules of its own beyond a block's proof
 //     of work.
-//   - Relay (relay.go): new tips are announced by header, mempool transactions by batched inv;
-//     bounded known-inventory sets keep announcements from repeating; orphan transactions and
-//     blocks wait in bounded pools.
+//   - Relay (relay.go, txrequest.go): new tips are announced by header, mempool transactions
+//     by batched inv, requested per peer within bounds (5,000 announcements tracked, 100 in
+//     flight); bounded known-inventory sets keep announcements from repeating; orphan
+//     transactions and blocks wait in bounded pools.
 //
 // Every queue, map and pool is bounded and every read has a deadline; docs/p2p.md lists them
 // with the wire format and the ban scores.

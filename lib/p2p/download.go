@@ -33,22 +33,22 @@ type recvBlock struct {
 }
 
 // markPathDirtyLocked notes that the path must be loaded again (refreshPath).
-func (s *Server) markPathDirtyLocked() {
+func (s *syncManager) markPathDirtyLocked() {
 	s.pathDirty = true
 	s.pathGen++
 }
 
 // schedule loads the path again when it is stale, then requests blocks.
-func (s *Server) schedule() {
+func (s *syncManager) schedule() {
 	s.refreshPath()
 	s.mu.Lock()
 	s.scheduleLocked()
 	s.mu.Unlock()
 }
 
-// refreshPath loads the path from the chain when it is stale. It is called without s.mu:
-// the chain may be busy connecting a block, and peers' messages must not wait for that.
-func (s *Server) refreshPath() {
+// refreshPath loads the path when it is stale. It is called without s.mu: the chain may be
+// busy connecting a block, and peers' messages must not wait for that.
+func (s *syncManager) refreshPath() {
 	for {
 		s.mu.Lock()
 		if !s.pathDirty {
@@ -57,7 +57,11 @@ func (s *Server) refreshPath() {
 		}
 		gen := s.pathGen
 		s.mu.Unlock()
-		path := s.chain.BlocksToFetch()
+		bh := s.chain.BestHeader()
+		s.mu.Lock()
+		target := s.targetLocked(bh)
+		s.mu.Unlock()
+		path := s.pathToward(target, bh)
 		s.mu.Lock()
 		if s.pathGen == gen { // else it changed again meanwhile: load it once more
 			s.installPathLocked(path)
@@ -68,7 +72,77 @@ func (s *Server) refreshPath() {
 	}
 }
 
-func (s *Server) installPathLocked(path []*chainstate.Node) {
+// targetLocked is the header the download heads for: of the chain's best header bh and the
+// connected peers' best headers with more work than the tip, the one with the most work
+// (bh on a tie), leaving out chains a peer was asked for and did not deliver
+// (peerState.unavail). So a heavier chain whose blocks nobody delivers does not keep the
+// node from the chain another peer serves. Nil: nothing to head for.
+func (s *syncManager) targetLocked(bh *chainstate.Node) *chainstate.Node {
+	var best *chainstate.Node
+	if bh != nil {
+		best = bh
+		for ps := range s.peers {
+			if ps.unavail != nil && extends(bh, ps.unavail) {
+				best = nil
+				break
+			}
+		}
+	}
+	for ps := range s.peers {
+		n := ps.best
+		if n == nil || (s.tip.node != nil && n.Work.Cmp(s.tip.node.Work) <= 0) || ps.undeliveredLocked() {
+			continue
+		}
+		if best == nil || n.Work.Cmp(best.Work) > 0 {
+			best = n
+		}
+	}
+	return best
+}
+
+// undeliveredLocked reports whether ps's best header is, or extends, the header whose chain
+// it did not deliver.
+func (ps *peerState) undeliveredLocked() bool {
+	return ps.unavail != nil && ps.best != nil && extends(ps.best, ps.unavail)
+}
+
+// extends reports whether n is u or a descendant of it.
+func extends(n, u *chainstate.Node) bool {
+	for n != nil && n.Height > u.Height {
+		n = n.Parent
+	}
+	return n == u
+}
+
+// pathToward lists the blocks to fetch toward target: its ancestors (itself included) whose
+// blocks are not stored, lowest first; empty when target is nil, stored, invalid or no
+// longer in the chain's index. bh is the chain's best header, whose path the chain lists
+// itself.
+func (s *syncManager) pathToward(target, bh *chainstate.Node) []*chainstate.Node {
+	if target == nil {
+		return nil
+	}
+	if target == bh {
+		return s.chain.BlocksToFetch()
+	}
+	var path []*chainstate.Node
+	for n := target; n != nil; n = n.Parent {
+		st := s.chain.HeaderState(n.Hash)
+		if st.Node != n || st.Invalid {
+			return nil
+		}
+		if st.HaveBlock {
+			break
+		}
+		path = append(path, n)
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return path
+}
+
+func (s *syncManager) installPathLocked(path []*chainstate.Node) {
 	s.pathDirty = false
 	s.path = path
 	s.best = nil
@@ -87,7 +161,7 @@ func (s *Server) installPathLocked(path []*chainstate.Node) {
 }
 
 // onPathLocked reports whether n is on the download path.
-func (s *Server) onPathLocked(n *chainstate.Node) bool {
+func (s *syncManager) onPathLocked(n *chainstate.Node) bool {
 	if n == nil || len(s.path) == 0 || n.Height < s.path[0].Height {
 		return false
 	}
@@ -97,7 +171,7 @@ func (s *Server) onPathLocked(n *chainstate.Node) bool {
 
 // servableLocked is how many entries of the path, from the start, ps can be asked for: up to
 // its known height, and no further than where its best header leaves our path.
-func (s *Server) servableLocked(ps *peerState) int {
+func (s *syncManager) servableLocked(ps *peerState) int {
 	base := s.path[0].Height
 	ph := ps.p.Height()
 	if ph < base {
@@ -125,7 +199,7 @@ func (s *Server) servableLocked(ps *peerState) int {
 
 // scheduleLocked requests the blocks of the window that are neither in flight nor received,
 // each from the least busy peer that has it. It waits while the path is stale.
-func (s *Server) scheduleLocked() {
+func (s *syncManager) scheduleLocked() {
 	if s.pathDirty || len(s.path) == 0 || s.ctx == nil || s.ctx.Err() != nil {
 		return
 	}
@@ -134,7 +208,7 @@ func (s *Server) scheduleLocked() {
 		limit int
 	}
 	var cands []cand
-	for _, ps := range s.peers {
+	for ps := range s.peers {
 		if ps.inflight >= s.cfg.MaxInFlightPerPeer {
 			continue
 		}
@@ -197,15 +271,25 @@ func (s *Server) scheduleLocked() {
 }
 
 // updatePeerBestLocked notes that ps has the block of a header-only node.
-func (s *Server) updatePeerBestLocked(ps *peerState, n *chainstate.Node) {
-	if ps.best == nil || n.Work.Cmp(ps.best.Work) > 0 {
-		ps.best = n
-	}
+func (s *syncManager) updatePeerBestLocked(ps *peerState, n *chainstate.Node) {
+	s.setPeerBestLocked(ps, n)
 	ps.p.SetHeight(n.Height)
 }
 
+// setPeerBestLocked raises ps's best header to n when n has more work; the path is loaded
+// again when that may change the target (targetLocked).
+func (s *syncManager) setPeerBestLocked(ps *peerState, n *chainstate.Node) {
+	if ps.best != nil && n.Work.Cmp(ps.best.Work) <= 0 {
+		return
+	}
+	ps.best = n
+	if s.best == nil || n.Work.Cmp(s.best.Work) > 0 {
+		s.markPathDirtyLocked()
+	}
+}
+
 // onBlock handles a block: the answer to our getdata, or one sent unasked.
-func (s *Server) onBlock(ps *peerState, b *types.Block, size int) {
+func (s *syncManager) onBlock(ps *peerState, b *types.Block, size int) {
 	hash := b.Hash()
 	ps.p.KnownBlocks().Add(hash)
 	s.mu.Lock()
@@ -213,6 +297,10 @@ func (s *Server) onBlock(ps *peerState, b *types.Block, size int) {
 		delete(s.inflight, hash)
 		ps.inflight--
 		ps.blocks++
+		if ps.unavail != nil { // it delivers after all: its chain may be headed for again
+			ps.unavail = nil
+			s.markPathDirtyLocked()
+		}
 		s.updatePeerBestLocked(ps, req.node)
 		if s.received[hash] == nil {
 			s.received[hash] = &recvBlock{block: b, node: req.node, from: ps, size: size, verified: s.preverify(b)}
@@ -230,7 +318,7 @@ func (s *Server) onBlock(ps *peerState, b *types.Block, size int) {
 // onUnsolicitedBlock handles a block we did not ask this peer for. A new block on our path or
 // on a stored parent is processed (its proof of work is its cost); known blocks and orphans
 // count against the peer's flood allowance.
-func (s *Server) onUnsolicitedBlock(ps *peerState, b *types.Block, hash types.Hash, size int) {
+func (s *syncManager) onUnsolicitedBlock(ps *peerState, b *types.Block, hash types.Hash, size int) {
 	if err := consensus.CheckProofOfWork(&b.Header, hash, s.net.PowLimit); err != nil {
 		s.misbehave(ps, 100, "block "+hash.String()+": "+err.Error())
 		return
@@ -268,7 +356,7 @@ func (s *Server) onUnsolicitedBlock(ps *peerState, b *types.Block, hash types.Ha
 	s.requestHeaders(ps, types.ZeroHash)
 }
 
-func (s *Server) wakeProcessor() {
+func (s *syncManager) wakeProcessor() {
 	select {
 	case s.wakeProc <- struct{}{}:
 	default:

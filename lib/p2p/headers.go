@@ -17,7 +17,7 @@ import (
 // (download.go). We answer getheaders from the main chain.
 
 // onHeaders handles a headers message: the answer to our getheaders or an announcement.
-func (s *Server) onHeaders(ps *peerState, m *wire.MsgHeaders) {
+func (s *syncManager) onHeaders(ps *peerState, m *wire.MsgHeaders) {
 	hs := m.Headers
 	for i := 1; i < len(hs); i++ {
 		if hs[i].PrevHash != hs[i-1].Hash() {
@@ -41,6 +41,7 @@ func (s *Server) onHeaders(ps *peerState, m *wire.MsgHeaders) {
 		s.mu.Lock()
 		ps.unconnecting++
 		count := ps.unconnecting
+		ps.hdrs.next = nil // ask from the best header
 		s.mu.Unlock()
 		if !requested && !s.unrequested(ps, "headers") {
 			return
@@ -80,18 +81,28 @@ func (s *Server) onHeaders(ps *peerState, m *wire.MsgHeaders) {
 	s.mu.Lock()
 	ps.unconnecting = 0
 	if last := res.Last; last != nil {
-		if ps.best == nil || last.Work.Cmp(ps.best.Work) > 0 {
-			ps.best = last
-		}
+		s.setPeerBestLocked(ps, last)
 		ps.p.SetHeight(last.Height)
 		ps.p.KnownBlocks().Add(last.Hash)
 	}
 	if res.New > 0 && res.Best != s.best {
 		s.markPathDirtyLocked()
 	}
-	more := requested && len(hs) == wire.MaxHeaders && fault == "" && !stopped
-	if more {
-		for _, o := range s.peers {
+	full := requested && len(hs) == wire.MaxHeaders && fault == ""
+	more := full && !stopped
+	repeats := 0
+	if requested {
+		repeats = ps.hdrs.answered(res.Last, full, stopped)
+		if repeats >= maxRepeatedHeaders {
+			more = false
+		}
+	}
+	// A full answer that brought new headers is followed up whatever other requests are
+	// pending (as Core does): announcements from other peers must not pause a long catch-up
+	// or a deep fork's resolution. One that brought nothing new is followed up only when no
+	// other peer is being asked, so that peers do not all send the same headers.
+	if more && res.New == 0 {
+		for o := range s.peers {
 			if o != ps && o.headersPending {
 				more = false
 			}
@@ -103,6 +114,12 @@ func (s *Server) onHeaders(ps *peerState, m *wire.MsgHeaders) {
 		s.misbehave(ps, 100, fault)
 		return
 	}
+	if repeats >= maxRepeatedHeaders {
+		reason := fmt.Sprintf("%d full headers answers in a row that do not advance", repeats)
+		s.log.Info("dropping peer", "peer", ps.p.Addr(), "reason", reason)
+		ps.p.Disconnect(errors.New(reason))
+		return
+	}
 	if !requested && res.New == 0 {
 		s.unrequested(ps, "headers")
 	}
@@ -111,9 +128,47 @@ func (s *Server) onHeaders(ps *peerState, m *wire.MsgHeaders) {
 	}
 }
 
-// requestHeaders sends getheaders to ps with the locator of the chain's best header, unless
-// a request to it is pending.
-func (s *Server) requestHeaders(ps *peerState, stop types.Hash) {
+// maxRepeatedHeaders bounds the full headers answers in a row that bring the peer's headers
+// no further; the peer is dropped at the bound.
+const maxRepeatedHeaders = 3
+
+// hdrSync is where the headers sync with one peer stands (guarded by Server.mu). A full
+// answer (wire.MaxHeaders) means the peer has more: the next getheaders continues from the
+// last header it sent, as Bitcoin Core does, not from our best header. A locator of the best
+// header never moves while the peer's branch has less work than ours so far, and the same
+// headers would come back forever (a fork deeper than one headers message).
+type hdrSync struct {
+	next     *chainstate.Node // the next getheaders continues from it (nil: the best header)
+	asked    *chainstate.Node // the header the pending getheaders continued from
+	lastFull types.Hash       // the last header of the previous full answer
+	repeats  int              // full answers in a row that did not advance
+}
+
+// answered notes the answer to our getheaders whose last accepted header is last, and
+// returns how many full answers in a row did not advance past where we continued from.
+func (h *hdrSync) answered(last *chainstate.Node, full, stopped bool) int {
+	switch {
+	case full && last != nil:
+		advanced := last.Hash != h.lastFull && (h.asked == nil || last.Height > h.asked.Height)
+		h.lastFull = last.Hash
+		if advanced {
+			h.repeats, h.next = 0, last
+		} else {
+			// No further than before (a peer that ignores the locator, or one that moved to
+			// another branch): ask from the best header next, and count it.
+			h.repeats, h.next = h.repeats+1, nil
+		}
+	case stopped && last != nil:
+		h.next = last // resumed later (maybeRequestHeaders) from where it stopped
+	case !stopped:
+		h.next, h.lastFull, h.repeats = nil, types.Hash{}, 0 // the peer has no more
+	}
+	return h.repeats
+}
+
+// requestHeaders sends getheaders to ps, unless a request to it is pending, with the locator
+// of where its headers sync continues (hdrSync), or else of the chain's best header.
+func (s *syncManager) requestHeaders(ps *peerState, stop types.Hash) {
 	s.mu.Lock()
 	if ps.headersPending {
 		s.mu.Unlock()
@@ -122,8 +177,17 @@ func (s *Server) requestHeaders(ps *peerState, stop types.Hash) {
 	ps.headersPending = true
 	ps.headersSent = time.Now()
 	ps.headersAsked = ps.headersSent
+	from := ps.hdrs.next
+	ps.hdrs.asked = from
 	s.mu.Unlock()
-	loc := s.chain.HeaderLocator()
+	s.headersRequests.Add(1)
+	var loc []types.Hash
+	if from != nil {
+		loc = s.chain.LocatorFrom(from.Hash) // nil once the header was dropped
+	}
+	if loc == nil {
+		loc = s.chain.HeaderLocator()
+	}
 	if len(loc) > wire.MaxLocator {
 		loc = append(loc[:wire.MaxLocator-1], loc[len(loc)-1])
 	}
@@ -137,17 +201,17 @@ func (s *Server) requestHeaders(ps *peerState, stop types.Hash) {
 // maybeRequestHeaders asks a peer that claims more than we know for headers when no headers
 // request is pending (after the chain's header-only nodes filled up, or a peer that announced
 // by height).
-func (s *Server) maybeRequestHeaders() {
+func (s *syncManager) maybeRequestHeaders() {
 	count, limit := s.chain.HeaderCount()
 	s.mu.Lock()
 	known := s.knownHeightLocked()
 	var ask *peerState
 	if count < limit*3/4 {
 		pending := false
-		for _, ps := range s.peers {
+		for ps := range s.peers {
 			pending = pending || ps.headersPending
 		}
-		for _, ps := range s.peers {
+		for ps := range s.peers {
 			if !pending && ps.p.Height() > known && time.Since(ps.headersAsked) > 5*time.Second {
 				ask = ps
 				break
@@ -161,7 +225,7 @@ func (s *Server) maybeRequestHeaders() {
 }
 
 // onGetHeaders answers with our main-chain headers after the peer's locator.
-func (s *Server) onGetHeaders(ps *peerState, m *wire.MsgGetHeaders) {
+func (s *syncManager) onGetHeaders(ps *peerState, m *wire.MsgGetHeaders) {
 	hs := s.chain.HeadersAfter(m.Locator, m.Stop, wire.MaxHeaders)
 	if len(hs) > 0 {
 		ps.p.KnownBlocks().Add(hs[len(hs)-1].Hash())
@@ -169,15 +233,10 @@ func (s *Server) onGetHeaders(ps *peerState, m *wire.MsgGetHeaders) {
 	ps.p.Send(&wire.MsgHeaders{Headers: hs})
 }
 
-// onConnect starts the conversation with a new peer.
+// onConnect starts the conversation with a new peer: the sync manager takes it over.
 func (s *Server) onConnect(ps *peerState) {
 	if !ps.p.Inbound() {
 		ps.p.TrySend(&wire.MsgGetAddr{})
 	}
-	s.mu.Lock()
-	ahead := ps.p.Height() > s.knownHeightLocked()
-	s.mu.Unlock()
-	if ahead {
-		s.requestHeaders(ps, types.ZeroHash)
-	}
+	s.sync.peerConnected(ps)
 }

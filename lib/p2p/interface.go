@@ -22,6 +22,10 @@ type Chain interface {
 	HeaderState(h types.Hash) chainstate.HeaderState
 	// HeaderLocator is the block locator of the best header.
 	HeaderLocator() []types.Hash
+	// LocatorFrom is the block locator of a header in the index (nil when unknown).
+	LocatorFrom(h types.Hash) []types.Hash
+	// BestHeader is the valid header with the most work (the tip when none has more).
+	BestHeader() *chainstate.Node
 	// BlocksToFetch is the download path: the header-only ancestors of the best header,
 	// lowest first.
 	BlocksToFetch() []*chainstate.Node

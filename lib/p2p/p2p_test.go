@@ -24,10 +24,10 @@ func quiet(o nodeOpts) nodeOpts { o.quiet = true; return o }
 
 // blocksByPeer is how many requested blocks each peer delivered.
 func (s *Server) blocksByPeer() map[string]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.sync.mu.Lock()
+	defer s.sync.mu.Unlock()
 	out := make(map[string]int)
-	for _, ps := range s.peers {
+	for ps := range s.sync.peers {
 		out[ps.p.Addr()] = ps.blocks
 	}
 	return out
@@ -356,9 +356,9 @@ func TestOrphans(t *testing.T) {
 	child := w.spend(parent, 0, 10_000)
 	r.send(&wire.MsgTx{Tx: child})
 	waitFor(t, 5*time.Second, "the child in the orphan pool", func() bool {
-		n.s.txMu.Lock()
-		defer n.s.txMu.Unlock()
-		return n.s.orphanTxs.has(child.TxID())
+		n.s.sync.txMu.Lock()
+		defer n.s.sync.txMu.Unlock()
+		return n.s.sync.orphanTxs.has(child.TxID())
 	})
 	r.send(&wire.MsgTx{Tx: parent})
 	waitFor(t, 5*time.Second, "parent and child in the mempool", func() bool {
@@ -374,9 +374,9 @@ func TestOrphans(t *testing.T) {
 	}
 	r.send(&wire.MsgBlock{Block: b2})
 	waitFor(t, 5*time.Second, "the orphan block held", func() bool {
-		n.s.mu.Lock()
-		defer n.s.mu.Unlock()
-		return n.s.orphanBlocks.len() == 1
+		n.s.sync.mu.Lock()
+		defer n.s.sync.mu.Unlock()
+		return n.s.sync.orphanBlocks.len() == 1
 	})
 	r.send(&wire.MsgBlock{Block: b1})
 	waitFor(t, 5*time.Second, "both blocks connected", func() bool { return n.tip() == b2.Hash() })

@@ -20,7 +20,7 @@ import (
 // they share the cache's queue (consensus.PreverifyQueue), which cuts the blocks' signatures
 // into batches and hands out the oldest first, so every core works on the block the processor
 // waits for, and goroutines are let in between batches (the processor, the peers' readers).
-func (s *Server) preverifyLoop() {
+func (s *syncManager) preverifyLoop() {
 	q := s.chain.SigCache().Queue(s.net.Magic)
 	for s.ctx.Err() == nil {
 		// Queue what arrived, in order, before taking work.
@@ -54,7 +54,7 @@ type preverifyJob struct {
 // preverify queues a received block for preverifyLoop and returns a channel closed when it is
 // done, or nil when nothing was queued (no cache, or the queue is full: the block's connect
 // then verifies its own signatures).
-func (s *Server) preverify(b *types.Block) chan struct{} {
+func (s *syncManager) preverify(b *types.Block) chan struct{} {
 	if s.chain.SigCache() == nil || len(b.Transactions) < 2 {
 		return nil
 	}
@@ -68,7 +68,7 @@ func (s *Server) preverify(b *types.Block) chan struct{} {
 }
 
 // processLoop feeds downloaded blocks to the node in path order.
-func (s *Server) processLoop() {
+func (s *syncManager) processLoop() {
 	var q *consensus.PreverifyQueue
 	if c := s.chain.SigCache(); c != nil {
 		q = c.Queue(s.net.Magic)
@@ -163,7 +163,7 @@ func (s *Server) processLoop() {
 
 // submit hands a block to the node and deals with the outcome. It reports whether the block
 // is stored now and the node's error.
-func (s *Server) submit(from *peerState, b *types.Block, hash types.Hash) (bool, error) {
+func (s *syncManager) submit(from *peerState, b *types.Block, hash types.Hash) (bool, error) {
 	res, err := s.b.SubmitBlock(b)
 	stored := false
 	switch {
@@ -198,7 +198,7 @@ func (s *Server) submit(from *peerState, b *types.Block, hash types.Hash) (bool,
 // the chain's verdict. A block the chain did not keep (its body does not match the header,
 // or a signature is bad, which the hash does not commit to) may be fetched again from another
 // peer, up to three times; then sync gives up on its header.
-func (s *Server) blockRejected(from *peerState, hash types.Hash, err error) {
+func (s *syncManager) blockRejected(from *peerState, hash types.Hash, err error) {
 	addr := "?"
 	if from != nil {
 		addr = from.p.Addr()
@@ -241,7 +241,7 @@ func (s *Server) blockRejected(from *peerState, hash types.Hash, err error) {
 
 // relayReturned announces the transactions of disconnected blocks that went back to the
 // mempool, so the winning side's miners can include them.
-func (s *Server) relayReturned(res *chainstate.Result) {
+func (s *syncManager) relayReturned(res *chainstate.Result) {
 	for _, d := range res.Disconnected {
 		for i, id := range d.TxIDs {
 			if i == 0 {

@@ -17,12 +17,6 @@ import (
 // by inv, batched for RelayDelay; peers fetch what they lack with getdata. Each peer's known
 // inventory is a bounded set, so nothing is announced twice to the same peer.
 
-type txReq struct {
-	peer  uint64
-	sent  time.Time
-	burst *txBurst // the getdata it was asked in
-}
-
 // txBurst is the transactions of one getdata to one peer. They are held as they arrive and
 // handed to the node together once the last one arrived (or was not found, or timed out):
 // their signatures are first verified together, in batches on every CPU, into the chain's
@@ -46,8 +40,8 @@ const maxTxBurst = 1000
 // releaseLocked ends the request r (answered, not found, timed out or asked again): when it
 // was the last its burst waited for, it returns the burst's transactions to hand to the node.
 // The caller holds txMu.
-func releaseLocked(r txReq) []burstTx {
-	if r.burst == nil {
+func releaseLocked(r *txReq) []burstTx {
+	if r == nil || r.burst == nil {
 		return nil
 	}
 	r.burst.waiting--
@@ -61,7 +55,7 @@ func releaseLocked(r txReq) []burstTx {
 
 // acceptBurst hands a burst's transactions to the node in arrival order, their signatures
 // verified together first.
-func (s *Server) acceptBurst(b []burstTx) {
+func (s *syncManager) acceptBurst(b []burstTx) {
 	if cache := s.chain.SigCache(); cache != nil && len(b) > 1 {
 		txs := make([]*types.Transaction, 0, len(b))
 		ids := make([]types.Hash, 0, len(b))
@@ -80,7 +74,6 @@ func (s *Server) acceptBurst(b []burstTx) {
 }
 
 const (
-	maxTxInflight     = 50_000
 	maxPendingTxInv   = 50_000
 	maxBlocksPerGet   = 1024
 	txRequestTimeout  = 30 * time.Second
@@ -88,21 +81,60 @@ const (
 	maxAddrsPerAnswer = wire.MaxAddrs
 )
 
-// RelayBlock announces a new tip (the node calls it after a block became the tip).
-func (s *Server) RelayBlock(hash types.Hash) {
-	s.refreshTip()
-	s.recentRejects.Reset() // what was rejected may be valid on the new tip
-	s.mu.Lock()
-	if s.syncingLocked() {
-		s.announcePending = true
-		s.mu.Unlock()
-		return
+// maxAnnounceQueue bounds the tips waiting for announceLoop; past it the oldest are not
+// announced (peers fetch them with the next tip's headers).
+const maxAnnounceQueue = 1024
+
+// RelayBlock queues a new tip to announce (the node calls it after a block became the tip,
+// from inside SubmitBlock): it only records the hash, so a block the processor submits makes
+// no further calls into the server from inside the node; announceLoop does the work.
+func (s *syncManager) RelayBlock(hash types.Hash) {
+	s.announceMu.Lock()
+	if len(s.announceQueue) >= maxAnnounceQueue {
+		s.announceQueue = s.announceQueue[1:]
 	}
-	s.mu.Unlock()
-	s.announce(hash)
+	s.announceQueue = append(s.announceQueue, hash)
+	s.announceMu.Unlock()
+	select {
+	case s.announceWake <- struct{}{}:
+	default:
+	}
 }
 
-func (s *Server) announce(hash types.Hash) {
+// announceLoop announces the queued tips in order (held back while syncing: then the tip
+// once caught up, checkSyncLocked).
+func (s *syncManager) announceLoop() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.announceWake:
+		}
+		s.announceMu.Lock()
+		queue := s.announceQueue
+		s.announceQueue = nil
+		s.announceMu.Unlock()
+		if len(queue) == 0 {
+			continue
+		}
+		s.refreshTip()
+		s.recentRejects.Reset() // what was rejected may be valid on the new tip
+		s.mu.Lock()
+		syncing := s.syncingLocked()
+		if syncing {
+			s.announcePending = true
+		}
+		s.mu.Unlock()
+		if syncing {
+			continue
+		}
+		for _, h := range queue {
+			s.announce(h)
+		}
+	}
+}
+
+func (s *syncManager) announce(hash types.Hash) {
 	st := s.chain.HeaderState(hash)
 	if !st.HaveBlock {
 		return
@@ -117,9 +149,9 @@ func (s *Server) announce(hash types.Hash) {
 
 // RelayTransaction queues an inv of a mempool transaction for every peer not known to have
 // it (the node calls it after accepting one).
-func (s *Server) RelayTransaction(txid types.Hash) {
+func (s *syncManager) RelayTransaction(txid types.Hash) {
 	s.mu.Lock()
-	for _, ps := range s.peers {
+	for ps := range s.peers {
 		if len(ps.pendingTx) < maxPendingTxInv && ps.p.KnownTxs().Add(txid) {
 			ps.pendingTx = append(ps.pendingTx, txid)
 		}
@@ -134,7 +166,7 @@ func (s *Server) RelayTransaction(txid types.Hash) {
 	}
 }
 
-func (s *Server) flushTxInv() {
+func (s *syncManager) flushTxInv() {
 	s.txMu.Lock()
 	s.flushPending = false
 	s.txMu.Unlock()
@@ -144,7 +176,7 @@ func (s *Server) flushTxInv() {
 	}
 	var batches []batch
 	s.mu.Lock()
-	for _, ps := range s.peers {
+	for ps := range s.peers {
 		if len(ps.pendingTx) > 0 {
 			batches = append(batches, batch{ps, ps.pendingTx})
 			ps.pendingTx = nil
@@ -162,7 +194,7 @@ func (s *Server) flushTxInv() {
 
 // haveTx reports whether a transaction needs no fetching: in the mempool, an orphan, just
 // rejected, or confirmed.
-func (s *Server) haveTx(txid types.Hash) bool {
+func (s *syncManager) haveTx(txid types.Hash) bool {
 	if _, ok := s.pool.Get(txid); ok {
 		return true
 	}
@@ -178,7 +210,7 @@ func (s *Server) haveTx(txid types.Hash) bool {
 
 // onInv handles announcements: unknown blocks make us ask for headers, unknown transactions
 // are requested (each from one peer at a time).
-func (s *Server) onInv(ps *peerState, m *wire.MsgInv) {
+func (s *syncManager) onInv(ps *peerState, m *wire.MsgInv) {
 	if !s.unrequested(ps, "inv") {
 		return
 	}
@@ -209,44 +241,59 @@ func (s *Server) onInv(ps *peerState, m *wire.MsgInv) {
 	s.requestTxs(ps, txids)
 }
 
-func (s *Server) requestTxs(ps *peerState, txids []types.Hash) {
-	var (
-		want  []wire.InvVect
-		ready [][]burstTx // bursts completed by asking again for one of their transactions
-		burst = &txBurst{}
-	)
-	now := time.Now()
+// requestTxs notes that ps announced txids (or has them: the parents of its orphan) and
+// asks it for those we lack, within its bounds (txrequest.go).
+func (s *syncManager) requestTxs(ps *peerState, txids []types.Hash) {
+	s.txMu.Lock()
+	room := s.txReqs.room(ps)
+	s.txMu.Unlock()
+	var lack []types.Hash
 	for _, id := range txids {
-		if s.haveTx(id) {
-			continue
+		if len(lack) >= room {
+			break // past the peer's bound: ignored, and not even looked up
 		}
-		s.txMu.Lock()
-		r, busy := s.txInflight[id]
-		ok := (!busy || now.Sub(r.sent) > txRequestTimeout) && len(s.txInflight) < maxTxInflight
-		if ok {
-			if busy {
-				ready = append(ready, releaseLocked(r))
-			}
-			if burst.waiting == maxTxBurst {
-				burst = &txBurst{}
-			}
-			burst.waiting++
-			s.txInflight[id] = txReq{peer: ps.p.ID(), sent: now, burst: burst}
-		}
-		s.txMu.Unlock()
-		if ok {
-			want = append(want, wire.InvVect{Type: wire.InvTx, Hash: id})
+		if !s.haveTx(id) {
+			lack = append(lack, id)
 		}
 	}
-	if len(want) > 0 && !ps.p.TrySend(&wire.MsgGetData{Inv: want}) {
-		s.txMu.Lock()
-		for _, iv := range want {
-			if r, ok := s.txInflight[iv.Hash]; ok && r.peer == ps.p.ID() {
-				delete(s.txInflight, iv.Hash)
-				ready = append(ready, releaseLocked(r))
+	if len(lack) == 0 {
+		return
+	}
+	s.txMu.Lock()
+	ids := s.txReqs.announce(ps, lack, time.Now())
+	s.txMu.Unlock()
+	s.sendTxRequests(map[*peerState][]types.Hash{ps: ids})
+}
+
+// sendTxRequests sends getdata for the transactions marked in flight from each peer. When a
+// peer's send queue is full they are given up as not found, and the next announcers asked.
+func (s *syncManager) sendTxRequests(ask map[*peerState][]types.Hash) {
+	var ready [][]burstTx
+	for len(ask) > 0 {
+		next := make(map[*peerState][]types.Hash)
+		for ps, ids := range ask {
+			if len(ids) == 0 {
+				continue
 			}
+			inv := make([]wire.InvVect, len(ids))
+			for i, id := range ids {
+				inv[i] = wire.InvVect{Type: wire.InvTx, Hash: id}
+			}
+			if ps.p.TrySend(&wire.MsgGetData{Inv: inv}) {
+				continue
+			}
+			now := time.Now()
+			s.txMu.Lock()
+			for _, id := range ids {
+				r, other := s.txReqs.failed(ps, id, now)
+				ready = append(ready, releaseLocked(r))
+				if other != nil {
+					next[other] = append(next[other], id)
+				}
+			}
+			s.txMu.Unlock()
 		}
-		s.txMu.Unlock()
+		ask = next
 	}
 	for _, b := range ready {
 		s.acceptBurst(b)
@@ -255,7 +302,7 @@ func (s *Server) requestTxs(ps *peerState, txids []types.Hash) {
 
 // onGetData serves stored blocks and mempool transactions, waiting for room in the peer's
 // send queue (so a peer is served at the pace it reads), and notfound for the rest.
-func (s *Server) onGetData(ps *peerState, m *wire.MsgGetData) {
+func (s *syncManager) onGetData(ps *peerState, m *wire.MsgGetData) {
 	var missing []wire.InvVect
 	blocks := 0
 	for _, iv := range m.Inv {
@@ -299,9 +346,10 @@ func (s *Server) onGetData(ps *peerState, m *wire.MsgGetData) {
 }
 
 // onNotFound releases requests the peer cannot serve, so another peer is asked.
-func (s *Server) onNotFound(ps *peerState, m *wire.MsgNotFound) {
+func (s *syncManager) onNotFound(ps *peerState, m *wire.MsgNotFound) {
 	released := false
 	var ready [][]burstTx
+	ask := make(map[*peerState][]types.Hash)
 	for _, iv := range m.Inv {
 		switch iv.Type {
 		case wire.InvBlock:
@@ -315,13 +363,19 @@ func (s *Server) onNotFound(ps *peerState, m *wire.MsgNotFound) {
 			s.mu.Unlock()
 		case wire.InvTx:
 			s.txMu.Lock()
-			if r, ok := s.txInflight[iv.Hash]; ok && r.peer == ps.p.ID() {
-				delete(s.txInflight, iv.Hash)
+			if r, other := s.txReqs.failed(ps, iv.Hash, time.Now()); r != nil {
 				ready = append(ready, releaseLocked(r))
+				if other != nil {
+					ask[other] = append(ask[other], iv.Hash)
+				}
 			}
 			s.txMu.Unlock()
 		}
 	}
+	s.txMu.Lock()
+	ask[ps] = append(ask[ps], s.txReqs.more(ps, time.Now())...)
+	s.txMu.Unlock()
+	s.sendTxRequests(ask)
 	for _, b := range ready {
 		s.acceptBurst(b)
 	}
@@ -351,21 +405,25 @@ func txBanScore(err error) int {
 // onTx hands a transaction to the node; one with missing inputs waits in the orphan pool
 // while its parents are requested. A requested transaction waits for the rest of its burst
 // (txBurst), which is handed to the node when complete.
-func (s *Server) onTx(ps *peerState, tx *types.Transaction) {
+func (s *syncManager) onTx(ps *peerState, tx *types.Transaction) {
 	txid := tx.TxID()
 	ps.p.KnownTxs().Add(txid)
 	s.txMu.Lock()
-	r, requested := s.txInflight[txid]
-	requested = requested && r.peer == ps.p.ID()
+	r, requested := s.txReqs.requested(ps, txid)
 	var ready []burstTx
+	var more []types.Hash
 	if requested {
-		delete(s.txInflight, txid)
+		s.txReqs.have(txid)
 		if r.burst != nil {
 			r.burst.got = append(r.burst.got, burstTx{ps, tx, txid})
 			ready = releaseLocked(r)
 		}
+		more = s.txReqs.more(ps, time.Now())
 	}
 	s.txMu.Unlock()
+	if len(more) > 0 {
+		s.sendTxRequests(map[*peerState][]types.Hash{ps: more})
+	}
 	switch {
 	case requested && r.burst != nil:
 		s.acceptBurst(ready)
@@ -374,7 +432,7 @@ func (s *Server) onTx(ps *peerState, tx *types.Transaction) {
 	}
 }
 
-func (s *Server) acceptTx(ps *peerState, tx *types.Transaction, txid types.Hash) {
+func (s *syncManager) acceptTx(ps *peerState, tx *types.Transaction, txid types.Hash) {
 	if s.haveTx(txid) {
 		return
 	}
@@ -406,7 +464,7 @@ func (s *Server) acceptTx(ps *peerState, tx *types.Transaction, txid types.Hash)
 }
 
 // acceptOrphansOf retries the orphans that spend a newly accepted transaction, and theirs.
-func (s *Server) acceptOrphansOf(parent types.Hash) {
+func (s *syncManager) acceptOrphansOf(parent types.Hash) {
 	queue := []types.Hash{parent}
 	for len(queue) > 0 {
 		id := queue[0]
@@ -435,18 +493,26 @@ func (s *Server) acceptOrphansOf(parent types.Hash) {
 	}
 }
 
-func (s *Server) expireTxState() {
+// txPeerGone forgets a disconnected peer's transaction announcements and requests; those in
+// flight are asked of their next announcers.
+func (s *syncManager) txPeerGone(ps *peerState) {
+	s.txMu.Lock()
+	ask := s.txReqs.removePeer(ps, time.Now())
+	s.txMu.Unlock()
+	s.sendTxRequests(ask)
+}
+
+func (s *syncManager) expireTxState() {
 	now := time.Now()
 	var ready [][]burstTx
 	s.txMu.Lock()
-	for id, r := range s.txInflight {
-		if now.Sub(r.sent) > txRequestTimeout {
-			delete(s.txInflight, id)
-			ready = append(ready, releaseLocked(r))
-		}
+	ended, ask := s.txReqs.expire(now, txRequestTimeout)
+	for _, r := range ended {
+		ready = append(ready, releaseLocked(r))
 	}
 	s.orphanTxs.expire(now.Add(-orphanTxLifetime))
 	s.txMu.Unlock()
+	s.sendTxRequests(ask)
 	for _, b := range ready {
 		s.acceptBurst(b)
 	}

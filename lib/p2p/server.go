@@ -11,17 +11,14 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/p2p/addrman"
 	"github.com/cointoolkit/coin/lib/p2p/peer"
 	"github.com/cointoolkit/coin/lib/params"
-	"github.com/cointoolkit/coin/lib/types"
 )
 
 // DefaultUserAgent is the user agent a server sends when Config.UserAgent is empty.
@@ -140,19 +137,10 @@ type peerState struct {
 	dialAddr   string // outbound: the address dialled
 	listenAddr string // inbound: the address it listens on, if it said
 
-	best *chainstate.Node // the most-work header known to be on the peer's chain
+	peerSync // the sync manager's part (syncmgr.go), guarded by syncManager.mu
 
-	headersPending bool
-	headersSent    time.Time
-	headersAsked   time.Time
-	unconnecting   int
-
-	inflight  int
-	blocks    int // blocks received as requested
-	notFound  *peer.KnownSet
-	bucket    bucket
-	answered  bool // getaddr answered
-	pendingTx []types.Hash
+	bucket   bucket
+	answered bool // getaddr answered
 }
 
 // Server is the P2P layer: it implements the node's Network interface.
@@ -179,33 +167,8 @@ type Server struct {
 	mu    sync.Mutex
 	peers map[*peer.Peer]*peerState // the established peers, with their sync state
 
-	// Sync state (syncstate.go, download.go, process.go), guarded by mu.
-	tip             tipInfo
-	best            *chainstate.Node   // the best header when path was loaded (nil: path empty)
-	path            []*chainstate.Node // blocks to download, lowest first (download.go)
-	pathDirty       bool               // path must be loaded again (refreshPath)
-	pathGen         uint64             // counts markPathDirty calls
-	bodyFailures    map[types.Hash]int // blocks of a header that failed without being stored
-	inflight        map[types.Hash]*blockReq
-	received        map[types.Hash]*recvBlock
-	receivedBytes   int
-	processing      int
-	orphanBlocks    *orphanBlocks
-	wasSyncing      bool
-	bulkMu          sync.Mutex // serialises setBulk
-	bulk            bool       // the chain is in bulk mode (bulkMu)
-	syncFrom        uint64
-	syncStart       time.Time
-	announcePending bool
-	wakeProc        chan struct{}
-
-	// Transaction relay state (relay.go), guarded by txMu.
-	txMu          sync.Mutex
-	txInflight    map[types.Hash]txReq
-	recentRejects *peer.KnownSet
-	orphanTxs     *orphanTxs
-	flushPending  bool
-	preverifyQ    chan preverifyJob // blocks whose signatures preverifyLoop checks ahead
+	// sync owns header sync, block download and relay (syncmgr.go).
+	sync *syncManager
 }
 
 // New builds a server on the node's chain state, mempool and block and transaction
@@ -227,16 +190,11 @@ func New(cfg Config, chain Chain, pool Mempool, b Backend) (*Server, error) {
 	bans := NewBanManager(banPath, cfg.Whitelist, cfg.DiscourageDuration, log)
 	s := &Server{cfg: cfg, b: b, chain: chain, pool: pool, net: cfg.Network,
 		log: log, addrs: addrman.New(cfg.Addrman), nonce: binary.LittleEndian.Uint64(nb[:]) | 1,
-		bans: bans, peers: make(map[*peer.Peer]*peerState),
-		bodyFailures: make(map[types.Hash]int), inflight: make(map[types.Hash]*blockReq), received: make(map[types.Hash]*recvBlock),
-		orphanBlocks: newOrphanBlocks(64, 32<<20), wakeProc: make(chan struct{}, 1),
-		txInflight: make(map[types.Hash]txReq), recentRejects: peer.NewKnownSet(20_000), orphanTxs: newOrphanTxs(100),
-		preverifyQ: make(chan preverifyJob, 1024)}
+		bans: bans, peers: make(map[*peer.Peer]*peerState)}
 	s.cm = newConnManager(&s.cfg, bans, log)
 	s.cfg.Peer.Logger = s.log
 	s.cfg.Peer.OnMisbehaving = s.onMisbehaving
-	t := s.chain.Tip()
-	s.tip = tipInfo{hash: t.Hash, height: t.Height, work: t.WorkBig()}
+	s.sync = newSyncManager(&s.cfg, chain, pool, b, s.log, s)
 	return s, nil
 }
 
@@ -298,13 +256,8 @@ func (s *Server) Start(ctx context.Context) error {
 		s.addrs.Add(a, addrman.SourceConnect, time.Now())
 	}
 	s.goRun(s.connectLoop)
-	s.goRun(s.processLoop)
+	s.sync.start(s.ctx, s.goRun)
 	s.goRun(s.tickLoop)
-	if s.chain.SigCache() != nil {
-		for i := 0; i < runtime.GOMAXPROCS(0); i++ {
-			s.goRun(s.preverifyLoop)
-		}
-	}
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 // except the bulk mode (bulkMu).
 
 type tipInfo struct {
+	node   *chainstate.Node
 	hash   types.Hash
 	height uint64
 	work   *big.Int
@@ -23,15 +24,15 @@ type tipInfo struct {
 
 // Syncing reports whether some peer is known to be ahead of our tip while we fetch headers
 // or blocks from peers (the node's Network interface; getblocktemplate refuses meanwhile).
-func (s *Server) Syncing() bool {
+func (s *syncManager) Syncing() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.syncingLocked()
 }
 
-func (s *Server) syncingLocked() bool {
+func (s *syncManager) syncingLocked() bool {
 	behind := false
-	for _, ps := range s.peers {
+	for ps := range s.peers {
 		if ps.p.Height() > s.tip.height {
 			behind = true
 			break
@@ -40,11 +41,20 @@ func (s *Server) syncingLocked() bool {
 	if !behind {
 		return false
 	}
-	if s.processing > 0 || len(s.inflight) > 0 || len(s.received) > 0 {
+	if s.processing > 0 || len(s.received) > 0 {
 		return true
 	}
-	for _, ps := range s.peers {
-		if ps.headersPending && ps.p.Height() > s.tip.height {
+	// Requests off the path (a chain given up on, still awaiting its blocks' timeout) do not
+	// count: they are not what the node heads for.
+	for _, r := range s.inflight {
+		if s.onPathLocked(r.node) {
+			return true
+		}
+	}
+	// Nor do headers asked of a peer whose chain was given up on (it claims a height it does
+	// not deliver).
+	for ps := range s.peers {
+		if ps.headersPending && ps.p.Height() > s.tip.height && !ps.undeliveredLocked() {
 			return true
 		}
 	}
@@ -52,7 +62,7 @@ func (s *Server) syncingLocked() bool {
 }
 
 // refreshTip records the chain tip (read outside the lock).
-func (s *Server) refreshTip() {
+func (s *syncManager) refreshTip() {
 	t := s.chain.Tip()
 	s.mu.Lock()
 	s.setTipLocked(t)
@@ -61,12 +71,12 @@ func (s *Server) refreshTip() {
 
 // setTipLocked records a new tip. The download path stays valid when the tip is its first
 // block (the processor moves past it); any other move reloads it.
-func (s *Server) setTipLocked(t *chainstate.Node) {
+func (s *syncManager) setTipLocked(t *chainstate.Node) {
 	if t.Hash == s.tip.hash {
 		return
 	}
 	progress := len(s.path) > 0 && s.path[0].Hash == t.Hash
-	s.tip = tipInfo{hash: t.Hash, height: t.Height, work: t.WorkBig()}
+	s.tip = tipInfo{node: t, hash: t.Hash, height: t.Height, work: t.WorkBig()}
 	if !progress {
 		s.markPathDirtyLocked()
 	}
@@ -91,12 +101,12 @@ func (p SyncProgress) Progress() float64 {
 }
 
 // SyncProgress reports the sync state with the height the node is catching up to.
-func (s *Server) SyncProgress() SyncProgress {
+func (s *syncManager) SyncProgress() SyncProgress {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := SyncProgress{Syncing: s.syncingLocked(), Height: s.tip.height, TargetHeight: s.knownHeightLocked()}
 	if p.Syncing {
-		for _, ps := range s.peers {
+		for ps := range s.peers {
 			p.TargetHeight = max(p.TargetHeight, ps.p.Height())
 		}
 	}
@@ -104,7 +114,7 @@ func (s *Server) SyncProgress() SyncProgress {
 }
 
 // knownHeightLocked is the height of the best header the path leads to, or the tip's.
-func (s *Server) knownHeightLocked() uint64 {
+func (s *syncManager) knownHeightLocked() uint64 {
 	known := s.tip.height
 	if s.best != nil {
 		known = max(known, s.best.Height)
@@ -114,14 +124,14 @@ func (s *Server) knownHeightLocked() uint64 {
 
 // checkSyncLocked logs the start and end of a sync and, when it ended, returns the tip to
 // announce if announcements were held back meanwhile.
-func (s *Server) checkSyncLocked() (types.Hash, bool) {
+func (s *syncManager) checkSyncLocked() (types.Hash, bool) {
 	now := s.syncingLocked()
 	if now != s.wasSyncing {
 		s.wasSyncing = now
 		// Following a peer block by block is routine (debug); a real catch-up is logged.
 		if now {
 			var ph uint64
-			for _, ps := range s.peers {
+			for ps := range s.peers {
 				ph = max(ph, ps.p.Height())
 			}
 			s.syncFrom, s.syncStart = s.tip.height, time.Now()
@@ -148,7 +158,7 @@ func (s *Server) checkSyncLocked() (types.Hash, bool) {
 
 // afterSyncCheck applies what checkSyncLocked decided, outside the lock: the bulk mode and
 // the held-back announcement.
-func (s *Server) afterSyncCheck(announce types.Hash, ok, syncing bool) {
+func (s *syncManager) afterSyncCheck(announce types.Hash, ok, syncing bool) {
 	s.setBulk(syncing)
 	if ok {
 		s.announce(announce)
@@ -159,7 +169,7 @@ func (s *Server) afterSyncCheck(announce types.Hash, ok, syncing bool) {
 // connects are written to the database together instead of one batch each (the chain state
 // bounds that by size and age), and has the chain write them as soon as the node has caught
 // up.
-func (s *Server) setBulk(on bool) {
+func (s *syncManager) setBulk(on bool) {
 	s.bulkMu.Lock()
 	defer s.bulkMu.Unlock()
 	if s.bulk == on {
@@ -172,7 +182,7 @@ func (s *Server) setBulk(on bool) {
 }
 
 // flushChain has a chain in bulk mode write its cache now.
-func (s *Server) flushChain() {
+func (s *syncManager) flushChain() {
 	s.bulkMu.Lock()
 	defer s.bulkMu.Unlock()
 	if !s.bulk {
