@@ -236,91 +236,6 @@ func remoteIP(c net.Conn) netip.Addr {
 	return netip.Addr{}
 }
 
-// connectLoop keeps the outbound connections up: to the --connect peers, or else to known
-// addresses, each with the address manager's backoff.
-func (s *Server) connectLoop() {
-	t := time.NewTicker(250 * time.Millisecond)
-	defer t.Stop()
-	for {
-		s.connectMore()
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-t.C:
-		case <-s.wakeConn:
-		}
-	}
-}
-
-func (s *Server) connectMore() {
-	s.mu.Lock()
-	free := s.cfg.MaxOutbound - s.outbound
-	s.mu.Unlock()
-	if free <= 0 {
-		return
-	}
-	skip := func(a string) bool {
-		if ap, err := netip.ParseAddrPort(a); err == nil {
-			if _, banned := s.addrs.Banned(ap.Addr()); banned {
-				return true
-			}
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.dialing[a] || s.self[a]
-	}
-	var targets []string
-	if len(s.cfg.Connect) > 0 {
-		now := time.Now()
-		for _, a := range s.cfg.Connect {
-			if len(targets) < free && !skip(a) && !now.Before(s.addrs.NextAttempt(a)) {
-				targets = append(targets, a)
-			}
-		}
-	} else {
-		targets = s.addrs.Candidates(free, skip)
-	}
-	for _, a := range targets {
-		s.mu.Lock()
-		if s.dialing[a] || s.outbound >= s.cfg.MaxOutbound {
-			s.mu.Unlock()
-			continue
-		}
-		s.dialing[a] = true
-		s.outbound++
-		s.mu.Unlock()
-		s.goRun(func() {
-			s.dial(a)
-			s.mu.Lock()
-			delete(s.dialing, a)
-			s.outbound--
-			s.mu.Unlock()
-			select {
-			case s.wakeConn <- struct{}{}:
-			default:
-			}
-		})
-	}
-}
-
-func (s *Server) dial(addr string) {
-	s.addrs.Attempt(addr)
-	d := net.Dialer{Timeout: 5 * time.Second}
-	conn, err := d.DialContext(s.ctx, "tcp", addr)
-	if err != nil {
-		if s.ctx.Err() == nil {
-			s.log.Debug("connection failed", "peer", addr, "err", err)
-		}
-		return
-	}
-	if ban, ok := s.addrs.Banned(remoteIP(conn)); ok {
-		s.log.Debug("not connecting to banned address", "peer", addr, "reason", ban.Reason)
-		conn.Close()
-		return
-	}
-	s.handleConn(conn, false, addr)
-}
-
 func (s *Server) versionMsg() *wire.MsgVersion {
 	s.mu.Lock()
 	h := s.tip.height
@@ -374,7 +289,7 @@ func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string) {
 		return
 	}
 	v := p.Version()
-	ps := &peerState{p: p, dialAddr: dialAddr, notFound: peer.NewKnownSet(1024), bucket: newBucket(100, 500)}
+	ps := &peerState{p: p, dialAddr: dialAddr, notFound: peer.NewKnownSet(1024), bucket: newBucket(100, 500), addrs: s.newPeerAddrs()}
 	if inbound && v.ListenPort != 0 && p.IP().IsValid() {
 		ps.listenAddr = netip.AddrPortFrom(p.IP(), v.ListenPort).String()
 	}

@@ -171,9 +171,7 @@ func (s *Server) onGetHeaders(ps *peerState, m *wire.MsgGetHeaders) {
 
 // onConnect starts the conversation with a new peer.
 func (s *Server) onConnect(ps *peerState) {
-	if !ps.p.Inbound() {
-		ps.p.TrySend(&wire.MsgGetAddr{})
-	}
+	s.greetAddrs(ps) // addrs.go
 	s.mu.Lock()
 	ahead := ps.p.Height() > s.knownHeightLocked()
 	s.mu.Unlock()

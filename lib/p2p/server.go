@@ -68,8 +68,22 @@ type Config struct {
 	// Peer tunes each connection (timeouts, queue bounds); Magic and Genesis are set from
 	// Network.
 	Peer peer.Config
-	// Addrman tunes the address manager; Path is set from DataDir.
+	// Addrman tunes the address manager; Path is set from DataDir, Policy from Network.
 	Addrman addrman.Config
+
+	// Finding peers (outbound.go, addrs.go). AddNodes are kept connected besides the other
+	// outbound connections (--addnode); SeedNodes are asked for addresses and then left
+	// (--seednode). NoDNSSeed: the network's DNS seeds are never asked (--dnsseed=false);
+	// DNSSeedDelay, when set, replaces Core's delay before asking them (negative: none);
+	// Resolver looks them up (default net.DefaultResolver). AddrRate and AddrBurst are the
+	// per-peer token bucket of incoming addresses (defaults 0.1/s and 1,000).
+	AddNodes     []string
+	SeedNodes    []string
+	NoDNSSeed    bool
+	DNSSeedDelay time.Duration
+	Resolver     *net.Resolver
+	AddrRate     float64
+	AddrBurst    int
 }
 
 func (c *Config) setDefaults() {
@@ -111,6 +125,7 @@ func (c *Config) setDefaults() {
 	if c.DataDir != "" {
 		c.Addrman.Path = filepath.Join(c.DataDir, "peers.json")
 	}
+	c.Addrman.Policy = addrman.Policy{AllowLocal: c.Network.LocalAddrs}
 }
 
 // peerState is the server's view of one connected peer; its fields are guarded by Server.mu.
@@ -130,7 +145,8 @@ type peerState struct {
 	blocks    int // blocks received as requested
 	notFound  *peer.KnownSet
 	bucket    bucket
-	answered  bool // getaddr answered
+	answered  bool      // getaddr answered
+	addrs     peerAddrs // address gossip (addrs.go)
 	pendingTx []types.Hash
 
 	// For inbound eviction (conn.go): when the peer last sent a block or a transaction new
@@ -149,6 +165,7 @@ type Server struct {
 	net   *params.Network
 	log   *slog.Logger
 	addrs *addrman.Manager
+	disc  *discovery // finding peers (outbound.go)
 	nonce uint64
 
 	ctx    context.Context
@@ -213,7 +230,7 @@ func New(cfg Config, chain Chain, pool Mempool, b Backend) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, b: b, chain: chain, pool: pool, net: cfg.Network,
-		log: cfg.Logger.With("sys", "p2p"), addrs: addrman.New(cfg.Addrman), nonce: binary.LittleEndian.Uint64(nb[:]) | 1,
+		log: cfg.Logger.With("sys", "p2p"), addrs: addrman.New(cfg.Addrman), disc: newDiscovery(&cfg), nonce: binary.LittleEndian.Uint64(nb[:]) | 1,
 		inboundIP: make(map[netip.Addr]int), stalls: make(map[netip.Addr]*stallRecord),
 		conns: make(map[net.Conn]struct{}), peers: make(map[*peer.Peer]*peerState), nonces: make(map[uint64]*peerState), dialing: make(map[string]bool),
 		outLocal: make(map[string]string), self: make(map[string]bool), wakeConn: make(chan struct{}, 1),
@@ -253,9 +270,7 @@ func (s *Server) Start(ctx context.Context) error {
 		s.log.Info("p2p listening", "addr", ln.Addr().String(), "network", s.net.Name)
 		s.goRun(s.acceptLoop)
 	}
-	for _, a := range s.cfg.Connect {
-		s.addrs.Add(a, addrman.SourceConnect, time.Now())
-	}
+	s.startDiscovery()
 	s.goRun(s.connectLoop)
 	s.goRun(s.processLoop)
 	s.goRun(s.tickLoop)
