@@ -46,7 +46,7 @@ const (
 	// maxAddedConns bounds the connections to --addnode peers (Core: 8); maxAddedNodes the
 	// list itself.
 	maxAddedConns = 8
-	maxAddedNodes = 64
+	maxAddedNodes = addrman.MaxAddedNodes
 	// seedTimeout closes a seed connection that has not answered getaddr.
 	seedTimeout = 30 * time.Second
 	// dnsTimeout bounds one DNS seed lookup.
@@ -60,13 +60,13 @@ const (
 	dnsMinOutbound = 2
 )
 
-// Errors of AddNode and AddedNodeInfo.
+// Errors of AddNode and AddedNodeInfo (defined in addrman, so that the RPC layer can tell
+// them apart without importing this package).
 var (
-	ErrAlreadyAdded = errors.New("node already added")
-	ErrNotAdded     = errors.New("node has not been added")
-	ErrTooManyAdded = fmt.Errorf("too many added nodes (at most %d)", maxAddedNodes)
-	// ErrNoNetwork: the node runs without a P2P layer.
-	ErrNoNetwork = errors.New("the node has no P2P network")
+	ErrAlreadyAdded = addrman.ErrAlreadyAdded
+	ErrNotAdded     = addrman.ErrNotAdded
+	ErrTooManyAdded = addrman.ErrTooManyAdded
+	ErrBadCommand   = addrman.ErrBadCommand
 )
 
 // discovery is the state of finding peers: the added and seed nodes, and the kind of each
@@ -455,9 +455,6 @@ func (s *Server) AddNode(node, command string) error {
 	s.wake()
 	return nil
 }
-
-// ErrBadCommand is AddNode's error for a command other than add, remove or onetry.
-var ErrBadCommand = errors.New("invalid addnode command")
 
 // AddedNode is one added node and its connections (getaddednodeinfo).
 type AddedNode struct {

@@ -55,6 +55,9 @@ func (a *api) handlers(s *jsonrpc.Server) map[string]handler {
 		"getmempoolinfo":     a.getMempoolInfo,
 		"getrawmempool":      a.getRawMempool,
 		"getpeerinfo":        a.getPeerInfo,
+		"addnode":            a.addNode,          // addrs.go
+		"getaddednodeinfo":   a.getAddedNodeInfo, // addrs.go
+		"getnodeaddresses":   a.getNodeAddresses, // addrs.go
 		"getinfo":            a.getInfo,
 		"getblockchaininfo":  a.getBlockchainInfo,
 		"getsyncstatus":      a.getSyncStatus,

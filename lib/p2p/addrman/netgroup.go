@@ -2,6 +2,7 @@ package addrman
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 )
 
@@ -101,3 +102,17 @@ func ipGroup(ip netip.Addr) string {
 // ErrInvalidAddr is returned for an address that is not host:port with a port from 1 to
 // 65535.
 var ErrInvalidAddr = errors.New("invalid address: want host:port")
+
+// MaxAddedNodes bounds the list of added nodes (--addnode and the addnode RPC).
+const MaxAddedNodes = 64
+
+// Errors of the added-node list kept by the P2P layer (addnode, getaddednodeinfo), here
+// so that the RPC layer tells them apart with errors.Is without importing lib/p2p.
+var (
+	ErrAlreadyAdded = errors.New("node already added")
+	ErrNotAdded     = errors.New("node has not been added")
+	ErrTooManyAdded = fmt.Errorf("too many added nodes (at most %d)", MaxAddedNodes)
+	ErrBadCommand   = errors.New("invalid addnode command")
+	// ErrNoNetwork: the node runs without a P2P layer.
+	ErrNoNetwork = errors.New("the node has no P2P network")
+)
