@@ -18,7 +18,7 @@ import (
 func (p *proc) startWith(flags ...string) *proc {
 	t := p.t
 	t.Helper()
-	p.Extra = append([]string{"--log-level", "debug"}, flags...)
+	p.Extra = append(append([]string{"--log-level", "debug"}, p.flags...), flags...)
 	p.Start(t)
 	out := p.Proc.Out
 	t.Cleanup(func() {
@@ -26,6 +26,13 @@ func (p *proc) startWith(flags ...string) *proc {
 			t.Logf("---- %s ----\n%s", p.name, out.Tail(150))
 		}
 	})
+	return p
+}
+
+// noDial makes the node dial nobody (--max-peers 0) on every start: the hub of a fixed
+// topology, which would otherwise connect to the addresses it learns through gossip.
+func (p *proc) noDial() *proc {
+	p.flags = append(p.flags, "--max-peers", "0")
 	return p
 }
 

@@ -179,7 +179,10 @@ func (s *Server) onAddr(ps *peerState, m *wire.MsgAddr) {
 		s.relayAddrs(ps, fresh)
 		s.wake()
 	}
-	if k, ok := s.kindOf(ps); ok && k == connSeed && len(m.Addrs) > 0 {
+	// The seed's answer is any addr message but its self-announcement (Core: more than one
+	// address; a young seed may know only one, or none).
+	selfAnnounce := len(m.Addrs) == 1 && m.Addrs[0].AddrPort().String() == ps.dialAddr
+	if k, ok := s.kindOf(ps); ok && k == connSeed && !selfAnnounce {
 		s.seedAnswered(ps)
 	}
 }
