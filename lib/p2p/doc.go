@@ -9,12 +9,18 @@
 // # Overview
 //
 // The layers, each its own package: wire (frames and messages, pure and fuzzed), peer (one
-// connection: handshake, deadlines, bounded send queue, ban score), addrman (known addresses,
-// bans, backoff, peers.json) and this package, which ties them to the node:
+// connection: handshake, deadlines, bounded send queue, ban score), addrman (known addresses
+// in bucketed new and tried tables, network groups, bans, backoff, peers.json) and this package, which ties them to the node:
 //
-//   - Connections: inbound up to MaxInbound (banned IPs closed at accept); outbound to the
-//     Connect peers only when given, else to known addresses, up to MaxOutbound, each with its
-//     backoff. The handshake refuses other networks (magic, genesis), our own nonce (self
+//   - Connections: inbound up to MaxInbound (banned IPs closed at accept); outbound
+//     (outbound.go) to the Connect peers only when given, else to the AddNodes peers (slots
+//     of their own), the SeedNodes (asked for addresses, then left), the network's DNS seeds
+//     when nearly nothing is known, and up to MaxOutbound known addresses of distinct network
+//     groups, each with its backoff. Address gossip (addrs.go): getaddr to new outbound
+//     peers, a random sample in answer, self-announcement after the handshake, fresh
+//     addresses passed on to two random peers, a per-peer token bucket on incoming addr.
+//     The AddNode, AddedNodeInfo and NodeAddresses methods serve the RPCs of the same
+//     names. The handshake refuses other networks (magic, genesis), our own nonce (self
 //     connections), a node already connected and old protocol versions, logging which.
 //   - Connections (conn.go): handshakes, ban score, disconnection, message dispatch.
 //   - Sync: headers from peers go to the chain, which keeps them in its block index with the
