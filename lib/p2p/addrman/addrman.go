@@ -2,11 +2,9 @@ package addrman
 
 import (
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -91,7 +89,6 @@ type Manager struct {
 	key   [32]byte            // secret of the bucket hashes, random per process
 	newT  []map[string]*Entry // the new table's buckets
 	tried []map[string]*Entry // the tried table's buckets
-	rng   *mrand.Rand
 }
 
 // New returns an empty manager; call Load to read cfg.Path.
@@ -124,7 +121,6 @@ func New(cfg Config) *Manager {
 	if _, err := rand.Read(m.key[:]); err != nil {
 		panic("addrman: no randomness: " + err.Error())
 	}
-	m.rng = mrand.New(mrand.NewPCG(binary.LittleEndian.Uint64(m.key[:8]), binary.LittleEndian.Uint64(m.key[8:16])))
 	m.newT = makeTable(cfg.NewBuckets)
 	m.tried = makeTable(cfg.TriedBuckets)
 	return m

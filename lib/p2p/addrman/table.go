@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"sort"
@@ -377,26 +378,25 @@ func (m *Manager) Candidates(n int, skip func(addr string) bool, used map[string
 			fresh = append(fresh, e.Addr)
 		}
 	}
-	sort.Strings(tried) // map order is not random enough to rely on; shuffle a fixed order
-	sort.Strings(fresh)
-	m.rng.Shuffle(len(tried), func(i, j int) { tried[i], tried[j] = tried[j], tried[i] })
-	m.rng.Shuffle(len(fresh), func(i, j int) { fresh[i], fresh[j] = fresh[j], fresh[i] })
 	m.mu.Unlock()
-	groups := make(map[string]bool, len(used))
+	groups := make(map[string]bool, len(used)+n)
 	for g := range used {
 		groups[g] = true
 	}
 	out := make([]string, 0, n)
-	for _, a := range append(tried, fresh...) {
-		if len(out) == n {
-			break
+	for _, list := range [][]string{tried, fresh} {
+		// A Fisher-Yates shuffle taken one step at a time: stops as soon as n are drawn.
+		for i := 0; i < len(list) && len(out) < n; i++ {
+			j := i + rand.IntN(len(list)-i)
+			list[i], list[j] = list[j], list[i]
+			a := list[i]
+			g := Group(a)
+			if groups[g] || skip != nil && skip(a) {
+				continue
+			}
+			groups[g] = true
+			out = append(out, a)
 		}
-		g := Group(a)
-		if groups[g] || skip != nil && skip(a) {
-			continue
-		}
-		groups[g] = true
-		out = append(out, a)
 	}
 	return out
 }
@@ -409,14 +409,12 @@ func (m *Manager) Sample(max, pct int) []Entry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.cfg.Now().Unix()
-	all := make([]Entry, 0, len(m.addrs))
+	all := make([]*Entry, 0, len(m.addrs))
 	for _, e := range m.addrs {
 		if !e.pinned && !m.terrible(e, now) {
-			all = append(all, *e)
+			all = append(all, e)
 		}
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].Addr < all[j].Addr })
-	m.rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
 	n := len(all)
 	if pct > 0 {
 		n = max2(n*pct/100, min(n, minSample))
@@ -424,7 +422,13 @@ func (m *Manager) Sample(max, pct int) []Entry {
 	if max > 0 {
 		n = min(n, max)
 	}
-	return all[:n]
+	out := make([]Entry, n)
+	for i := range out { // the first n steps of a Fisher-Yates shuffle
+		j := i + rand.IntN(len(all)-i)
+		all[i], all[j] = all[j], all[i]
+		out[i] = *all[i]
+	}
+	return out
 }
 
 // minSample is the size of a table that Sample hands out whole.
