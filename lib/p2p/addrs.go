@@ -1,6 +1,7 @@
 package p2p
 
 import (
+	"crypto/sha256"
 	"math/rand/v2"
 	"net/netip"
 	"time"
@@ -8,13 +9,18 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/cointoolkit/coin/lib/p2p/addrman"
+	"github.com/cointoolkit/coin/lib/p2p/peer"
 	"github.com/cointoolkit/coin/lib/p2p/wire"
+	"github.com/cointoolkit/coin/lib/types"
 )
 
 // Address gossip, as Bitcoin Core's: a node asks each new outbound peer for addresses
 // (getaddr), answers an inbound peer's getaddr once with a random sample of its address
 // manager, tells every new peer its own listening address (self-announcement), and passes
-// newly learned fresh addresses of small addr messages on to a couple of random peers.
+// the fresh addresses of small addr messages on to a couple of random peers that are not
+// known to have them. Each peer has a bounded set of the addresses it sent us or we sent
+// it (Core's m_addr_known), so an address crosses each connection at most once each way
+// and relaying ends.
 // Incoming addresses are rate limited per peer by a token bucket (Core: 0.1 addresses a
 // second, a burst of 1,000); the excess is dropped and counted, never punished.
 
@@ -33,11 +39,17 @@ const (
 	relayFanout = 2
 )
 
-// peerAddrs is a peer's side of address gossip (guarded by its own limiter's lock, or
-// written once before the peer runs).
+// peerAddrs is a peer's side of address gossip (each part safe for concurrent use).
 type peerAddrs struct {
 	limiter *rate.Limiter
+	known   *peer.KnownSet // addresses the peer sent us or we sent it (addrKey)
 }
+
+// maxKnownAddrs bounds a peer's set of known addresses (Core: 5,000).
+const maxKnownAddrs = 5000
+
+// addrKey is the key of an address in a peer's known set.
+func addrKey(a string) types.Hash { return types.Hash(sha256.Sum256([]byte(a))) }
 
 func (s *Server) newPeerAddrs() peerAddrs {
 	r, b := s.cfg.AddrRate, s.cfg.AddrBurst
@@ -47,7 +59,7 @@ func (s *Server) newPeerAddrs() peerAddrs {
 	if b <= 0 {
 		b = defaultAddrBurst
 	}
-	return peerAddrs{limiter: rate.NewLimiter(rate.Limit(r), b)}
+	return peerAddrs{limiter: rate.NewLimiter(rate.Limit(r), b), known: peer.NewKnownSet(maxKnownAddrs)}
 }
 
 // policy is which addresses this network stores and relays.
@@ -69,6 +81,7 @@ func sourceOf(ps *peerState) string {
 // greetAddrs starts the address exchange with a new peer: an outbound one is asked for
 // addresses; every peer is told our listening address.
 func (s *Server) greetAddrs(ps *peerState) {
+	ps.addrs.known.Add(addrKey(sourceOf(ps))) // never relay a peer's own address to it
 	if !ps.p.Inbound() {
 		ps.p.TrySend(&wire.MsgGetAddr{})
 	}
@@ -88,6 +101,7 @@ func (s *Server) greetAddrs(ps *peerState) {
 		s.disc.selfAddrs[ap.String()] = true
 	}
 	s.disc.mu.Unlock()
+	ps.addrs.known.Add(addrKey(ap.String()))
 	ps.p.TrySend(&wire.MsgAddr{Addrs: []wire.NetAddress{wire.NewNetAddress(ap, uint64(time.Now().Unix()))}})
 }
 
@@ -131,6 +145,7 @@ func (s *Server) onGetAddr(ps *peerState) {
 			return
 		}
 		seen[a] = true
+		ps.addrs.known.Add(addrKey(a))
 		out = append(out, wire.NewNetAddress(ap, last))
 	}
 	for _, a := range listen {
@@ -144,8 +159,8 @@ func (s *Server) onGetAddr(ps *peerState) {
 
 // onAddr learns addresses: each costs a token of the peer's bucket (the rest are dropped
 // and counted); those the policy takes go to the address manager with the peer as their
-// source; those newly learned and fresh, from a small message, are passed on to
-// relayFanout random other peers. A seed connection is closed once it answered.
+// source; the fresh ones of a small message are passed on to relayFanout random other
+// peers not known to have them. A seed connection is closed once it answered.
 func (s *Server) onAddr(ps *peerState, m *wire.MsgAddr) {
 	now := time.Now()
 	from := sourceOf(ps)
@@ -165,7 +180,9 @@ func (s *Server) onAddr(ps *peerState, m *wire.MsgAddr) {
 		if seen.Before(time.Unix(100_000_000, 0)) || seen.After(now.Add(10*time.Minute)) {
 			seen = now.Add(-5 * 24 * time.Hour) // Core: an unlikely time counts as five days old
 		}
-		if s.addrs.Add(ap.String(), addrman.SourceAddr, from, seen) && len(m.Addrs) <= maxRelayAddrs && now.Sub(seen) < relayRecent {
+		ps.addrs.known.Add(addrKey(ap.String()))
+		s.addrs.Add(ap.String(), addrman.SourceAddr, from, seen)
+		if len(m.Addrs) <= maxRelayAddrs && now.Sub(seen) < relayRecent {
 			fresh = append(fresh, a)
 		}
 	}
@@ -187,7 +204,8 @@ func (s *Server) onAddr(ps *peerState, m *wire.MsgAddr) {
 	}
 }
 
-// relayAddrs passes addresses learned from src on to relayFanout random other peers.
+// relayAddrs passes each address learned from src on to relayFanout random other peers
+// that are not known to have it.
 func (s *Server) relayAddrs(src *peerState, addrs []wire.NetAddress) {
 	var others []*peerState
 	for _, ps := range s.peerList() {
@@ -195,16 +213,22 @@ func (s *Server) relayAddrs(src *peerState, addrs []wire.NetAddress) {
 			others = append(others, ps)
 		}
 	}
-	rand.Shuffle(len(others), func(i, j int) { others[i], others[j] = others[j], others[i] })
-	for _, ps := range others[:min(relayFanout, len(others))] {
-		var out []wire.NetAddress
-		for _, a := range addrs {
-			if a.AddrPort().String() != sourceOf(ps) { // not a peer's own address back to it
-				out = append(out, a)
+	out := make(map[*peerState][]wire.NetAddress)
+	for _, a := range addrs {
+		k := addrKey(a.AddrPort().String())
+		rand.Shuffle(len(others), func(i, j int) { others[i], others[j] = others[j], others[i] })
+		sent := 0
+		for _, ps := range others {
+			if sent == relayFanout {
+				break
+			}
+			if ps.addrs.known.Add(k) { // not known to it: now it is
+				out[ps] = append(out[ps], a)
+				sent++
 			}
 		}
-		if len(out) > 0 {
-			ps.p.TrySend(&wire.MsgAddr{Addrs: out})
-		}
+	}
+	for ps, list := range out {
+		ps.p.TrySend(&wire.MsgAddr{Addrs: list})
 	}
 }

@@ -2,6 +2,7 @@ package p2p
 
 import (
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -161,4 +162,41 @@ func TestDNSSeed(t *testing.T) {
 			t.Fatal("DNS seeds asked with --dnsseed=false or --connect")
 		}
 	}
+}
+
+// outboundFull counts tn's connected full outbound peers.
+func (tn *tnode) outboundFull() int { return tn.s.fullOutbound() }
+
+// TestDiscoveryFillsOutbound: nine nodes started one after another, each knowing only the
+// seed node, all reach their full outbound set (2 here) through gossip: the late ones from
+// the seed's answer, the early ones from the announcements relayed to them. (Two nodes
+// connect once, whoever dialled: with 9 nodes, 4 outbound each would need every one of the
+// 36 pairs, exactly 4 dialled by each node; 2 each need half of them.)
+func TestDiscoveryFillsOutbound(t *testing.T) {
+	// Every node is on 127.0.0.1: no bound of inbound connections per IP.
+	seed := startNode(t, "S", nodeOpts{discard: true, tweak: func(c *Config) { c.MaxOutbound = 2; c.MaxInboundPerIP = -1 }})
+	start := time.Now()
+	var nodes []*tnode
+	for i := 0; i < 8; i++ {
+		nodes = append(nodes, startNode(t, "N"+strconv.Itoa(i), nodeOpts{discard: true, tweak: func(c *Config) {
+			c.MaxOutbound, c.MaxInboundPerIP = 2, -1
+			c.SeedNodes = []string{seed.addr()}
+		}}))
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i, n := range nodes {
+				t.Logf("N%d: outbound %d, peers %d, known %d", i, n.outboundFull(), n.peerCount(), n.s.Addrman().Len())
+			}
+		}
+	})
+	waitFor(t, 20*time.Second, "every node at 2 outbound peers", func() bool {
+		for _, n := range nodes {
+			if n.outboundFull() < 2 {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("9 nodes at their full outbound set %s after the first started", time.Since(start).Round(time.Millisecond))
 }
