@@ -48,6 +48,16 @@ func TestGossipDiscovery(t *testing.T) {
 	if e, ok := c.s.Addrman().Get(b.addr()); !ok || e.From != a.addr() {
 		t.Fatalf("C's entry of B: %+v (learned from A?)", e)
 	}
+	types := map[string]bool{}
+	for _, st := range c.s.Peers() {
+		types[c.s.ConnectionType(st.ID)] = true
+	}
+	for _, st := range b.s.Peers() {
+		types[b.s.ConnectionType(st.ID)] = true
+	}
+	if !types["manual"] || !types["inbound"] || !types["outbound-full-relay"] {
+		t.Fatalf("connection types of B's and C's peers: %v", types)
+	}
 	info, err := b.s.AddedNodeInfo("")
 	if err != nil || len(info) != 1 || info[0].Addr != a.addr() || !info[0].Connected || info[0].Conns[0].Direction != "outbound" {
 		t.Fatalf("B's added nodes %+v (%v)", info, err)

@@ -38,8 +38,28 @@ const (
 	connSeed                    // --seednode: ask for addresses, then close
 )
 
+// String is Bitcoin Core's connection_type of the kind (getpeerinfo).
 func (k connKind) String() string {
-	return [...]string{"outbound-full-relay", "manual", "addnode", "manual", "addr-fetch"}[k]
+	return [...]string{"outbound-full-relay", "manual", "manual", "manual", "addr-fetch"}[k]
+}
+
+// ConnectionType is Bitcoin Core's connection_type of the connected peer with this id
+// (peer.Stats.ID): "inbound", "outbound-full-relay", "manual" (--connect, --addnode,
+// addnode onetry) or "addr-fetch" (--seednode); "" for no such peer.
+func (s *Server) ConnectionType(id uint64) string {
+	for _, ps := range s.peerList() {
+		if ps.p.ID() != id {
+			continue
+		}
+		if ps.p.Inbound() {
+			return "inbound"
+		}
+		if k, ok := s.kindOf(ps); ok {
+			return k.String()
+		}
+		return connFull.String()
+	}
+	return ""
 }
 
 const (
