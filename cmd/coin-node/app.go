@@ -31,7 +31,7 @@ interface that coin-cli, coin-miner, coin-wallet and coin-faucetd use.
 Examples:
    coin-node --network regtest --rpc-bind 127.0.0.1:38332
    coin-node --network testnet --rpc-bind 127.0.0.1:28332 --connect seed.example:28333
-   coin-node --network testnet --addnode 203.0.113.5:28333 --seednode seed.example:28333
+   coin-node --network regtest --rpc-bind 127.0.0.1:38332 --addnode 127.0.0.1:38343 --seednode 127.0.0.1:38353
    COIN_NETWORK=testnet COIN_RPC_BIND=127.0.0.1:28332 coin-node
 
 Finding peers (docs/p2p.md): --connect dials only the peers it names; --addnode keeps a
