@@ -359,7 +359,8 @@ func (s *Server) dial(addr string) {
 // full outbound connections are up.
 func (s *Server) dnsSeedLoop() {
 	delay := time.Duration(0)
-	if n := s.addrs.Len(); n > dnsManyAddrs {
+	newCount, triedCount := s.addrs.TableLen() // learned addresses, not the operator's
+	if n := newCount + triedCount; n > dnsManyAddrs {
 		delay = dnsDelayLarge
 	} else if n > 0 {
 		delay = dnsDelaySmall
