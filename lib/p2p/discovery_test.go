@@ -160,6 +160,17 @@ func TestDNSSeed(t *testing.T) {
 	if !c.log.Contains("DNS seed answered") {
 		t.Fatal("no DNS seed line in C's log")
 	}
+	// With two full outbound connections up by the time the seeds are due, they are not asked.
+	o1 := startNode(t, "O1", quiet(nodeOpts{tweak: func(c *Config) { c.MaxOutbound = -1 }}))
+	o2 := startNode(t, "O2", quiet(nodeOpts{tweak: func(c *Config) { c.MaxOutbound = -1 }}))
+	e := startNode(t, "E", nodeOpts{tweak: func(c *Config) { c.Network = &network; c.DNSSeedDelay = time.Second }})
+	e.s.Addrman().Add(o1.addr(), "addr", "127.0.0.1:9", time.Now())
+	e.s.Addrman().Add(o2.addr(), "addr", "127.0.0.1:9", time.Now())
+	e.s.wake()
+	waitFor(t, 10*time.Second, "E decided about the DNS seeds", func() bool { return e.log.Contains("DNS seeds not asked") || e.log.Contains("DNS seed answered") })
+	if !e.log.Contains("DNS seeds not asked: enough outbound connections") {
+		t.Fatal("DNS seeds asked with two outbound connections up")
+	}
 	for _, tweak := range []func(*Config){
 		func(c *Config) { c.Network = &network; c.NoDNSSeed = true },
 		func(c *Config) { c.Network = &network; c.Connect = []string{"127.0.0.1:9"} },
