@@ -221,3 +221,63 @@ func TestDiscoveryFillsOutbound(t *testing.T) {
 	})
 	t.Logf("9 nodes at their full outbound set %s after the first started", time.Since(start).Round(time.Millisecond))
 }
+
+// TestOutboundDistinctGroups: a peer floods the victim with 50 addresses of one /24; the
+// victim dials at most one of them at a time (one network group, one outbound slot) and
+// still connects to each of three honest nodes it knows.
+func TestOutboundDistinctGroups(t *testing.T) {
+	var honest []*tnode
+	for i := 0; i < 3; i++ {
+		honest = append(honest, startNode(t, "H"+strconv.Itoa(i), quiet(nodeOpts{tweak: func(c *Config) { c.MaxOutbound = -1 }})))
+	}
+	v := startNode(t, "V", nodeOpts{tweak: func(c *Config) { c.MaxOutbound = 8 }}) // debug log: failed dials
+	r := rawFrom(t, v, "127.0.0.1", 99)
+	flood := &wire.MsgAddr{}
+	for i := 1; i <= 50; i++ {
+		ap := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 77, 99, byte(i)}), 38333)
+		flood.Addrs = append(flood.Addrs, wire.NewNetAddress(ap, uint64(time.Now().Unix())))
+	}
+	if err := r.send(flood); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range honest {
+		v.s.Addrman().Add(h.addr(), "addr", "127.0.0.1:9", time.Now())
+	}
+	v.s.wake()
+	inRange := func() int {
+		v.s.mu.Lock()
+		defer v.s.mu.Unlock()
+		n := 0
+		for a := range v.s.dialing {
+			if strings.HasPrefix(a, "10.77.99.") {
+				n++
+			}
+		}
+		return n
+	}
+	seen := 0
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		n := inRange()
+		if n > 1 {
+			t.Fatalf("%d addresses of one /24 dialled at once", n)
+		}
+		seen = max(seen, n)
+		time.Sleep(5 * time.Millisecond)
+	}
+	waitFor(t, 5*time.Second, "V connected to the three honest nodes", func() bool {
+		for _, h := range honest {
+			if !v.connectedTo(h.addr()) {
+				return false
+			}
+		}
+		return true
+	})
+	if seen == 0 && !v.log.Contains("peer=10.77.99.") { // the rule had something to hold back
+		t.Fatal("no address of the flooded range was dialled")
+	}
+	newCount, _ := v.s.Addrman().TableLen()
+	if newCount < 3 || newCount > 3+16 {
+		t.Fatalf("%d addresses in the new table: the flood should take one bucket (16)", newCount)
+	}
+}
