@@ -33,7 +33,14 @@ interface that coin-cli, coin-miner, coin-wallet and coin-faucetd use.
 Examples:
    coin-node --network regtest --rpc-bind 127.0.0.1:38332
    coin-node --network testnet --rpc-bind 127.0.0.1:28332 --connect seed.example:28333
+   coin-node --network regtest --rpc-bind 127.0.0.1:38332 --addnode 127.0.0.1:38343 --seednode 127.0.0.1:38353
    COIN_NETWORK=testnet COIN_RPC_BIND=127.0.0.1:28332 coin-node
+
+Finding peers (docs/p2p.md): --connect dials only the peers it names; --addnode keeps a
+peer connected besides up to --max-peers others, drawn from the addresses the node learns
+(one per network group: IPv4 /16, IPv6 /32); --seednode asks a peer for addresses and
+leaves; the network's DNS seeds are asked when nothing else is known (--dnsseed=false:
+never). Known addresses are kept in <data-dir>/peers.json.
 
 Every flag can also be set with the environment variable shown in its help.
 The data directory holds db/, peers.json (known peer addresses), banlist.json (setban's bans)
@@ -65,11 +72,14 @@ address that is not loopback needs --rpc-auth; clients then send HTTP Basic cred
 			&cli.StringFlag{Name: "data-dir", EnvVars: []string{"COIN_DATA_DIR"}, Usage: "data directory", DefaultText: "~/.coin/<network>"},
 			&cli.StringFlag{Name: "rpc-bind", EnvVars: []string{"COIN_RPC_BIND"}, Usage: "JSON-RPC listen address host:port; RPC is off when omitted (default ports: mainnet 18332, testnet 28332, regtest 38332); an address that is not loopback needs --rpc-auth"},
 			&cli.IntFlag{Name: "p2p-port", EnvVars: []string{"COIN_P2P_PORT"}, Usage: "P2P listen port", DefaultText: "18333 mainnet, 28333 testnet, 38333 regtest"},
-			&cli.StringSliceFlag{Name: "connect", EnvVars: []string{"COIN_CONNECT"}, Usage: "connect to this peer (host:port) at start-up; repeatable"},
+			&cli.StringSliceFlag{Name: "connect", EnvVars: []string{"COIN_CONNECT"}, Usage: "connect to this peer (host:port) at start-up and keep it connected; repeatable; with --connect the node dials no other peer (no --addnode, --seednode, DNS seed or learned address)"},
 			&cli.StringSliceFlag{Name: "p2p-bind", EnvVars: []string{"COIN_P2P_BIND"}, Usage: "listen for peers on `HOST[:PORT]` (the port defaults to --p2p-port; IPv6 in brackets); repeatable", DefaultText: "127.0.0.1 on regtest, every interface on testnet and mainnet"},
 			&cli.BoolFlag{Name: "listen", Value: true, EnvVars: []string{"COIN_LISTEN"}, Usage: "accept inbound P2P connections (--listen=false: outbound only)"},
 			&cli.StringSliceFlag{Name: "externalip", EnvVars: []string{"COIN_EXTERNALIP"}, Usage: "an `IP` this node is reachable at from outside, advertised in getnetworkinfo's localaddresses; repeatable"},
 			&cli.StringSliceFlag{Name: "whitelist", EnvVars: []string{"COIN_WHITELIST"}, Usage: "never discourage peers from this `CIDR` range or address for misbehaving (they are only disconnected); loopback never is; repeatable"},
+			&cli.StringSliceFlag{Name: "addnode", EnvVars: []string{"COIN_ADDNODE"}, Usage: "keep this peer (host:port, or host on the network's P2P port) connected, reconnecting with backoff, and make the other outbound connections too; repeatable (the addnode RPC adds more)"},
+			&cli.StringSliceFlag{Name: "seednode", EnvVars: []string{"COIN_SEEDNODE"}, Usage: "connect to this peer (host:port), ask it for addresses, store them and disconnect; repeatable"},
+			&cli.BoolFlag{Name: "dnsseed", Value: true, EnvVars: []string{"COIN_DNSSEED"}, Usage: "ask the network's DNS seeds for addresses when the node knows (nearly) none; --dnsseed=false never asks them (no effect with --connect)"},
 			&cli.IntFlag{Name: "max-peers", Value: 16, EnvVars: []string{"COIN_MAX_PEERS"}, Usage: "maximum outbound P2P connections"},
 			&cli.IntFlag{Name: "max-inbound", Value: 64, EnvVars: []string{"COIN_MAX_INBOUND"}, Usage: "maximum inbound P2P connections"},
 			&cli.IntFlag{Name: "max-inbound-per-ip", Value: 4, EnvVars: []string{"COIN_MAX_INBOUND_PER_IP"}, Usage: "maximum inbound P2P connections from one IP address (0: no limit)"},
@@ -175,8 +185,8 @@ func saveInterval(d time.Duration) time.Duration {
 }
 
 // p2pConfig reads the P2P flags: where to listen (--p2p-bind, --listen), the peers to
-// connect to, the external addresses and the ranges never discouraged. A bad value is a
-// usage error.
+// connect to (--connect, --addnode, --seednode, --dnsseed), the external addresses and the
+// ranges never discouraged. A bad value is a usage error.
 func p2pConfig(c *cli.Context, net *params.Network, port int) (*p2p.Config, error) {
 	if port <= 0 || port > 65535 {
 		return nil, cli.Exit(fmt.Sprintf("error: --p2p-port %d: want 1 to 65535", port), 2)
@@ -185,7 +195,13 @@ func p2pConfig(c *cli.Context, net *params.Network, port int) (*p2p.Config, erro
 	if err != nil {
 		return nil, cli.Exit("error: --p2p-bind: "+err.Error(), 2)
 	}
-	cfg := &p2p.Config{ListenAddrs: listen, Connect: c.StringSlice("connect")}
+	cfg := &p2p.Config{ListenAddrs: listen, Connect: c.StringSlice("connect"), NoDNSSeed: !c.Bool("dnsseed")}
+	if cfg.AddNodes, err = peerAddrs(c, "addnode", net.P2PPort); err != nil {
+		return nil, err
+	}
+	if cfg.SeedNodes, err = peerAddrs(c, "seednode", net.P2PPort); err != nil {
+		return nil, err
+	}
 	for _, s := range c.StringSlice("externalip") {
 		ip, err := netip.ParseAddr(strings.Trim(s, "[]"))
 		if err != nil {
@@ -201,4 +217,18 @@ func p2pConfig(c *cli.Context, net *params.Network, port int) (*p2p.Config, erro
 		cfg.Whitelist = append(cfg.Whitelist, pfx)
 	}
 	return cfg, nil
+}
+
+// peerAddrs is a repeatable peer-address flag, each "host:port" or a host on the network's
+// P2P port; an invalid one is a usage error (exit 2).
+func peerAddrs(c *cli.Context, flag string, defaultPort uint16) ([]string, error) {
+	var out []string
+	for _, a := range c.StringSlice(flag) {
+		n, err := p2p.NormalizeAddr(a, defaultPort)
+		if err != nil {
+			return nil, cli.Exit(fmt.Sprintf("error: --%s %q: want host:port", flag, a), 2)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

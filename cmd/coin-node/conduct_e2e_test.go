@@ -88,7 +88,7 @@ func TestE2EConductPartition(t *testing.T) {
 	miner := newWallet(t, 20)
 	ok := must(t)
 	P, Q, X, Y := agentKey(t, 21), agentKey(t, 22), agentKey(t, 23), agentKey(t, 24)
-	a := newProc(t, "A").start()
+	a := newProc(t, "A").noDial().start() // A would dial B, learned through gossip, and heal the partition
 	b := newProc(t, "B").start(a.P2PAddr())
 	waitUntil(t, 10*time.Second, "A-B connected", func() bool { return a.peers() == 1 && b.peers() == 1 })
 	// Two coinbases for each agent (a stake is 50 COIN and coinbases decay), then maturity.

@@ -29,8 +29,9 @@ import (
 // proc is one coin-node, named for the test's messages.
 type proc struct {
 	*proctest.Node
-	t    *testing.T
-	name string
+	t     *testing.T
+	name  string
+	flags []string // given to every start (noDial)
 }
 
 // newProc prepares a node named name with its own data dir and ports; start runs it.
@@ -42,7 +43,7 @@ func newProc(t *testing.T, name string) *proc {
 func (p *proc) start(connect ...string) *proc {
 	t := p.t
 	t.Helper()
-	p.Extra = []string{"--log-level", "debug"}
+	p.Extra = append([]string{"--log-level", "debug"}, p.flags...)
 	for _, c := range connect {
 		p.Extra = append(p.Extra, "--connect", c)
 	}
@@ -181,7 +182,7 @@ func effectiveValue(t *testing.T, p *proc, addr string, op types.Outpoint) uint6
 // reconnects from peers.json.
 func TestE2ELine(t *testing.T) {
 	k := newWallet(t, 10)
-	a := newProc(t, "A").start()
+	a := newProc(t, "A").noDial().start()
 	b := newProc(t, "B").start(a.P2PAddr())
 	c := newProc(t, "C").start(b.P2PAddr())
 	waitUntil(t, 10*time.Second, "A-B-C connected", func() bool { return a.peers() == 1 && b.peers() == 2 && c.peers() == 1 })
@@ -329,7 +330,7 @@ func TestE2EKilledDuringSync(t *testing.T) {
 // in the mempools, then mined.
 func TestE2EPartitionHeal(t *testing.T) {
 	k := newWallet(t, 12)
-	a := newProc(t, "A").start()
+	a := newProc(t, "A").noDial().start()
 	b := newProc(t, "B").start(a.P2PAddr())
 	c := newProc(t, "C").start(b.P2PAddr())
 	d := newProc(t, "D").start(c.P2PAddr())

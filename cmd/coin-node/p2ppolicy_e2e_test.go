@@ -211,18 +211,3 @@ func TestE2EListening(t *testing.T) {
 	peer := newProc(t, "PEER").start(addr)
 	waitUntil(t, 10*time.Second, "a peer through the bound address", func() bool { return peer.peers() == 1 })
 }
-
-// startWith runs the node with extra arguments (no peers) and waits for its RPC server.
-func (p *proc) startWith(extra ...string) *proc {
-	t := p.t
-	t.Helper()
-	p.Extra = append([]string{"--log-level", "debug"}, extra...)
-	p.Start(t)
-	out := p.Proc.Out
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("---- %s ----\n%s", p.name, out.Tail(150))
-		}
-	})
-	return p
-}

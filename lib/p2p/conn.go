@@ -12,10 +12,10 @@ import (
 	"github.com/cointoolkit/coin/lib/p2p/wire"
 )
 
-// Connections: the listeners and the outbound dialler, the handshake and what the server
-// decides about it, misbehaviour, disconnection and the dispatch of a peer's messages. The
-// connection table and its rules are the connection manager's (connmgr.go), bans and
-// discouragement the ban manager's (banman.go).
+// Connections: the listeners, the handshake and what the server decides about it,
+// misbehaviour, disconnection and the dispatch of a peer's messages. Which peers are dialled
+// is outbound.go's; the connection table and its rules are the connection manager's
+// (connmgr.go), bans and discouragement the ban manager's (banman.go).
 
 // Errors of the handshake decided by the server.
 var (
@@ -54,7 +54,7 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			victim.Disconnect(errEvicted)
 		}
 		s.goRun(func() {
-			s.handleConn(conn, true, "", false, discouraged)
+			s.handleConn(conn, true, "", connFull, discouraged)
 			s.cm.releaseInbound(ip)
 		})
 	}
@@ -67,74 +67,6 @@ func remoteIP(c net.Conn) netip.Addr {
 	return netip.Addr{}
 }
 
-// connectLoop keeps the outbound connections up: to the --connect peers, or else to known
-// addresses, each with the address manager's backoff.
-func (s *Server) connectLoop() {
-	t := time.NewTicker(250 * time.Millisecond)
-	defer t.Stop()
-	for {
-		s.connectMore()
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-t.C:
-		case <-s.cm.wake:
-		}
-	}
-}
-
-func (s *Server) connectMore() {
-	free := s.cm.freeOutbound()
-	if free <= 0 {
-		return
-	}
-	manual := len(s.cfg.Connect) > 0
-	var targets []string
-	if manual {
-		now := time.Now()
-		for _, a := range s.cfg.Connect {
-			if len(targets) < free && !s.cm.skipDial(a) && !now.Before(s.addrs.NextAttempt(a)) {
-				targets = append(targets, a)
-			}
-		}
-	} else {
-		targets = s.addrs.Candidates(free, func(a string) bool { return s.cm.skipDial(a) })
-	}
-	for _, a := range targets {
-		if !s.cm.reserveOutbound(a) {
-			continue
-		}
-		s.goRun(func() {
-			s.dial(a, manual)
-			s.cm.releaseOutbound(a)
-		})
-	}
-}
-
-func (s *Server) dial(addr string, manual bool) {
-	s.addrs.Attempt(addr)
-	d := net.Dialer{Timeout: 5 * time.Second}
-	conn, err := d.DialContext(s.ctx, "tcp", addr)
-	if err != nil {
-		if s.ctx.Err() == nil {
-			s.log.Debug("connection failed", "peer", addr, "err", err)
-		}
-		return
-	}
-	// A host name may resolve to a banned or discouraged address.
-	if ban, ok := s.bans.Banned(remoteIP(conn)); ok {
-		s.log.Debug("not connecting to banned address", "peer", addr, "subnet", ban.Subnet.String())
-		conn.Close()
-		return
-	}
-	if s.bans.Discouraged(remoteIP(conn)) {
-		s.log.Debug("not connecting to discouraged address", "peer", addr)
-		conn.Close()
-		return
-	}
-	s.handleConn(conn, false, addr, manual, false)
-}
-
 func (s *Server) versionMsg() *wire.MsgVersion {
 	h := s.sync.tipHeight()
 	return &wire.MsgVersion{ProtocolVersion: wire.ProtocolVersion, Magic: s.net.Magic, Genesis: s.net.GenesisHash,
@@ -142,13 +74,14 @@ func (s *Server) versionMsg() *wire.MsgVersion {
 }
 
 // handleConn runs one connection from handshake to disconnection.
-func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string, manual, discouraged bool) {
+// kind is why an outbound connection was made (outbound.go; ignored for an inbound one).
+func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string, kind connKind, discouraged bool) {
 	if s.ctx.Err() != nil {
 		conn.Close()
 		return
 	}
 	p := peer.New(conn, inbound, s.cfg.Peer)
-	e, ok := s.cm.track(conn, p, inbound, discouraged, dialAddr, manual)
+	e, ok := s.cm.track(conn, p, inbound, discouraged, dialAddr, kind)
 	if !ok {
 		conn.Close()
 		return
@@ -161,7 +94,7 @@ func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string, manual
 		return
 	}
 	v := p.Version()
-	ps := &peerState{p: p, dialAddr: dialAddr, bucket: newBucket(100, 500)}
+	ps := &peerState{p: p, dialAddr: dialAddr, bucket: newBucket(100, 500), addrs: s.newPeerAddrs()}
 	if inbound && v.ListenPort != 0 && p.IP().IsValid() {
 		ps.listenAddr = netip.AddrPortFrom(p.IP(), v.ListenPort).String()
 	}

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/netip"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/p2p/addrman"
 	"github.com/cointoolkit/coin/lib/p2p/peer"
 	"github.com/cointoolkit/coin/lib/reason"
 )
@@ -37,9 +39,10 @@ var (
 
 // Connection types, as Core's getpeerinfo names them.
 const (
-	ConnInbound  = "inbound"
-	ConnOutbound = "outbound-full-relay"
-	ConnManual   = "manual" // --connect (and addnode) peers
+	ConnInbound   = "inbound"
+	ConnOutbound  = "outbound-full-relay"
+	ConnManual    = "manual"     // --connect, --addnode and addnode peers
+	ConnAddrFetch = "addr-fetch" // --seednode peers: asked for addresses, then left
 )
 
 // connEntry is one open connection.
@@ -48,8 +51,8 @@ type connEntry struct {
 	p        *peer.Peer
 	inbound  bool
 	ip       netip.Addr
-	dialAddr string // outbound: the address dialled
-	manual   bool   // outbound to a --connect peer
+	dialAddr string   // outbound: the address dialled
+	kind     connKind // outbound: why it was made (outbound.go)
 	// established: the handshake completed and the peer is registered (nonce known).
 	established bool
 	nonce       uint64
@@ -61,13 +64,10 @@ type connEntry struct {
 }
 
 func (e *connEntry) connType() string {
-	switch {
-	case e.inbound:
+	if e.inbound {
 		return ConnInbound
-	case e.manual:
-		return ConnManual
 	}
-	return ConnOutbound
+	return e.kind.String()
 }
 
 // connManager owns the connection table. Its mutex is never held while taking Server.mu.
@@ -81,12 +81,11 @@ type connManager struct {
 	conns     map[net.Conn]*connEntry
 	byPeer    map[*peer.Peer]*connEntry
 	nonces    map[uint64]*connEntry
-	outbound  int // connected and dialling
 	inbound   int // connected and handshaking
 	inboundIP map[netip.Addr]int
 	stalls    map[netip.Addr]*stallRecord
-	dialing   map[string]bool
-	outLocal  map[string]string // local address of an outbound connection → the address dialled
+	dialing   map[string]connKind // outbound addresses dialling or connected, with their kind
+	outLocal  map[string]string   // local address of an outbound connection → the address dialled
 	self      map[string]bool
 	inactive  bool // setnetworkactive false
 	stopped   bool // the server is shutting down: no new connections
@@ -97,7 +96,7 @@ type connManager struct {
 func newConnManager(cfg *Config, bans *BanManager, log *slog.Logger) *connManager {
 	return &connManager{cfg: cfg, bans: bans, log: log, wake: make(chan struct{}, 1),
 		conns: make(map[net.Conn]*connEntry), byPeer: make(map[*peer.Peer]*connEntry), nonces: make(map[uint64]*connEntry),
-		inboundIP: make(map[netip.Addr]int), stalls: make(map[netip.Addr]*stallRecord), dialing: make(map[string]bool),
+		inboundIP: make(map[netip.Addr]int), stalls: make(map[netip.Addr]*stallRecord), dialing: make(map[string]connKind),
 		outLocal: make(map[string]string), self: make(map[string]bool)}
 }
 
@@ -243,28 +242,57 @@ func (cm *connManager) skipDial(addr string) bool {
 	}
 	cm.mu.Lock()
 	defer cm.mu.Unlock()
-	return cm.dialing[addr] || cm.self[addr]
+	_, dialing := cm.dialing[addr]
+	return dialing || cm.self[addr]
 }
 
-// freeOutbound is how many more outbound connections may be made now.
-func (cm *connManager) freeOutbound() int {
+// outboundSlots counts the outbound connections (dialling or up) of each kind and the
+// network groups of the full-relay ones; ok is false while network activity is off (no
+// dialling then).
+func (cm *connManager) outboundSlots() (counts map[connKind]int, groups map[string]bool, ok bool) {
 	cm.mu.Lock()
 	defer cm.mu.Unlock()
-	if cm.inactive {
-		return 0
+	counts, groups = make(map[connKind]int), make(map[string]bool)
+	for a, k := range cm.dialing {
+		counts[k]++
+		if k == connFull {
+			groups[addrman.Group(a)] = true
+		}
 	}
-	return cm.cfg.MaxOutbound - cm.outbound
+	return counts, groups, !cm.inactive && !cm.stopped
 }
 
-// reserveOutbound takes an outbound slot for addr, unless it is taken or being dialled.
-func (cm *connManager) reserveOutbound(addr string) bool {
+// slotsOf is how many outbound connections of kind k may be up at once: MaxOutbound
+// full-relay ones and as many --connect ones, maxAddedConns to added nodes; seed and
+// onetry connections take no slot (their lists are bounded).
+func (cm *connManager) slotsOf(k connKind) int {
+	switch k {
+	case connFull, connManual:
+		return cm.cfg.MaxOutbound
+	case connAddnode:
+		return maxAddedConns
+	}
+	return math.MaxInt
+}
+
+// reserveOutbound takes an outbound slot of kind k for addr, unless addr is being dialled
+// or connected already, the kind's slots are taken or network activity is off.
+func (cm *connManager) reserveOutbound(addr string, k connKind) bool {
 	cm.mu.Lock()
 	defer cm.mu.Unlock()
-	if cm.inactive || cm.dialing[addr] || cm.outbound >= cm.cfg.MaxOutbound {
+	if _, busy := cm.dialing[addr]; busy || cm.inactive || cm.stopped {
 		return false
 	}
-	cm.dialing[addr] = true
-	cm.outbound++
+	n := 0
+	for _, o := range cm.dialing {
+		if o == k {
+			n++
+		}
+	}
+	if n >= cm.slotsOf(k) {
+		return false
+	}
+	cm.dialing[addr] = k
 	return true
 }
 
@@ -272,20 +300,19 @@ func (cm *connManager) reserveOutbound(addr string) bool {
 func (cm *connManager) releaseOutbound(addr string) {
 	cm.mu.Lock()
 	delete(cm.dialing, addr)
-	cm.outbound--
 	cm.mu.Unlock()
 	cm.signal()
 }
 
 // track enters a new connection in the table; false when the network went inactive
 // meanwhile (the caller closes it).
-func (cm *connManager) track(conn net.Conn, p *peer.Peer, inbound, discouraged bool, dialAddr string, manual bool) (*connEntry, bool) {
+func (cm *connManager) track(conn net.Conn, p *peer.Peer, inbound, discouraged bool, dialAddr string, kind connKind) (*connEntry, bool) {
 	cm.mu.Lock()
 	defer cm.mu.Unlock()
 	if cm.inactive || cm.stopped {
 		return nil, false
 	}
-	e := &connEntry{conn: conn, p: p, inbound: inbound, ip: p.IP(), dialAddr: dialAddr, manual: manual, discouraged: discouraged}
+	e := &connEntry{conn: conn, p: p, inbound: inbound, ip: p.IP(), dialAddr: dialAddr, kind: kind, discouraged: discouraged}
 	cm.conns[conn] = e
 	cm.byPeer[p] = e
 	if !inbound {

@@ -9,20 +9,28 @@
 // # Overview
 //
 // The layers, each its own package: wire (frames and messages, pure and fuzzed), peer (one
-// connection: handshake, deadlines, bounded send queue, ban score), addrman (known addresses,
-// backoff, peers.json) and this package, which ties them to the node:
+// connection: handshake, deadlines, bounded send queue, ban score), addrman (known addresses
+// in bucketed new and tried tables, network groups, backoff, peers.json) and this package,
+// which ties them to the node:
 //
 //   - Connections: the connection manager (connmgr.go, in the manner of btcd's connmgr) owns
 //     the table of open connections and its rules: inbound up to MaxInbound with eviction and
-//     a per-address bound, outbound to the Connect peers only when given, else to known
-//     addresses, up to MaxOutbound, each with its backoff; handshake stalls; self and
-//     duplicate connections; network activity and byte totals. The ban manager (banman.go)
-//     keeps the operator's bans (subnets, banlist.json) and the node's discouragement
-//     (addresses, in memory, 24 h), exempting loopback and Whitelist. conn.go runs the
-//     sockets: listeners (ListenAddr, ListenAddrs), dialler, handshake (refusing other
-//     networks, our own nonce, a node already connected and old protocol versions, logging
-//     which; bytes that are not our protocol only close the connection), message dispatch.
-//     netapi.go is what the network RPCs call.
+//     a per-address bound; outbound slots by kind (MaxOutbound full-relay or Connect ones, 8
+//     for added nodes); handshake stalls; self and duplicate connections; network activity
+//     and byte totals. The ban manager (banman.go) keeps the operator's bans (subnets,
+//     banlist.json) and the node's discouragement (addresses, in memory, 24 h), exempting
+//     loopback and Whitelist. conn.go runs the sockets: listeners (ListenAddr, ListenAddrs),
+//     handshake (refusing other networks, our own nonce, a node already connected and old
+//     protocol versions, logging which; bytes that are not our protocol only close the
+//     connection), message dispatch. netapi.go is what the network RPCs call.
+//   - Finding peers (outbound.go): the Connect peers only when given, else the AddNodes
+//     peers (slots of their own), the SeedNodes (asked for addresses, then left), the
+//     network's DNS seeds when nearly nothing is known, and up to MaxOutbound known
+//     addresses of distinct network groups, each with its backoff. Address gossip
+//     (addrs.go): getaddr to new outbound peers, a random sample in answer, self-announcement
+//     after the handshake (our listening or --externalip address), fresh addresses passed on
+//     to two random peers, a per-peer token bucket on incoming addr. The AddNode,
+//     AddedNodeInfo and NodeAddresses methods serve the RPCs of the same names.
 //   - Sync, owned by the sync manager (syncmgr.go, apart from the connections and with its
 //     own mutex, in the manner of btcd's netsync): headers from peers go to the chain, which
 //     keeps them in its block index with the rules of a block's header (headers.go;

@@ -235,8 +235,6 @@ func (s *syncManager) onGetHeaders(ps *peerState, m *wire.MsgGetHeaders) {
 
 // onConnect starts the conversation with a new peer: the sync manager takes it over.
 func (s *Server) onConnect(ps *peerState) {
-	if !ps.p.Inbound() {
-		ps.p.TrySend(&wire.MsgGetAddr{})
-	}
+	s.greetAddrs(ps) // addrs.go: ask an outbound peer for addresses, announce ours
 	s.sync.peerConnected(ps)
 }

@@ -40,7 +40,9 @@ func inPool(tn *tnode, id types.Hash) bool {
 
 func TestLineRelay(t *testing.T) {
 	w := newWallet(1)
-	a := startNode(t, "A", nodeOpts{})
+	// A makes no outbound connection: it would learn C's address through B (gossip) and
+	// dial it, and the relay under test is along the line.
+	a := startNode(t, "A", nodeOpts{tweak: func(c *Config) { c.MaxOutbound = -1 }})
 	b := startNode(t, "B", nodeOpts{connect: []string{a.addr()}})
 	c := startNode(t, "C", nodeOpts{connect: []string{b.addr()}})
 	waitFor(t, 5*time.Second, "A-B-C connected", func() bool {

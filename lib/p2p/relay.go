@@ -2,12 +2,10 @@ package p2p
 
 import (
 	"errors"
-	"net/netip"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/mempool"
-	"github.com/cointoolkit/coin/lib/p2p/addrman"
 	"github.com/cointoolkit/coin/lib/p2p/wire"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -515,57 +513,5 @@ func (s *syncManager) expireTxState() {
 	s.sendTxRequests(ask)
 	for _, b := range ready {
 		s.acceptBurst(b)
-	}
-}
-
-// onGetAddr answers once per connection with known addresses and the listening addresses
-// of our inbound peers.
-func (s *Server) onGetAddr(ps *peerState) {
-	s.mu.Lock()
-	answered := ps.answered
-	ps.answered = true
-	var listen []string
-	for _, o := range s.peers {
-		if o != ps && o.listenAddr != "" {
-			listen = append(listen, o.listenAddr)
-		}
-	}
-	s.mu.Unlock()
-	if answered {
-		s.unrequested(ps, "getaddr")
-		return
-	}
-	now := uint64(time.Now().Unix())
-	var out []wire.NetAddress
-	seen := make(map[string]bool)
-	addOne := func(a string, last uint64) {
-		ap, err := netip.ParseAddrPort(a)
-		if err != nil || seen[a] || a == ps.listenAddr || len(out) >= maxAddrsPerAnswer {
-			return
-		}
-		seen[a] = true
-		out = append(out, wire.NewNetAddress(ap, last))
-	}
-	for _, a := range listen {
-		addOne(a, now)
-	}
-	for _, e := range s.addrs.Sample(maxAddrsPerAnswer) {
-		addOne(e.Addr, uint64(max(e.LastSeen, 0)))
-	}
-	ps.p.Send(&wire.MsgAddr{Addrs: out})
-}
-
-// onAddr learns addresses.
-func (s *Server) onAddr(ps *peerState, m *wire.MsgAddr) {
-	if !s.unrequested(ps, "addr") {
-		return
-	}
-	for _, a := range m.Addrs {
-		ap := a.AddrPort()
-		ip := ap.Addr()
-		if !ap.IsValid() || ap.Port() == 0 || ip.IsUnspecified() || ip.IsMulticast() {
-			continue
-		}
-		s.addrs.Add(ap.String(), addrman.SourceAddr, time.Unix(int64(min(a.LastSeen, 1<<40)), 0))
 	}
 }

@@ -83,8 +83,22 @@ type Config struct {
 	// Peer tunes each connection (timeouts, queue bounds); Magic and Genesis are set from
 	// Network.
 	Peer peer.Config
-	// Addrman tunes the address manager; Path is set from DataDir.
+	// Addrman tunes the address manager; Path is set from DataDir, Policy from Network.
 	Addrman addrman.Config
+
+	// Finding peers (outbound.go, addrs.go). AddNodes are kept connected besides the other
+	// outbound connections (--addnode); SeedNodes are asked for addresses and then left
+	// (--seednode). NoDNSSeed: the network's DNS seeds are never asked (--dnsseed=false);
+	// DNSSeedDelay, when set, replaces Core's delay before asking them (negative: none);
+	// Resolver looks them up (default net.DefaultResolver). AddrRate and AddrBurst are the
+	// per-peer token bucket of incoming addresses (defaults 0.1/s and 1,000).
+	AddNodes     []string
+	SeedNodes    []string
+	NoDNSSeed    bool
+	DNSSeedDelay time.Duration
+	Resolver     *net.Resolver
+	AddrRate     float64
+	AddrBurst    int
 }
 
 func (c *Config) setDefaults() {
@@ -129,6 +143,7 @@ func (c *Config) setDefaults() {
 	if c.DataDir != "" {
 		c.Addrman.Path = filepath.Join(c.DataDir, "peers.json")
 	}
+	c.Addrman.Policy = addrman.Policy{AllowLocal: c.Network.LocalAddrs}
 }
 
 // peerState is the server's view of one connected peer; its fields are guarded by Server.mu.
@@ -140,7 +155,8 @@ type peerState struct {
 	peerSync // the sync manager's part (syncmgr.go), guarded by syncManager.mu
 
 	bucket   bucket
-	answered bool // getaddr answered
+	answered bool      // getaddr answered
+	addrs    peerAddrs // address gossip (addrs.go)
 }
 
 // Server is the P2P layer: it implements the node's Network interface.
@@ -156,6 +172,7 @@ type Server struct {
 	// and discouragement (bans), each under its own lock.
 	cm    *connManager
 	bans  *BanManager
+	disc  *discovery // finding peers (outbound.go)
 	nonce uint64
 
 	ctx    context.Context
@@ -189,7 +206,7 @@ func New(cfg Config, chain Chain, pool Mempool, b Backend) (*Server, error) {
 	}
 	bans := NewBanManager(banPath, cfg.Whitelist, cfg.DiscourageDuration, log)
 	s := &Server{cfg: cfg, b: b, chain: chain, pool: pool, net: cfg.Network,
-		log: log, addrs: addrman.New(cfg.Addrman), nonce: binary.LittleEndian.Uint64(nb[:]) | 1,
+		log: log, addrs: addrman.New(cfg.Addrman), disc: newDiscovery(&cfg), nonce: binary.LittleEndian.Uint64(nb[:]) | 1,
 		bans: bans, peers: make(map[*peer.Peer]*peerState)}
 	s.cm = newConnManager(&s.cfg, bans, log)
 	s.cfg.Peer.Logger = s.log
@@ -252,9 +269,7 @@ func (s *Server) Start(ctx context.Context) error {
 	for _, ln := range s.lns {
 		s.goRun(func() { s.acceptLoop(ln) })
 	}
-	for _, a := range s.cfg.Connect {
-		s.addrs.Add(a, addrman.SourceConnect, time.Now())
-	}
+	s.startDiscovery()
 	s.goRun(s.connectLoop)
 	s.sync.start(s.ctx, s.goRun)
 	s.goRun(s.tickLoop)

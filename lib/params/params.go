@@ -31,6 +31,14 @@ type Network struct {
 	// clock: 15 minutes, and 2 hours on regtest (as Bitcoin's), so that a burst of tens of
 	// thousands of generatetoaddress blocks, each a second past the median, is accepted.
 	MaxFutureDrift uint64
+	// DNSSeeds are host names whose address records list nodes of this network (on its
+	// P2PPort, or the port a "host:port" entry names); a node asks them when it knows
+	// (nearly) no addresses. Empty until a public network exists.
+	DNSSeeds []string
+	// LocalAddrs: the node stores and relays private and loopback addresses too, each with
+	// its port (testnet, regtest), so nodes on one host or a private lab find each other.
+	// Mainnet takes only publicly routable addresses.
+	LocalAddrs bool
 
 	genesis     genesisSpec
 	GenesisHash types.Hash
@@ -78,14 +86,14 @@ var (
 	Testnet = &Network{
 		Name: "testnet", Magic: [4]byte{'T', 'C', 'O', 'N'}, P2PPort: 28333, RPCPort: 28332,
 		HRP: "tcoin", CoinType: 1, PowLimitBits: 0x1e0fffff, PowLimit: limit(0x1e0fffff), Retarget: true,
-		MaxFutureDrift: 15 * 60,
-		genesis:        genesisSpec{timestamp: 1767225601, nonce: testnetGenesisNonce, message: "COIN testnet genesis"},
-		GenesisHash:    mustHash(testnetGenesisHash),
+		MaxFutureDrift: 15 * 60, LocalAddrs: true,
+		genesis:     genesisSpec{timestamp: 1767225601, nonce: testnetGenesisNonce, message: "COIN testnet genesis"},
+		GenesisHash: mustHash(testnetGenesisHash),
 	}
 	Regtest = &Network{
 		Name: "regtest", Magic: [4]byte{'R', 'C', 'O', 'N'}, P2PPort: 38333, RPCPort: 38332,
 		HRP: "tcoin", CoinType: 1, PowLimitBits: 0x207fffff, PowLimit: limit(0x207fffff), Retarget: false,
-		AllowGenerate: true, MaxFutureDrift: 2 * 60 * 60,
+		AllowGenerate: true, MaxFutureDrift: 2 * 60 * 60, LocalAddrs: true,
 		genesis:     genesisSpec{timestamp: 1767225602, nonce: regtestGenesisNonce, message: "COIN regtest genesis"},
 		GenesisHash: mustHash(regtestGenesisHash),
 	}

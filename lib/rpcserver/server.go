@@ -63,6 +63,9 @@ func (a *api) handlers(s *jsonrpc.Server) map[string]handler {
 		"clearbanned":        a.clearBanned,
 		"setnetworkactive":   a.setNetworkActive,
 		"ping":               a.ping,
+		"addnode":            a.addNode,          // addrs.go
+		"getaddednodeinfo":   a.getAddedNodeInfo, // addrs.go
+		"getnodeaddresses":   a.getNodeAddresses, // addrs.go
 		"getinfo":            a.getInfo,
 		"getblockchaininfo":  a.getBlockchainInfo,
 		"getsyncstatus":      a.getSyncStatus,

@@ -1,14 +1,13 @@
 package addrman
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -16,6 +15,9 @@ import (
 // Sources of an address.
 const (
 	SourceConnect  = "connect"  // given with --connect
+	SourceAddnode  = "addnode"  // given with --addnode or the addnode RPC
+	SourceSeednode = "seednode" // given with --seednode
+	SourceDNS      = "dns"      // answered by a DNS seed
 	SourceAddr     = "addr"     // learned from a peer's addr message
 	SourceOutbound = "outbound" // an outbound connection to it succeeded
 )
@@ -31,6 +33,15 @@ type Entry struct {
 	LastSuccess int64  `json:"last_success,omitempty"` // last completed handshake
 	LastAttempt int64  `json:"last_attempt,omitempty"`
 	Attempts    int    `json:"attempts,omitempty"` // attempts since the last success
+	// From is the address of the peer (or the DNS seed) that told us of this one; its
+	// network group is the source group that, with the address's own group, picks the
+	// entry's bucket in the new table.
+	From string `json:"from,omitempty"`
+	// Tried marks an entry of the tried table: a handshake with it completed.
+	Tried bool `json:"tried,omitempty"`
+
+	bucket int  // the bucket of its table; -1 while pinned
+	pinned bool // a --connect, --addnode or --seednode address: kept outside the tables
 }
 
 // file is the layout of peers.json: addresses only. Files written before bans moved to
@@ -45,8 +56,14 @@ type file struct {
 // Config tunes a Manager. Zero values take the defaults.
 type Config struct {
 	// Path is the peers.json file; empty keeps everything in memory.
-	Path     string
-	MaxAddrs int // default 2,000
+	Path string
+	// The tables (table.go): NewBuckets and TriedBuckets buckets of BucketSize entries each
+	// (defaults 256, 64 and 16: at most 5,120 addresses besides the pinned ones).
+	NewBuckets   int
+	TriedBuckets int
+	BucketSize   int
+	// Policy says which addresses are stored (routable only, or also private and loopback).
+	Policy Policy
 	// BackoffBase is the wait after the first failed attempt; it doubles with each further
 	// failure up to BackoffMax (learned addresses) or ConnectBackoffMax (--connect ones).
 	BackoffBase       time.Duration // default 1 s
@@ -61,12 +78,22 @@ type Manager struct {
 	mu    sync.Mutex
 	addrs map[string]*Entry
 	dirty bool
+
+	key   [32]byte            // secret of the bucket hashes, random per process
+	newT  []map[string]*Entry // the new table's buckets
+	tried []map[string]*Entry // the tried table's buckets
 }
 
 // New returns an empty manager; call Load to read cfg.Path.
 func New(cfg Config) *Manager {
-	if cfg.MaxAddrs <= 0 {
-		cfg.MaxAddrs = 2000
+	if cfg.NewBuckets <= 0 {
+		cfg.NewBuckets = 256
+	}
+	if cfg.TriedBuckets <= 0 {
+		cfg.TriedBuckets = 64
+	}
+	if cfg.BucketSize <= 0 {
+		cfg.BucketSize = 16
 	}
 	if cfg.BackoffBase <= 0 {
 		cfg.BackoffBase = time.Second
@@ -80,7 +107,13 @@ func New(cfg Config) *Manager {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Manager{cfg: cfg, addrs: make(map[string]*Entry)}
+	m := &Manager{cfg: cfg, addrs: make(map[string]*Entry)}
+	if _, err := rand.Read(m.key[:]); err != nil {
+		panic("addrman: no randomness: " + err.Error())
+	}
+	m.newT = makeTable(cfg.NewBuckets)
+	m.tried = makeTable(cfg.TriedBuckets)
+	return m
 }
 
 // ErrCorrupt is returned by Load for a peers.json that does not parse; the manager stays
@@ -108,14 +141,7 @@ func (m *Manager) Load() error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, e := range f.Peers {
-		if _, _, err := SplitAddr(e.Addr); err != nil {
-			continue
-		}
-		e := e
-		m.addrs[e.Addr] = &e
-	}
-	m.evictLocked()
+	m.loadLocked(f.Peers)
 	return nil
 }
 
@@ -170,209 +196,4 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-// SplitAddr checks "host:port" and returns its parts.
-func SplitAddr(addr string) (string, uint16, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", 0, err
-	}
-	p, err := strconv.ParseUint(port, 10, 16)
-	if err != nil || p == 0 || host == "" {
-		return "", 0, fmt.Errorf("invalid address %q: want host:port", addr)
-	}
-	return host, uint16(p), nil
-}
-
-// Add records an address learned from source. It returns false when the address is invalid
-// or already known (a known one only has its last-seen time updated).
-func (m *Manager) Add(addr, source string, lastSeen time.Time) bool {
-	if _, _, err := SplitAddr(addr); err != nil {
-		return false
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	seen := lastSeen.Unix()
-	if now := m.cfg.Now().Unix(); seen > now {
-		seen = now
-	}
-	if e, ok := m.addrs[addr]; ok {
-		if seen > e.LastSeen {
-			e.LastSeen = seen
-			m.dirty = true
-		}
-		if source == SourceConnect && e.Source != SourceConnect {
-			e.Source = SourceConnect
-			m.dirty = true
-		}
-		return false
-	}
-	m.addrs[addr] = &Entry{Addr: addr, Source: source, LastSeen: seen}
-	m.dirty = true
-	m.evictLocked()
-	return true
-}
-
-// evictLocked drops the least useful learned addresses beyond MaxAddrs: never connected
-// first, then the longest unseen. --connect addresses stay.
-func (m *Manager) evictLocked() {
-	for len(m.addrs) > m.cfg.MaxAddrs {
-		var worst *Entry
-		for _, e := range m.addrs {
-			if e.Source == SourceConnect {
-				continue
-			}
-			if worst == nil || e.LastSuccess < worst.LastSuccess ||
-				e.LastSuccess == worst.LastSuccess && e.LastSeen < worst.LastSeen {
-				worst = e
-			}
-		}
-		if worst == nil {
-			return
-		}
-		delete(m.addrs, worst.Addr)
-		m.dirty = true
-	}
-}
-
-// Attempt records a connection attempt (the backoff counts attempts since the last success).
-func (m *Manager) Attempt(addr string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.addrs[addr]
-	if !ok {
-		return
-	}
-	e.LastAttempt = m.cfg.Now().Unix()
-	e.Attempts++
-	m.dirty = true
-}
-
-// Good records a completed handshake with addr, adding it if unknown.
-func (m *Manager) Good(addr, source string) {
-	if _, _, err := SplitAddr(addr); err != nil {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.cfg.Now().Unix()
-	e, ok := m.addrs[addr]
-	if !ok {
-		e = &Entry{Addr: addr, Source: source}
-		m.addrs[addr] = e
-	}
-	e.LastSuccess, e.LastSeen, e.Attempts = now, now, 0
-	m.dirty = true
-	m.evictLocked()
-}
-
-// Remove forgets addr (for example our own address).
-func (m *Manager) Remove(addr string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.addrs[addr]; ok {
-		delete(m.addrs, addr)
-		m.dirty = true
-	}
-}
-
-// Get returns the entry of addr.
-func (m *Manager) Get(addr string) (Entry, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.addrs[addr]
-	if !ok {
-		return Entry{}, false
-	}
-	return *e, true
-}
-
-// backoffLocked is how long after its last attempt addr may be tried again.
-func (m *Manager) backoffLocked(e *Entry) time.Duration {
-	if e.Attempts == 0 {
-		return 0
-	}
-	max := m.cfg.BackoffMax
-	if e.Source == SourceConnect {
-		max = m.cfg.ConnectBackoffMax
-	}
-	d := m.cfg.BackoffBase
-	for i := 1; i < e.Attempts && d < max; i++ {
-		d *= 2
-	}
-	return min(d, max)
-}
-
-// NextAttempt is the earliest time addr may be dialled again (zero if now).
-func (m *Manager) NextAttempt(addr string) time.Time {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.addrs[addr]
-	if !ok || e.Attempts == 0 {
-		return time.Time{}
-	}
-	return time.Unix(e.LastAttempt, 0).Add(m.backoffLocked(e))
-}
-
-// Candidates lists up to n addresses whose backoff is over, for which skip is false, most
-// recently successful first, then most recently seen.
-func (m *Manager) Candidates(n int, skip func(addr string) bool) []string {
-	m.mu.Lock()
-	now := m.cfg.Now()
-	var ready []*Entry
-	for _, e := range m.addrs {
-		if e.Attempts > 0 && now.Before(time.Unix(e.LastAttempt, 0).Add(m.backoffLocked(e))) {
-			continue
-		}
-		ready = append(ready, e)
-	}
-	sort.Slice(ready, func(i, j int) bool {
-		a, b := ready[i], ready[j]
-		if a.LastSuccess != b.LastSuccess {
-			return a.LastSuccess > b.LastSuccess
-		}
-		if a.LastSeen != b.LastSeen {
-			return a.LastSeen > b.LastSeen
-		}
-		return a.Addr < b.Addr
-	})
-	addrs := make([]string, 0, len(ready))
-	for _, e := range ready {
-		addrs = append(addrs, e.Addr)
-	}
-	m.mu.Unlock()
-	out := make([]string, 0, n)
-	for _, a := range addrs {
-		if len(out) == n {
-			break
-		}
-		if skip != nil && skip(a) {
-			continue
-		}
-		out = append(out, a)
-	}
-	return out
-}
-
-// Sample returns up to n known addresses, the most recently seen first (for addr replies).
-func (m *Manager) Sample(n int) []Entry {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make([]Entry, 0, len(m.addrs))
-	for _, e := range m.addrs {
-		out = append(out, *e)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].LastSeen > out[j].LastSeen })
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
-}
-
-// Len is the number of known addresses.
-func (m *Manager) Len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.addrs)
 }

@@ -502,3 +502,10 @@ func (p *Peer) SendRaw(cmd string, payload []byte) error {
 
 // QueueLen is the number of frames and bytes waiting to be written.
 func (p *Peer) QueueLen() (frames, bytes int) { return p.q.len() }
+
+// LocalAddr is our end of the connection: the address the peer reached us at (inbound) or
+// the one we left from (outbound).
+func (p *Peer) LocalAddr() netip.AddrPort {
+	ap, _ := netip.ParseAddrPort(p.conn.LocalAddr().String())
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+}
