@@ -48,16 +48,18 @@ func TestGossipDiscovery(t *testing.T) {
 	if e, ok := c.s.Addrman().Get(b.addr()); !ok || e.From != a.addr() {
 		t.Fatalf("C's entry of B: %+v (learned from A?)", e)
 	}
-	types := map[string]bool{}
-	for _, st := range c.s.Peers() {
-		types[c.s.ConnectionType(st.ID)] = true
-	}
-	for _, st := range b.s.Peers() {
-		types[b.s.ConnectionType(st.ID)] = true
-	}
-	if !types["manual"] || !types["inbound"] || !types["outbound-full-relay"] {
-		t.Fatalf("connection types of B's and C's peers: %v", types)
-	}
+	// B's end of C's connection completes its handshake a little after C's end.
+	var types map[string]bool
+	waitFor(t, 5*time.Second, "connection types manual, inbound and outbound-full-relay", func() bool {
+		types = map[string]bool{}
+		for _, st := range c.s.Peers() {
+			types[c.s.ConnectionType(st.ID)] = true
+		}
+		for _, st := range b.s.Peers() {
+			types[b.s.ConnectionType(st.ID)] = true
+		}
+		return types["manual"] && types["inbound"] && types["outbound-full-relay"]
+	})
 	info, err := b.s.AddedNodeInfo("")
 	if err != nil || len(info) != 1 || info[0].Addr != a.addr() || !info[0].Connected || info[0].Conns[0].Direction != "outbound" {
 		t.Fatalf("B's added nodes %+v (%v)", info, err)
