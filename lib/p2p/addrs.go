@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"math/rand/v2"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -43,6 +44,7 @@ const (
 type peerAddrs struct {
 	limiter *rate.Limiter
 	known   *peer.KnownSet // addresses the peer sent us or we sent it (addrKey)
+	msgs    *atomic.Int64  // addr messages received from the peer
 }
 
 // maxKnownAddrs bounds a peer's set of known addresses (Core: 5,000).
@@ -59,7 +61,7 @@ func (s *Server) newPeerAddrs() peerAddrs {
 	if b <= 0 {
 		b = defaultAddrBurst
 	}
-	return peerAddrs{limiter: rate.NewLimiter(rate.Limit(r), b), known: peer.NewKnownSet(maxKnownAddrs)}
+	return peerAddrs{limiter: rate.NewLimiter(rate.Limit(r), b), known: peer.NewKnownSet(maxKnownAddrs), msgs: new(atomic.Int64)}
 }
 
 // policy is which addresses this network stores and relays.
@@ -79,18 +81,14 @@ func sourceOf(ps *peerState) string {
 }
 
 // greetAddrs starts the address exchange with a new peer: an outbound one is asked for
-// addresses; every peer is told our listening address.
+// addresses; every peer is told our own address (selfAddr), alone in one addr message.
 func (s *Server) greetAddrs(ps *peerState) {
 	ps.addrs.known.Add(addrKey(sourceOf(ps))) // never relay a peer's own address to it
 	if !ps.p.Inbound() {
 		ps.p.TrySend(&wire.MsgGetAddr{})
 	}
-	port := s.ListenPort()
-	if port == 0 {
-		return
-	}
-	ap := netip.AddrPortFrom(ps.p.LocalAddr().Addr(), port)
-	if !s.policy().Acceptable(ap) {
+	ap, ok := s.selfAddr(ps)
+	if !ok {
 		return
 	}
 	s.disc.mu.Lock()
@@ -103,6 +101,48 @@ func (s *Server) greetAddrs(ps *peerState) {
 	s.disc.mu.Unlock()
 	ps.addrs.known.Add(addrKey(ap.String()))
 	ps.p.TrySend(&wire.MsgAddr{Addrs: []wire.NetAddress{wire.NewNetAddress(ap, uint64(time.Now().Unix()))}})
+}
+
+// selfAddr is the one address this node announces to ps as its own, as Bitcoin Core's
+// GetLocalAddrForPeer picks one: the first --externalip (Config.ExternalIPs) with the
+// listen port; else, to an inbound peer, the address it reached us at; else the first
+// listener bound to a specific address (--p2p-bind, with its own port), or for a listener
+// on every interface this connection's local address with that listener's port. Only an
+// address the network's policy takes (so a mainnet node behind NAT without --externalip
+// announces nothing, and loopback regtest nodes announce 127.0.0.1:port); false without a
+// listener.
+func (s *Server) selfAddr(ps *peerState) (netip.AddrPort, bool) {
+	port := s.ListenPort()
+	if port == 0 {
+		return netip.AddrPort{}, false
+	}
+	pol := s.policy()
+	for _, ip := range s.cfg.ExternalIPs {
+		if ap := netip.AddrPortFrom(ip.Unmap(), port); pol.Acceptable(ap) {
+			return ap, true
+		}
+	}
+	local := ps.p.LocalAddr()
+	if ps.p.Inbound() && pol.Acceptable(local) {
+		return local, true
+	}
+	for _, ln := range s.lns {
+		lap, err := netip.ParseAddrPort(ln.Addr().String())
+		if err != nil {
+			continue
+		}
+		ip := lap.Addr().Unmap()
+		if ip.IsUnspecified() {
+			if lap.Addr().Is4() && !local.Addr().Is4() {
+				continue // an IPv4 listener is not reachable at our IPv6 address
+			}
+			ip = local.Addr()
+		}
+		if ap := netip.AddrPortFrom(ip, lap.Port()); pol.Acceptable(ap) {
+			return ap, true
+		}
+	}
+	return netip.AddrPort{}, false
 }
 
 // isSelfAddr reports whether a is one of our own announced addresses.
@@ -197,8 +237,11 @@ func (s *Server) onAddr(ps *peerState, m *wire.MsgAddr) {
 		s.wake()
 	}
 	// The seed's answer is any addr message but its self-announcement (Core: more than one
-	// address; a young seed may know only one, or none).
-	selfAnnounce := len(m.Addrs) == 1 && m.Addrs[0].AddrPort().String() == ps.dialAddr
+	// address; a young seed may know only one, or none). The self-announcement is one
+	// address, the seed's first addr message (greetAddrs runs before the seed reads our
+	// getaddr): its address as we dialled it, or another (--externalip, a second listener).
+	first := ps.addrs.msgs.Add(1) == 1
+	selfAnnounce := len(m.Addrs) == 1 && (first || m.Addrs[0].AddrPort().String() == ps.dialAddr)
 	if k, ok := s.kindOf(ps); ok && k == connSeed && !selfAnnounce {
 		s.seedAnswered(ps)
 	}

@@ -283,3 +283,27 @@ func TestOutboundDistinctGroups(t *testing.T) {
 		t.Fatalf("%d addresses in the new table: the flood should take one bucket (16)", newCount)
 	}
 }
+
+// TestSelfAnnouncement: a node announces the address it can be reached at: its
+// --externalip, or the specific address it is bound to (--p2p-bind), not the local address
+// its outbound connection left from.
+func TestSelfAnnouncement(t *testing.T) {
+	b := startNode(t, "B", quiet(nodeOpts{tweak: func(c *Config) { c.MaxOutbound = -1 }}))
+	bound := startNode(t, "P", quiet(nodeOpts{listen: "127.0.0.3:0", connect: []string{b.addr()}}))
+	port := strconv.Itoa(int(bound.s.ListenPort()))
+	waitFor(t, 5*time.Second, "B learned P's bound address", func() bool {
+		_, ok := b.s.Addrman().Get("127.0.0.3:" + port)
+		return ok
+	})
+	if _, ok := b.s.Addrman().Get("127.0.0.1:" + port); ok {
+		t.Fatal("P announced 127.0.0.1, where it does not listen")
+	}
+	ext := startNode(t, "E", quiet(nodeOpts{connect: []string{b.addr()}, tweak: func(c *Config) {
+		c.ExternalIPs = []netip.Addr{netip.MustParseAddr("10.20.30.40")}
+	}}))
+	want := "10.20.30.40:" + strconv.Itoa(int(ext.s.ListenPort()))
+	waitFor(t, 5*time.Second, "B learned E's --externalip", func() bool {
+		_, ok := b.s.Addrman().Get(want)
+		return ok
+	})
+}
