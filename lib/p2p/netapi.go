@@ -81,7 +81,7 @@ func (s *Server) NetworkInfo() NetworkInfo {
 // PeerInfo is one established connection for getpeerinfo.
 type PeerInfo struct {
 	peer.Stats
-	ConnType string // inbound, outbound-full-relay or manual
+	ConnType string // inbound, outbound-full-relay, manual or addr-fetch (ConnInbound, ...)
 	// SyncedHeaders is the height of the best header known to be on the peer's chain and
 	// SyncedBlocks that of the last block of it we have too; -1 when none is known yet.
 	SyncedHeaders int64

@@ -58,7 +58,7 @@ type Peer struct {
 	Addr           string `json:"addr"`
 	AddrLocal      string `json:"addrlocal,omitempty"`
 	Inbound        bool   `json:"inbound"`
-	ConnectionType string `json:"connection_type"` // inbound, outbound-full-relay or manual
+	ConnectionType string `json:"connection_type"` // inbound, outbound-full-relay, manual or addr-fetch
 	// PingTime and MinPing are in seconds; absent until a pong came back.
 	PingTime       float64 `json:"pingtime,omitempty"`
 	MinPing        float64 `json:"minping,omitempty"`
