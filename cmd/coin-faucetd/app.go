@@ -114,6 +114,12 @@ func newApp() *cli.App {
 				Usage: "how many X-Forwarded-For hops (reverse proxies of yours) to trust to name the client; 0: the client is the socket's peer"},
 			&cli.IntFlag{Name: "max-connections", Value: defaultMaxConnections, EnvVars: []string{"COIN_FAUCET_MAX_CONNECTIONS"},
 				Usage: "most HTTP connections open at once; more wait to be accepted"},
+			&cli.IntFlag{Name: "max-streams", Value: 0, EnvVars: []string{"COIN_FAUCET_MAX_STREAMS"},
+				Usage: "most event streams (/api/agent/events) open at once; 0: three quarters of --max-connections. At most that: the last quarter of the connections is kept for ordinary requests"},
+			&cli.IntFlag{Name: "max-streams-per-client", Value: faucet.DefaultMaxStreamsPerClient, EnvVars: []string{"COIN_FAUCET_MAX_STREAMS_PER_CLIENT"},
+				Usage: "most event streams one client (IPv4 address, IPv6 /64) holds at once; more are 429 stream_limit"},
+			&cli.DurationFlag{Name: "stream-max-age", Value: events.DefaultMaxAge, EnvVars: []string{"COIN_FAUCET_STREAM_MAX_AGE"},
+				Usage: "`DURATION` after which an event stream ends (the client reconnects with Last-Event-ID and misses nothing), so a client that stops reading does not hold its connection"},
 			&cli.Int64Flag{Name: "max-body", Value: faucet.DefaultMaxBodyBytes, EnvVars: []string{"COIN_FAUCET_MAX_BODY"}, Usage: "largest request body in `BYTES`"},
 			&cli.IntFlag{Name: "max-batch", Value: faucet.DefaultMaxBatch, EnvVars: []string{"COIN_FAUCET_MAX_BATCH"}, Usage: "most claims paid by one transaction"},
 			&cli.IntFlag{Name: "max-chain-depth", Value: faucet.DefaultMaxChainDepth, EnvVars: []string{"COIN_FAUCET_MAX_CHAIN_DEPTH"},
@@ -178,6 +184,24 @@ func run(c *cli.Context) error {
 	if feeRate < policy.MinRelayFeePerByte || feeRate > wallet.MaxFeeRate {
 		return fmt.Errorf("--fee-rate: %w", wallet.ErrBadFeeRate)
 	}
+	maxConns := c.Int("max-connections")
+	if maxConns < 1 {
+		return cliutil.UsageError(c, "--max-connections must be at least 1")
+	}
+	maxStreams, err := faucet.StreamShare(maxConns, c.Int("max-streams"))
+	if err != nil {
+		return cliutil.UsageError(c, "--max-streams: %v", err)
+	}
+	if maxStreams == 0 {
+		maxStreams = -1 // the server's "none"
+	}
+	if c.Int("max-streams-per-client") < 1 {
+		return cliutil.UsageError(c, "--max-streams-per-client must be at least 1")
+	}
+	if c.Duration("stream-max-age") <= 0 {
+		return cliutil.UsageError(c, "--stream-max-age must be positive")
+	}
+	trusted := c.Int("trusted-proxies")
 	dataDir := c.String("data-dir")
 	if dataDir == "" {
 		home, err := os.UserHomeDir()
@@ -250,8 +274,10 @@ func run(c *cli.Context) error {
 		Cooldown: cooldown, FeeRate: feeRate, IPRate: ipRate(c.Float64("ip-rate")), IPBurst: c.Int("ip-burst"),
 		RequestRate: ipRate(c.Float64("requests-per-second")), RequestBurst: c.Int("requests-burst"),
 		ClaimsPerClient: offIfZero(c.Int("claims-per-ip")), BudgetPerHour: offIfZero(c.Int("budget-per-hour")),
-		TrustedProxies: c.Int("trusted-proxies"), MaxBodyBytes: c.Int64("max-body"), AccessLog: accessLog, Log: logger,
-		Events: hub.Handler(events.HandlerConfig{HRP: net.HRP})})
+		TrustedProxies: trusted, MaxBodyBytes: c.Int64("max-body"), AccessLog: accessLog, Log: logger,
+		MaxStreams: maxStreams, MaxStreamsPerClient: c.Int("max-streams-per-client"),
+		Events: hub.Handler(events.HandlerConfig{HRP: net.HRP, MaxAge: c.Duration("stream-max-age"),
+			Replay: events.ReplayLimits{Client: func(r *http.Request) string { return faucet.ClientNetwork(r, trusted) }}})})
 	if err != nil {
 		return err
 	}
@@ -259,7 +285,7 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ln, err := listen(c.String("listen"), c.Int("max-connections"))
+	ln, err := listen(c.String("listen"), maxConns)
 	if err != nil {
 		return err
 	}

@@ -63,6 +63,12 @@ type Config struct {
 	Log *slog.Logger
 	// Events serves GET /api/agent/events (lib/faucet/events' SSE handler); nil: 503.
 	Events http.Handler
+	// MaxStreams bounds the event streams open at once (default DefaultMaxStreams; keep it
+	// below the listener's connection limit so that ordinary requests always find a
+	// connection), MaxStreamsPerClient those of one client (default
+	// DefaultMaxStreamsPerClient); streams.go. A negative MaxStreams refuses every stream.
+	MaxStreams          int
+	MaxStreamsPerClient int
 }
 
 // Defaults of Config.
@@ -103,6 +109,7 @@ type Server struct {
 	claimsPerClient *window
 	budget          *window
 	locks           keyedMutex
+	streams         *streamSlots // the event streams open, per client and in all
 }
 
 // NewServer checks cfg and fills its defaults.
@@ -155,7 +162,13 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: cfg.Log.With("sys", "faucet")}
+	if cfg.MaxStreams == 0 {
+		cfg.MaxStreams = DefaultMaxStreams
+	}
+	if cfg.MaxStreamsPerClient <= 0 {
+		cfg.MaxStreamsPerClient = DefaultMaxStreamsPerClient
+	}
+	s := &Server{cfg: cfg, log: cfg.Log.With("sys", "faucet"), streams: newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerClient)}
 	if cfg.AccessLog != nil {
 		s.access = cfg.AccessLog.With("sys", "http")
 	}
@@ -276,11 +289,19 @@ func (s *Server) apiHandler() http.Handler {
 	})
 }
 
-// agentEvents is the event stream of lib/faucet/events, when Config.Events is set.
+// agentEvents is the event stream of lib/faucet/events, when Config.Events is set, within
+// the client's and the faucet's share of stream slots (streams.go). A refusal closes the
+// connection.
 func (s *Server) agentEvents(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Events == nil {
 		return apiErr(http.StatusServiceUnavailable, "events_off", "this faucet serves no event stream")
 	}
+	release, refusal := s.streams.acquire(clientNet(clientAddr(r, s.cfg.TrustedProxies)))
+	if refusal != nil {
+		w.Header().Set("Connection", "close")
+		return refusal
+	}
+	defer release()
 	s.cfg.Events.ServeHTTP(w, r)
 	return nil
 }
