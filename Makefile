@@ -27,7 +27,7 @@ test-short:
 # exactly-once payment over COIN_SOAK_ROUNDS (default 8) rounds of kill -9 of the faucet
 # and the node (COIN_CRASH_SEED replays a run).
 soak:
-	COIN_SOAK=1 $(GO) test -race -count 1 -timeout 15m -run '^TestCrashPaysExactlyOnce$$' -v ./cmd/coin-faucetd
+	COIN_SOAK=1 $(GO) test -race -count 1 -timeout 15m -run '^(TestCrashPaysExactlyOnce|TestCrashKeepsAgentOperations)$$' -v ./cmd/coin-faucetd
 
 # Benchmarks; figures and the machine go to docs/benchmarks.md by hand (see docs/).
 bench:

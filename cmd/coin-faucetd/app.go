@@ -318,6 +318,9 @@ func run(c *cli.Context) error {
 	go func() { engine.Run(engineCtx); close(engineDone) }()
 	sourceDone := make(chan struct{})
 	go func() { source.Run(engineCtx); close(sourceDone) }()
+	// The operations' transactions are journaled and sent again until mined.
+	journalDone := make(chan struct{})
+	go func() { srv.RunTxJournal(engineCtx, 0); close(journalDone) }()
 	hs.RegisterOnShutdown(hub.Close) // end the event streams, which never go idle
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
@@ -337,6 +340,7 @@ func run(c *cli.Context) error {
 	stopEngine()
 	<-engineDone
 	<-sourceDone
+	<-journalDone
 	return runErr
 }
 

@@ -2,13 +2,17 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cointoolkit/coin/lib/proctest"
 )
 
 // The probes of docs/security.md, repeated against the real executables.
@@ -77,6 +81,125 @@ func TestFaucetdStreamFloodLeavesSlots(t *testing.T) {
 		resp.Body.Close()
 		if took := time.Since(start); resp.StatusCode != 200 || took > time.Second {
 			t.Fatalf("/api/status during the flood: %d in %v, want 200 at once", resp.StatusCode, took)
+		}
+	}
+}
+
+// Agent operations answered 200 survive a crash: agents create contracts as fast as the
+// faucet answers while coin-node, and then coin-faucetd, are killed (SIGKILL); after both
+// restart, every contract whose creation was answered 200 is known to the node (the faucet
+// journaled each transaction before sending it and sends it again). Before the journal,
+// the creations the node had only in its mempool were gone (contract_not_found). One round
+// here; COIN_SOAK=1 (make soak) runs COIN_SOAK_ROUNDS (default 5).
+func TestCrashKeepsAgentOperations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	rounds := 1
+	if os.Getenv("COIN_SOAK") != "" {
+		rounds = envInt("COIN_SOAK_ROUNDS", 5)
+	}
+	fx := startFaucetNet(t, 14) // 700 COIN: five claims of 100
+	f := startFaucetd(t, fx.faucetdArgs("--access-log", "off")...)
+	ok := func(path, body string) map[string]any {
+		t.Helper()
+		code, m, _ := httpJSON("POST", f.url+path, body)
+		if code != 200 {
+			t.Fatalf("%s: %d %v", path, code, m)
+		}
+		return m
+	}
+	type agent struct{ mnemonic, address string }
+	var agents []agent
+	for i := 0; i < 5; i++ {
+		_, w, _ := httpJSON("GET", f.url+"/api/wallet/new", "")
+		a := agent{w["mnemonic"].(string), w["address"].(string)}
+		ok("/api/faucet", fmt.Sprintf(`{"address":%q}`, a.address))
+		agents = append(agents, a)
+	}
+	for _, a := range agents {
+		ok("/api/agent/register", fmt.Sprintf(`{"mnemonic":%q}`, a.mnemonic))
+	}
+	fx.generate(t, 1, fx.burn)
+	counterparty, initiators := agents[0], agents[1:]
+
+	var answered []string // contract ids answered 200
+	for round := 0; round < rounds; round++ {
+		var mu sync.Mutex
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for _, a := range initiators {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				body := fmt.Sprintf(`{"mnemonic":%q,"counterparty":%q,"value_coin":0.1}`, a.mnemonic, counterparty.address)
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					code, m, _ := httpJSON("POST", f.url+"/api/agent/contract/create", body)
+					if code == 200 {
+						mu.Lock()
+						answered = append(answered, m["contract_id"].(string))
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+		// Kill the node once some creations were answered, the faucet a moment later.
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			mu.Lock()
+			n := len(answered)
+			mu.Unlock()
+			if n >= 12*(round+1) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("only %d creations answered 200 in 30 s", n)
+			}
+		}
+		fx.Proc.Kill()
+		time.Sleep(20 * time.Millisecond) // the requests in flight meet the dead node
+		f.Kill()
+		close(stop)
+		wg.Wait()
+		mu.Lock()
+		t.Logf("round %d: %d creations answered 200 so far", round, len(answered))
+		mu.Unlock()
+		fx.Start(t)
+		f.Proc = proctest.Start(t, f.Cmd.Path, f.args...)
+		f.waitReady(t)
+	}
+
+	// Every contract answered 200 comes back: the restarted faucet sends its journal again.
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		missing := 0
+		for _, id := range answered {
+			if _, err := fx.RPC.GetContract(ctx, id); err != nil {
+				missing++
+			}
+		}
+		if missing == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d contracts answered 200 are not known to the node 30 s after the restart\nfaucetd:\n%s",
+				missing, len(answered), f.Out.Tail(20))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// And a block mines them all.
+	fx.generate(t, 1, fx.burn)
+	if mi, err := fx.RPC.GetMempoolInfo(ctx); err != nil || mi.Size != 0 {
+		t.Fatalf("mempool after a block: %+v %v", mi, err)
+	}
+	for _, id := range answered {
+		if _, err := fx.RPC.GetContract(ctx, id); err != nil {
+			t.Fatalf("contract %s after a block: %v", id, err)
 		}
 	}
 }

@@ -110,6 +110,10 @@ type Server struct {
 	budget          *window
 	locks           keyedMutex
 	streams         *streamSlots // the event streams open, per client and in all
+	// txj journals the transactions the handlers build, and txNode, the node the handlers
+	// send them through, writes them there first (agentjournal.go).
+	txj    *txJournal
+	txNode wallet.Node
 }
 
 // NewServer checks cfg and fills its defaults.
@@ -187,6 +191,11 @@ func NewServer(cfg Config) (*Server, error) {
 	if err := s.countPaidClaims(); err != nil {
 		return nil, err
 	}
+	txj, err := newTxJournal(cfg.Claims.db)
+	if err != nil {
+		return nil, fmt.Errorf("faucet server: %w", err)
+	}
+	s.txj, s.txNode = txj, &journalingNode{Node: cfg.Node, j: txj, log: s.log}
 	s.routes = []Route{
 		{Method: http.MethodGet, Path: "/api/wallet/new", Handle: s.walletNew},
 		{Method: http.MethodPost, Path: "/api/faucet", Handle: s.faucet},
