@@ -3,13 +3,16 @@ package faucet
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/faucet/api"
+	"github.com/cointoolkit/coin/lib/faucet/mcp"
 	"github.com/cointoolkit/coin/lib/mempool"
 	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -93,5 +96,57 @@ func TestTxJournalResendsLost(t *testing.T) {
 	h.refused(t, "POST", "/api/wallet/send", mnemonicBody(a, field("to", to), field("amount", 1)), 400, "tx_rejected")
 	if list, _ := h.server.txj.list(); len(list) != 0 {
 		t.Fatalf("%d entries after a refusal", len(list))
+	}
+}
+
+// mcpRaw posts one JSON-RPC message to /mcp with the given Origin ("" for none).
+func mcpRaw(t *testing.T, base, origin, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+mcp.Path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// /mcp refuses a foreign Origin, "null" included (403), as MCP's transport requires of local
+// servers, so a page in a browser cannot drive the tools; the page's own origin and
+// clients that send none are served.
+func TestMCPRefusesForeignOrigin(t *testing.T) {
+	h := newHarness(t, 1)
+	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	for _, o := range []string{"https://evil.example", "null", "http://localhost.evil.example"} {
+		if code, body := mcpRaw(t, h.http.URL, o, list); code != http.StatusForbidden {
+			t.Errorf("Origin %s: %d %s, want 403", o, code, body)
+		}
+	}
+	for _, o := range []string{"", h.http.URL} {
+		if code, body := mcpRaw(t, h.http.URL, o, list); code != http.StatusOK {
+			t.Errorf("Origin %q: %d %s, want 200", o, code, body)
+		}
+	}
+}
+
+// An MCP request with a malformed _meta is refused without its params in the error text:
+// the mnemonic in the arguments is never echoed.
+func TestMCPMalformedMetaDoesNotEcho(t *testing.T) {
+	h := newHarness(t, 1)
+	const secret = "abandon ability able about above absent absorb abstract absurd abuse access accident"
+	for _, meta := range []string{`5`, `"x"`, `[1]`, `{"progressToken":{"a":1}}`} {
+		body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wallet_derive","_meta":` + meta +
+			`,"arguments":{"mnemonic":"` + secret + `"}}}`
+		_, resp := mcpRaw(t, h.http.URL, "", body)
+		if strings.Contains(resp, "abandon") || strings.Contains(resp, "absurd") {
+			t.Errorf("_meta %s: the answer echoes the mnemonic: %s", meta, resp)
+		}
 	}
 }
