@@ -426,7 +426,8 @@ func faucetKeys(c *cli.Context, n *params.Network) ([]wallet.Key, error) {
 			return nil, fmt.Errorf("--wallet-dir: %w", err)
 		}
 		defer s.Close()
-		pass, err := cliutil.ReadSecret(c.String("passphrase-file"), "COIN_WALLET_PASSPHRASE", "faucet wallet passphrase: ")
+		pass, err := cliutil.SecretSource{Path: c.String("passphrase-file"), Env: "COIN_WALLET_PASSPHRASE", Prompt: "faucet wallet passphrase: ",
+			Hint: "give --passphrase-file FILE or set COIN_WALLET_PASSPHRASE"}.ReadPassphrase("")
 		if err != nil {
 			return nil, err
 		}

@@ -7,12 +7,15 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/proctest"
+	"github.com/cointoolkit/coin/lib/wallet"
 )
 
 // The probes of docs/security.md, repeated against the real executables.
@@ -201,5 +204,30 @@ func TestCrashKeepsAgentOperations(t *testing.T) {
 		if _, err := fx.RPC.GetContract(ctx, id); err != nil {
 			t.Fatalf("contract %s after a block: %v", id, err)
 		}
+	}
+}
+
+// coin-faucetd refuses a --mnemonic-file that others can read (the faucet's funds in plain
+// text), with the chmod to run, before it opens anything; the same file at 0600 is read.
+func TestFaucetdRefusesLooseMnemonicFile(t *testing.T) {
+	dir := t.TempDir()
+	m, _, _ := wallet.NewMnemonic(12, params.Regtest)
+	mfile := filepath.Join(dir, "mnemonic")
+	if err := os.WriteFile(mfile, []byte(m+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(mfile, 0o644)
+	_, errs, code := sh(t, nil, "coin-faucetd --network regtest --rpc http://127.0.0.1:1 --listen 127.0.0.1:0 --data-dir "+
+		filepath.Join(dir, "data")+" --mnemonic-file "+mfile)
+	if code == 0 || !strings.Contains(errs, "chmod 600 "+mfile) || strings.Contains(errs, strings.Fields(m)[0]+" ") {
+		t.Fatalf("a 0644 --mnemonic-file: exit %d\n%s", code, errs)
+	}
+}
+
+// --max-streams beyond three quarters of --max-connections is a usage error: exit 2.
+func TestMaxStreamsShareExit2(t *testing.T) {
+	_, errs, code := sh(t, nil, "coin-faucetd --network regtest --max-connections 8 --max-streams 7 --mnemonic-file /nonexistent")
+	if code != 2 || !strings.Contains(errs, "--max-streams") {
+		t.Fatalf("--max-streams 7 of 8: exit %d\n%s", code, errs)
 	}
 }
