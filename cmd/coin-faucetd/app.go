@@ -62,7 +62,13 @@ own unconfirmed change, so no claim waits for a block. Mainnet is refused.
 Limits (429 with Retry-After and a code naming the limit): one claim per address per
 --cooldown (address_rate_limited); --claims-per-ip per client network per hour and
 --requests-per-second on every endpoint (client_rate_limited); --budget-per-hour claims
-for the whole faucet (budget_exhausted). Behind a reverse proxy set --trusted-proxies.
+for the whole faucet (budget_exhausted); --max-streams-per-client event streams per client
+(stream_limit) and --max-streams in all, at most three quarters of --max-connections, so the
+rest always serves ordinary requests. Behind a reverse proxy set --trusted-proxies.
+
+Secrets: --mnemonic-file and --passphrase-file must give group and others no access
+(chmod 600), else coin-faucetd refuses to start. The transactions of agent operations and
+sends are journaled before they are sent and sent again until mined, as claims are.
 
 Logs: --log-format text|json; a bare --log-file also writes <data-dir>/faucetd.log,
 --log-file=PATH another file. --metrics-bind serves Prometheus metrics at /metrics (claims
