@@ -25,7 +25,8 @@ test-short:
 
 # Long crash tests, bounded in time, real processes on loopback only: coin-faucetd's
 # exactly-once payment over COIN_SOAK_ROUNDS (default 8) rounds of kill -9 of the faucet
-# and the node (COIN_CRASH_SEED replays a run).
+# and the node (COIN_CRASH_SEED replays a run), and that agent operations answered 200
+# reach the chain over COIN_SOAK_ROUNDS (default 5) such rounds.
 soak:
 	COIN_SOAK=1 $(GO) test -race -count 1 -timeout 15m -run '^(TestCrashPaysExactlyOnce|TestCrashKeepsAgentOperations)$$' -v ./cmd/coin-faucetd
 
