@@ -129,6 +129,29 @@ func TestCrashKeepsAgentOperations(t *testing.T) {
 	counterparty, initiators := agents[0], agents[1:]
 
 	var answered []string // contract ids answered 200
+	ctx := context.Background()
+	// allKnown waits until every contract answered 200 is known to the node: the restarted
+	// faucet sends its journal again.
+	allKnown := func() {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			missing := 0
+			for _, id := range answered {
+				if _, err := fx.RPC.GetContract(ctx, id); err != nil {
+					missing++
+				}
+			}
+			if missing == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d contracts answered 200 are not known to the node 30 s after the restart\nfaucetd:\n%s",
+					missing, len(answered), f.Out.Tail(20))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
 	for round := 0; round < rounds; round++ {
 		var mu sync.Mutex
 		stop := make(chan struct{})
@@ -176,27 +199,12 @@ func TestCrashKeepsAgentOperations(t *testing.T) {
 		fx.Start(t)
 		f.Proc = proctest.Start(t, f.Cmd.Path, f.args...)
 		f.waitReady(t)
+		allKnown()
+		if round < rounds-1 {
+			fx.generate(t, 1, fx.burn) // the next round starts from confirmed coins
+		}
 	}
 
-	// Every contract answered 200 comes back: the restarted faucet sends its journal again.
-	ctx := context.Background()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		missing := 0
-		for _, id := range answered {
-			if _, err := fx.RPC.GetContract(ctx, id); err != nil {
-				missing++
-			}
-		}
-		if missing == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d contracts answered 200 are not known to the node 30 s after the restart\nfaucetd:\n%s",
-				missing, len(answered), f.Out.Tail(20))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 	// And a block mines them all.
 	fx.generate(t, 1, fx.burn)
 	if mi, err := fx.RPC.GetMempoolInfo(ctx); err != nil || mi.Size != 0 {
