@@ -135,7 +135,7 @@ func NewHandler(h http.Handler, opts *Options) (http.Handler, error) {
 		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: opts.AllowAnyHost,
 			MaxRequestBodyBytes: maxBody, Logger: sdkLogger(opts.Log)})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !sameOrigin(r) {
+		if !sameOrigin(r, opts.AllowAnyHost) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusForbidden)
 			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"forbidden Origin: /mcp serves pages of its own origin and clients that send no Origin"}}`+"\n")
@@ -150,10 +150,11 @@ func NewHandler(h http.Handler, opts *Options) (http.Handler, error) {
 
 // sameOrigin reports whether r may be served: it has no Origin (not a browser's
 // cross-origin request), or its Origin is the server's own (scheme http or https, the
-// Host the request was sent to). MCP's transport requires refusing other origins, so that
+// Host the request was sent to; behind the operator's reverse proxies, proxied true, also
+// the X-Forwarded-Host they set). MCP's transport requires refusing other origins, so that
 // a page in a browser cannot drive a local server's tools (DNS rebinding, CSRF); "null"
 // (sandboxed frames, file: pages) is refused too.
-func sameOrigin(r *http.Request) bool {
+func sameOrigin(r *http.Request, proxied bool) bool {
 	o := r.Header.Get("Origin")
 	if o == "" {
 		return true
@@ -162,7 +163,17 @@ func sameOrigin(r *http.Request) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {
 		return false
 	}
-	return strings.EqualFold(u.Host, r.Host)
+	if strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	if proxied {
+		// The proxy next to us appends the host the client asked for last.
+		if xs := r.Header.Values("X-Forwarded-Host"); len(xs) > 0 {
+			parts := strings.Split(xs[len(xs)-1], ",")
+			return strings.EqualFold(u.Host, strings.TrimSpace(parts[len(parts)-1]))
+		}
+	}
+	return false
 }
 
 // scrubWriter holds the SDK's answer and, on finish, replaces the message of its JSON-RPC
