@@ -31,9 +31,10 @@ test-short:
 
 # Long crash tests, bounded in time, real processes on loopback only: coin-faucetd's
 # exactly-once payment over COIN_SOAK_ROUNDS (default 8) rounds of kill -9 of the faucet
-# and the node (COIN_CRASH_SEED replays a run).
+# and the node (COIN_CRASH_SEED replays a run), and that agent operations answered 200
+# reach the chain over COIN_SOAK_ROUNDS (default 5) such rounds.
 soak:
-	COIN_SOAK=1 $(GO) test -race -count 1 -timeout 15m -run '^TestCrashPaysExactlyOnce$$' -v ./cmd/coin-faucetd
+	COIN_SOAK=1 $(GO) test -race -count 1 -timeout 15m -run '^(TestCrashPaysExactlyOnce|TestCrashKeepsAgentOperations)$$' -v ./cmd/coin-faucetd
 
 # Benchmarks; figures and the machine go by hand to the page of the
 # package measured (docs/chain.md, docs/miner.md, docs/benchmarks-node.md, docs/p2p.md, ...).

@@ -80,7 +80,7 @@ address that is not loopback needs --rpc-auth; clients then send HTTP Basic cred
 				Usage: "also write the log to <data-dir>/node.log; --log-file=PATH (with =) to another file"},
 			&cli.StringFlag{Name: "metrics-bind", EnvVars: []string{"COIN_METRICS_BIND"},
 				Usage: "serve Prometheus metrics at http://`ADDR`/metrics (host:port; a bare :port or port is 127.0.0.1); off when omitted"},
-			&cli.Float64Flag{Name: "min-free-disk", Value: 20, EnvVars: []string{"COIN_MIN_FREE_DISK"}, Usage: "stop cleanly when less than this percentage of the data dir's disk is free"},
+			&cli.Float64Flag{Name: "min-free-disk", Value: 20, EnvVars: []string{"COIN_MIN_FREE_DISK"}, Usage: "stop cleanly when less than this percentage (0 to 100; 0: never) of the data dir's disk is free"},
 			&cli.IntFlag{Name: "mempool-max-mb", Value: 64, EnvVars: []string{"COIN_MEMPOOL_MAX_MB"}, Usage: "mempool size bound in MiB; the lowest fee rates are evicted beyond it"},
 			&cli.IntFlag{Name: "coin-cache-mb", Value: chainstate.DefaultCoinCacheMiB, EnvVars: []string{"COIN_COIN_CACHE_MB"}, Usage: "MiB of memory (outside the Go heap) that keep stored unspent outputs, as Bitcoin Core's -dbcache: blocks then read the outputs they spend from memory instead of the database; 0: none"},
 		}, rpcFlags()...),
@@ -99,6 +99,10 @@ func run(c *cli.Context) error {
 	net, err := params.ByName(c.String("network"))
 	if err != nil {
 		return err
+	}
+	// A negative percentage turned the free-disk rule off without a word: a usage error.
+	if v := c.Float64("min-free-disk"); !(v >= 0 && v <= 100) {
+		return cliutil.UsageError(c, "--min-free-disk %v: want a percentage from 0 (the rule off) to 100", v)
 	}
 	if v := c.Int("coin-cache-mb"); v < 0 || v > maxCoinCacheMB {
 		return cli.Exit(fmt.Sprintf("error: --coin-cache-mb %d: want 0 (none) to %d MiB", v, maxCoinCacheMB), 1)

@@ -155,7 +155,7 @@ func (s *Server) nextHeight(ctx context.Context) (uint64, error) {
 // for the message of a refusal.
 func (s *Server) spendAgent(ctx context.Context, key wallet.Key, req wallet.Request, what string) (*wallet.Plan, error) {
 	req.FeeRate = s.cfg.FeeRate
-	plan, err := wallet.SpendAgent(ctx, s.cfg.Node, s.cfg.Net, key, req)
+	plan, err := wallet.SpendAgent(ctx, s.txNode, s.cfg.Net, key, req)
 	if err != nil {
 		return nil, agentRefusal(err, key.Address, what)
 	}

@@ -60,6 +60,14 @@
 // 200 is paid exactly once whatever crashes, and the design does not depend on the node
 // keeping its mempool.
 //
+// The transactions the handlers build for a caller (the agent operations, /api/wallet/send
+// and their MCP tools) get the claims' promise too (agentjournal.go): each is journaled,
+// synced, in the claim database before it is sent, and [Server.RunTxJournal] sends it again
+// whenever the node lacks it until it is FinalConfirmations deep or definitively refused. The
+// node's already_in_mempool for that very transaction (another faucet built the identical
+// one) answers the operation's result. Event streams are bounded per client and in all
+// (streams.go), keeping connections for ordinary requests.
+//
 // Beyond the spec's per-address limit, the server limits each client (the socket's peer,
 // or the address the last Config.TrustedProxies X-Forwarded-For hops name; counted per
 // IPv4 address or IPv6 /64): a token bucket on every request (Config.RequestRate), a

@@ -156,7 +156,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 	// One transfer at a time per sending address (withAgentKey's lock), so two requests
 	// never pick the same coins.
 	return s.withAgentKey(r, req.Mnemonic, nil, func(ctx context.Context, key wallet.Key) error {
-		res, err := wallet.Send(ctx, s.cfg.Node, wallet.Transfer{Net: s.cfg.Net, Keys: []wallet.Key{key}, To: to,
+		res, err := wallet.Send(ctx, s.txNode, wallet.Transfer{Net: s.cfg.Net, Keys: []wallet.Key{key}, To: to,
 			Amount: v, FeeRate: s.cfg.FeeRate})
 		if err != nil {
 			var rpcErr *jsonrpc.Error

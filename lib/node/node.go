@@ -130,6 +130,7 @@ func New(cfg Config) (*Node, error) {
 		n.metricsSrv = ms
 	}
 	sigs := consensus.NewSigCache(0)
+	chainstate.SetCorruptionLog(cfg.Logger) // corruption the chain finds is logged (docs/security.md)
 	chain, err := chainstate.Open(filepath.Join(cfg.DataDir, "db"), cfg.Network, chainstate.Options{SigCache: sigs, Values: cfg.Values,
 		CoinCacheMiB: cfg.CoinCacheMiB})
 	if err != nil {
