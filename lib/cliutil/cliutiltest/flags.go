@@ -16,6 +16,8 @@ package cliutiltest
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +45,12 @@ func GlobalFlags(t *testing.T, newApp func() *cli.App, commands [][]string, valu
 			val, ok := values[name]
 			if !ok {
 				val = valueFor(f)
+			}
+			if name == "conf" && !ok { // the configuration file must exist: an empty one
+				val = filepath.Join(t.TempDir(), "coin.conf")
+				if err := os.WriteFile(val, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
 			placements := map[string][]string{
 				"before": concat([]string{"--" + name + "=" + val}, path, rest),
