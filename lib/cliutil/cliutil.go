@@ -64,9 +64,13 @@ func PrintTable(w io.Writer, header []string, rows [][]string) error {
 type ExitError struct {
 	Code    int
 	Message string
+	Err     error // the cause, when there is one (errors.Is and As see through)
 }
 
 func (e *ExitError) Error() string { return e.Message }
+
+// Unwrap is the cause.
+func (e *ExitError) Unwrap() error { return e.Err }
 
 // Exitf builds an ExitError.
 func Exitf(code int, format string, args ...any) error {

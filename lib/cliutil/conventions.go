@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/cointoolkit/coin/lib/confile"
+	"github.com/cointoolkit/coin/lib/params"
 )
 
 // ExitUsage is the exit status of a usage error: an unknown option or command, a missing
@@ -379,6 +380,14 @@ func UsageError(c *cli.Context, format string, args ...any) error {
 	return usageErr(c, fmt.Sprintf(format, args...))
 }
 
+// BadUsage is err as the usage error of the command of c (UsageError), keeping its kind:
+// errors.Is and errors.As see err through it.
+func BadUsage(c *cli.Context, err error) error {
+	e := usageErr(c, err.Error()).(*ExitError)
+	e.Err = err
+	return e
+}
+
 func usageErr(c *cli.Context, msg string) error {
 	return &ExitError{Code: ExitUsage, Message: fmt.Sprintf("error: %s (see '%s --help')", msg, helpName(c))}
 }
@@ -535,6 +544,15 @@ func configFile(flags []cli.Flag, next cli.BeforeFunc) cli.BeforeFunc {
 					return &ExitError{Code: ExitUsage, Message: "error: " + le.Error()}
 				}
 				return err
+			}
+		}
+		if globalFlag(c.App, "network") != nil {
+			net := o.Network
+			if net == "" {
+				net = c.String("network")
+			}
+			if _, err := params.ByName(net); net != "" && err != nil {
+				return BadUsage(c, fmt.Errorf("--network: %w", err)) // from the command line, environment or file
 			}
 		}
 		return next(c)
