@@ -34,6 +34,7 @@ const GlobalCategory = "GLOBAL OPTIONS (before or after the command)"
 //     that value, so c.String, c.Bool, c.IsSet ... give the same answer whichever context the
 //     code asks. An option after the arguments, which urfave/cli cannot parse there, is a usage
 //     error that says so.
+//
 //   - Usage errors (unknown option or command, an option's bad value, a missing required
 //     option, no command) print one line on standard error, "error: ... (see 'APP CMD
 //     --help')", and exit ExitUsage: never the help text, which goes to standard output only
