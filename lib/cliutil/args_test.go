@@ -22,7 +22,7 @@ func optionalApp(got *string) *cli.App {
 		Flags: []cli.Flag{
 			&cli.GenericFlag{Name: "log-file", Value: &logging.FileFlag{}},
 			&cli.BoolFlag{Name: "quiet"},
-			&cli.StringFlag{Name: "network"},
+			&cli.StringFlag{Name: "rpc"},
 		},
 		Commands: []*cli.Command{{Name: "sub", Action: record}},
 		Action:   record,
@@ -41,7 +41,7 @@ func TestLogFileSpaceForm(t *testing.T) {
 		{[]string{"--log-file=/x.log"}, "/x.log|"},
 		{[]string{"--log-file"}, "DEFAULT|"},
 		{[]string{"--log-file", "--quiet"}, "DEFAULT|"},
-		{[]string{"--network", "--log-file", "--log-file", "y.log"}, "y.log|"}, // --network's value is "--log-file"
+		{[]string{"--rpc", "--log-file", "--log-file", "y.log"}, "y.log|"}, // --rpc's value is "--log-file"
 		{[]string{"--log-file", "sub"}, "DEFAULT|"},
 		{[]string{"sub", "--log-file", "z.log", "arg"}, "z.log|arg"},
 		{[]string{"--quiet", "--log-file", "a", "b"}, "a|b"},

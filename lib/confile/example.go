@@ -2,6 +2,7 @@ package confile
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -42,7 +43,7 @@ func Describe(flags []cli.Flag) []Option {
 		if d, ok := f.(cli.DocGenerationFlag); ok {
 			o.Usage = strings.ReplaceAll(d.GetUsage(), "`", "")
 			o.Default = d.GetValue()
-			if t := d.GetDefaultText(); t != "" {
+			if t := defaultText(f); t != "" {
 				// A description of the default ("number of CPUs"), not a value: in the usage.
 				o.Usage += " (default: " + t + ")"
 				o.Default = ""
@@ -56,6 +57,19 @@ func Describe(flags []cli.Flag) []Option {
 		out = append(out, o)
 	}
 	return out
+}
+
+// defaultText is the DefaultText an option was given, if any: a description of its default
+// ("number of CPUs") rather than a value.
+func defaultText(f cli.Flag) string {
+	v := reflect.ValueOf(f)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return ""
+	}
+	if t := v.Elem().FieldByName("DefaultText"); t.IsValid() && t.Kind() == reflect.String {
+		return t.String()
+	}
+	return ""
 }
 
 // KnownKeysList renders the known_keys.txt that KnownKeys reads: every key of tools (names
@@ -157,9 +171,12 @@ func Example(tools []Tool) string {
 			writeComment(&b, text)
 			var same, other []string
 			for _, u := range us[1:] {
-				if u.opt.Usage == first.Usage {
+				switch {
+				case u.opt.Usage == first.Usage && u.opt.Default == first.Default:
 					same = append(same, u.tool)
-				} else {
+				case u.opt.Default != first.Default:
+					other = append(other, fmt.Sprintf("%s (default %q): %s", u.tool, u.opt.Default, u.opt.Usage))
+				default:
 					other = append(other, u.tool+": "+u.opt.Usage)
 				}
 			}

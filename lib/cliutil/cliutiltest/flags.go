@@ -121,6 +121,9 @@ func valueFor(f cli.Flag) string {
 	case *cli.Float64Flag:
 		return "7.5"
 	}
+	if f.Names()[0] == "network" { // checked before any command runs: a real one
+		return "regtest"
+	}
 	return "x-" + f.Names()[0]
 }
 
