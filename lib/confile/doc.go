@@ -25,8 +25,9 @@
 //
 // # Errors
 //
-// A malformed line (no "=", an empty or ill-formed key, an unknown section, a non-repeatable
-// option given twice in one section, a value its option does not parse) is a *LineError
+// A malformed line (no "=", an empty or ill-formed key, an unknown section or network, a
+// non-repeatable option given twice in one section, a value its option does not parse) is a
+// *LineError
 // naming the file and line that matches ErrSyntax; cliutil turns it into a usage error (exit
 // status 2). A --conf file that cannot be read is an error too; a missing default file is not.
 package confile

@@ -113,6 +113,9 @@ func Parse(path string, r io.Reader) (*File, error) {
 			if section != "" {
 				return nil, bad("network set in the [%s] section: set it at the top of the file", section)
 			}
+			if !validSection(value) {
+				return nil, bad("network %q: want %s", value, strings.Join(Sections, ", "))
+			}
 		}
 		f.Entries = append(f.Entries, Entry{Section: section, Key: key, Value: value, Line: n})
 	}

@@ -82,6 +82,7 @@ func TestParseErrorsNameFileAndLine(t *testing.T) {
 		{"rpc bind=1\n", 1, "want an option's long name"},
 		{"conf=/x\n", 1, "conf cannot be set"},
 		{"[regtest]\nnetwork=testnet\n", 2, "network set in the [regtest] section"},
+		{"# x\nnetwork=moonnet\n", 2, `network "moonnet": want mainnet, testnet, regtest`},
 	} {
 		_, err := Parse("/etc/coin/coin.conf", strings.NewReader(tc.src))
 		var le *LineError
