@@ -214,8 +214,10 @@ func TestConfRPCFromRPCBind(t *testing.T) {
 }
 
 // TestConfDefaultFileAndEnv: without --conf, COIN_CONF names the file, else ~/.coin/coin.conf
-// is read when it exists.
+// is read when it exists; in a test process only when the test asks (readDefaultConf).
 func TestConfDefaultFileAndEnv(t *testing.T) {
+	readDefaultConf = true // as in the executables
+	defer func() { readDefaultConf = false }()
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	a := newConfApp()
@@ -232,6 +234,12 @@ func TestConfDefaultFileAndEnv(t *testing.T) {
 	if err := a.run("sub"); err != nil || a.got["threads"] != 8 {
 		t.Fatalf("default file: %v, threads %v", err, a.got["threads"])
 	}
+	readDefaultConf = false
+	a = newConfApp()
+	if err := a.run("sub"); err != nil || a.got["threads"] != 1 {
+		t.Fatalf("default file in a test process: %v, threads %v", err, a.got["threads"])
+	}
+	readDefaultConf = true
 	t.Setenv("COIN_CONF", writeConf(t, "threads=9\n"))
 	a = newConfApp()
 	if err := a.run(); err != nil || a.got["threads"] != 9 {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"testing"
 
 	"github.com/urfave/cli/v2"
 
@@ -517,12 +518,21 @@ func IsBoolFlag(f cli.Flag) bool {
 	return false
 }
 
+// readDefaultConf is whether an app without --conf reads ~/.coin/coin.conf. Not in tests
+// that run apps in their own process (testing.Testing): the README's quick start writes that
+// file, and a developer's own settings must not change what the tests see. The executables
+// always read it; tests of the default file set this.
+var readDefaultConf = !testing.Testing()
+
 // configFile reads the configuration file and sets the app's global options flags from it
 // (confile.Apply), then runs next. A --conf or --network given after the command is read from
 // its arguments here, since the file is read before the command parses them.
 func configFile(flags []cli.Flag, next cli.BeforeFunc) cli.BeforeFunc {
 	return func(c *cli.Context) error {
 		path := c.String(confile.FlagName)
+		if path == "" && !readDefaultConf {
+			path = os.DevNull // an empty configuration
+		}
 		var o confile.Options
 		if cmd := c.App.Command(c.Args().First()); cmd != nil {
 			if v, ok := peekGlobal(c, c.Args().Tail(), confile.FlagName); ok {
