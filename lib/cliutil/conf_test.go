@@ -245,4 +245,8 @@ func TestConfDefaultFileAndEnv(t *testing.T) {
 	if err := a.run(); err != nil || a.got["threads"] != 9 {
 		t.Fatalf("COIN_CONF: %v, threads %v", err, a.got["threads"])
 	}
+	a = newConfApp() // --conf after the command beats COIN_CONF
+	if err := a.run("sub", "--conf", writeConf(t, "threads=10\n")); err != nil || a.got["threads"] != 10 {
+		t.Fatalf("sub --conf: %v, threads %v", err, a.got["threads"])
+	}
 }
