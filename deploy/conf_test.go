@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/confile"
 	"github.com/cointoolkit/coin/lib/proctest"
 )
 
@@ -85,5 +86,20 @@ max-peers=2
 	}
 	if b, err := os.ReadFile(logFile); err != nil || len(b) == 0 {
 		t.Errorf("--log-file %s: %v, %d bytes", logFile, err, len(b))
+	}
+}
+
+// TestConfFresh fails when deploy/coin.conf.example or lib/confile/known_keys.txt no longer
+// match the options of the executables: run make conf (go run ./scripts/genconf).
+func TestConfFresh(t *testing.T) {
+	files, err := confile.Generate(bins(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range files {
+		got, err := os.ReadFile(filepath.Join("..", path))
+		if err != nil || string(got) != want {
+			t.Errorf("%s is stale: run make conf (go run ./scripts/genconf)", path)
+		}
 	}
 }

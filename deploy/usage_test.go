@@ -8,11 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cointoolkit/coin/lib/confile"
 	"github.com/cointoolkit/coin/lib/proctest"
 )
 
 // tools are the six executables.
-var tools = []string{"coin-node", "coin-cli", "coin-miner", "coin-wallet", "coin-faucetd", "coin-faucet"}
+var tools = confile.Tools
 
 // bins builds the six executables once per test process.
 func bins(t *testing.T) string {

@@ -194,7 +194,8 @@ func repeatable(f cli.Flag) bool {
 }
 
 // knownKeysFile is the generated list of the options of the six executables: one line per
-// key, "KEY TOOL,TOOL..." (scripts/genconf writes it; its test fails when it is stale).
+// key, "KEY TOOL,TOOL..." (scripts/genconf writes it; deploy's TestConfFresh fails when it is
+// stale).
 //
 //go:embed known_keys.txt
 var knownKeysFile string

@@ -20,8 +20,9 @@
 // (KnownKeys, generated from their options) is a warning naming the file and line.
 //
 // Example (example.go) renders deploy/coin.conf.example from the options of the six
-// executables ("gendoc conf" prints one executable's); scripts/genconf writes it and
-// KnownKeys' list, and its test fails when either is stale.
+// executables ("gendoc conf" prints one executable's; Generate asks them all);
+// scripts/genconf writes it and KnownKeys' list, and deploy's TestConfFresh fails when
+// either is stale.
 //
 // # Errors
 //
