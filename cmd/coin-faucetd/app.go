@@ -74,7 +74,7 @@ Secrets: --mnemonic-file and --passphrase-file must give group and others no acc
 sends are journaled before they are sent and sent again until mined, as claims are.
 
 Logs: --log-format text|json; a bare --log-file also writes <data-dir>/faucetd.log,
---log-file=PATH another file. --metrics-bind serves Prometheus metrics at /metrics (claims
+--log-file PATH another file. --metrics-bind serves Prometheus metrics at /metrics (claims
 by outcome, the faucet's balance, HTTP latency by route; docs/operations.md).
 
 Every flag can also be set with the environment variable shown in its help. SIGINT or
@@ -139,7 +139,7 @@ func newApp() *cli.App {
 				Usage: "error, warn, info, debug or trace, for everything or per subsystem (faucet, http: the access log): debug or info,http=warn"},
 			&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"COIN_LOG_FORMAT"}, Usage: "`FORMAT` of the log and the access log: text (key=value lines) or json"},
 			&cli.GenericFlag{Name: "log-file", Value: &logging.FileFlag{}, EnvVars: []string{"COIN_FAUCET_LOG_FILE"},
-				Usage: "also write the log to <data-dir>/faucetd.log; --log-file=PATH (with =) to another file"},
+				Usage: "also write the log to `PATH`; a bare --log-file (no PATH) writes <data-dir>/faucetd.log"},
 			&cli.StringFlag{Name: "metrics-bind", EnvVars: []string{"COIN_FAUCET_METRICS_BIND"},
 				Usage: "serve Prometheus metrics at http://`ADDR`/metrics (host:port; a bare :port or port is 127.0.0.1); off when omitted"},
 		}, cliutil.RPCCredentialFlags()...),
@@ -160,14 +160,14 @@ func newApp() *cli.App {
 
 func run(c *cli.Context) error {
 	if c.Args().Present() {
-		return fmt.Errorf("unexpected argument %q (see '%s --help')", c.Args().First(), appName)
+		return cliutil.UsageError(c, "unexpected argument %q", c.Args().First())
 	}
 	net, err := params.ByName(c.String("network"))
 	if err != nil {
-		return fmt.Errorf("--network: %w", err)
+		return cliutil.BadUsage(c, fmt.Errorf("--network: %w", err))
 	}
 	if net == params.Mainnet {
-		return errors.New("--network mainnet: the faucet gives coins away, so it runs only on testnet or regtest")
+		return cliutil.UsageError(c, "--network mainnet: the faucet gives coins away, so it runs only on testnet or regtest")
 	}
 	rpcURL, err := rpcapi.NodeURL(c.String("rpc"), net)
 	if err != nil {
@@ -180,18 +180,18 @@ func run(c *cli.Context) error {
 	}
 	amt, err := amount.Parse(strings.TrimSpace(c.String("amount")))
 	if err != nil {
-		return fmt.Errorf("--amount: %w", err)
+		return cliutil.BadUsage(c, fmt.Errorf("--amount: %w", err))
 	}
 	if amt < policy.DustLimit {
-		return fmt.Errorf("--amount: %w", wallet.ErrDust)
+		return cliutil.BadUsage(c, fmt.Errorf("--amount: %w", wallet.ErrDust))
 	}
 	cooldown := c.Duration("cooldown")
 	if cooldown <= 0 {
-		return errors.New("--cooldown must be positive")
+		return cliutil.UsageError(c, "--cooldown must be positive")
 	}
 	feeRate := c.Uint64("fee-rate")
 	if feeRate < policy.MinRelayFeePerByte || feeRate > wallet.MaxFeeRate {
-		return fmt.Errorf("--fee-rate: %w", wallet.ErrBadFeeRate)
+		return cliutil.BadUsage(c, fmt.Errorf("--fee-rate: %w", wallet.ErrBadFeeRate))
 	}
 	maxConns := c.Int("max-connections")
 	if maxConns < 1 {
@@ -221,11 +221,11 @@ func run(c *cli.Context) error {
 	}
 	levels, err := logging.ParseLevels(c.String("log-level"), "faucet", "http")
 	if err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+		return cliutil.BadUsage(c, fmt.Errorf("--log-level: %w", err))
 	}
 	format, err := logging.ParseFormat(c.String("log-format"))
 	if err != nil {
-		return fmt.Errorf("--log-format: %w", err)
+		return cliutil.BadUsage(c, fmt.Errorf("--log-format: %w", err))
 	}
 	logFile := c.Generic("log-file").(*logging.FileFlag).Path(filepath.Join(dataDir, "faucetd.log"))
 	logger, logCloser, err := logging.Output{Levels: levels, Format: format, File: logFile}.Open()
