@@ -96,6 +96,7 @@ type Lab struct {
 	AtkNS    string
 	Fwd      *Forwarder
 	Rand     *rand.Rand
+	randMu   sync.Mutex
 	prefix   string
 	nsList   []string
 	closeOne sync.Once
@@ -163,7 +164,7 @@ func New(cfg Config) (l *Lab, err error) {
 	// Miners are spread over the regions: node i is in region i%Regions.
 	for i := 0; i < cfg.Nodes; i++ {
 		n := &Node{Index: i, Region: i % cfg.Regions, NS: fmt.Sprintf("%sn%02d", l.prefix, i),
-			IP: netip.AddrFrom4([4]byte{10, 77, byte(1 + i%cfg.Regions), byte(10 + i)}),
+			IP:      netip.AddrFrom4([4]byte{10, 77, byte(1 + i%cfg.Regions), byte(10 + i)}),
 			DataDir: filepath.Join(cfg.WorkDir, fmt.Sprintf("n%02d", i)), Miner: i < cfg.Miners}
 		n.LogPath = filepath.Join(n.DataDir, "lab.log")
 		if err := os.MkdirAll(n.DataDir, 0o700); err != nil {
@@ -327,7 +328,7 @@ func (l *Lab) NodeArgs(n *Node) []string {
 	args := []string{"--network", "regtest", "--data-dir", n.DataDir,
 		"--rpc-bind", fmt.Sprintf("127.0.0.1:%d", RPCPort), "--p2p-port", fmt.Sprint(P2PPort),
 		"--log-format", "json", "--log-level", "info,node=debug", "--mempool-save-interval", "0",
-		"--coin-cache-mb", "16"}
+		"--coin-cache-mb", "16", "--max-peers", "8"}
 	switch l.Mode {
 	case ModeSeed:
 		args = append(args, "--p2p-bind", n.Addr())
