@@ -160,11 +160,18 @@ func TestNetlabFull(t *testing.T) {
 		wd, _ := os.Getwd()
 		report = filepath.Join(wd, "..", "..", report)
 	}
-	runLab(t, plan{
+	pl := plan{
 		cfg: netlab.Config{Nodes: 20, Regions: 3, IntraDelay: 10 * time.Millisecond, InterDelay: netlab.DefaultInter,
 			Jitter: 0.1, Loss: 0.001, Miners: 5, Outbound: 3, Attacker: 50, Seed: 7},
 		interval: 10 * time.Second, rate: 2, gateways: 4, steady: 4 * time.Minute, partition: 40 * time.Second,
 		deep: []int{2100, 2200}, converge: 3 * time.Minute, churn: 2 * time.Minute, adversarial: true,
 		premine: 115, splits: 12, report: report, bound: 19 * time.Minute,
-	})
+	}
+	if os.Getenv("COIN_NETLAB_QUICK") == "1" {
+		// Every scenario on a small lab in a few minutes, to try a change to the lab itself.
+		pl.cfg.Nodes, pl.cfg.Miners, pl.cfg.Outbound, pl.cfg.Attacker = 7, 3, 2, 10
+		pl.interval, pl.steady, pl.partition, pl.deep, pl.churn = 4*time.Second, 20*time.Second, 10*time.Second, []int{150, 250}, 20*time.Second
+		pl.premine, pl.splits, pl.bound = 103, 1, 8*time.Minute
+	}
+	runLab(t, pl)
 }

@@ -62,7 +62,7 @@ func (l *Lab) Churn(ctx context.Context, dur, interval time.Duration, rate float
 	mined, sent := f.Rec.Snapshot()
 	r.add("%v of churn: %d kill -9 of random non-gateway nodes, each down 2 to 6 s, then restarted (%d restarts failed); %d blocks mined, %d transfers sent",
 		dur.Round(time.Second), kills, restartErrs, len(mined), len(sent))
-	r.add("after a restart, time until the node was back at the network's height: median %s, slowest %s", ms(Percentile(catchUp, 50)), ms(Percentile(catchUp, 100)))
+	r.add("after a restart, time until the node was back at the height node 0 had when it came back: median %s, slowest %s", ms(Percentile(catchUp, 50)), ms(Percentile(catchUp, 100)))
 	if restartErrs > 0 {
 		r.fail("%d restarts failed", restartErrs)
 	}

@@ -46,6 +46,9 @@ func WriteReport(path string, m Meta, results []*Result) error {
 			head = string(b[:i]) + marker + "\n"
 		}
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
 	var out strings.Builder
 	out.WriteString(head)
 	fmt.Fprintf(&out, "\n_Written by `make netlab` (%s, %d CPUs, %s, %s); the run took %v._\n\n",
