@@ -3,6 +3,7 @@ package netlab
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"net"
 	"net/netip"
@@ -34,12 +35,22 @@ func (l *Lab) dialRaw(ctx context.Context, from netip.Addr, n *Node) (*rawPeer, 
 	if err != nil {
 		return nil, err
 	}
-	magic := params.Regtest.Magic
+	return handshake(c, attackerVersion())
+}
+
+// attackerVersion is the version message of an attacker connection.
+func attackerVersion() *wire.MsgVersion {
 	var nonce [8]byte
 	rand.Read(nonce[:])
-	v := &wire.MsgVersion{ProtocolVersion: wire.ProtocolVersion, Magic: magic, Genesis: params.Regtest.GenesisHash,
-		ListenPort: P2PPort, Nonce: uint64(nonce[0]) | uint64(nonce[1])<<8 | uint64(nonce[2])<<16 | uint64(nonce[3])<<24 | uint64(nonce[4])<<32,
-		UserAgent: "/netlab-attacker/"}
+	return &wire.MsgVersion{ProtocolVersion: wire.ProtocolVersion, Magic: params.Regtest.Magic, Genesis: params.Regtest.GenesisHash,
+		ListenPort: P2PPort, Nonce: binary.LittleEndian.Uint64(nonce[:]), UserAgent: "/netlab-attacker/"}
+}
+
+// handshake sends v, waits for the other side's version and verack (answering its version
+// with a verack), then reads on in the background, answering pings, until the connection
+// closes.
+func handshake(c net.Conn, v *wire.MsgVersion) (*rawPeer, error) {
+	magic := params.Regtest.Magic
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := c.Write(wire.Encode(magic, v)); err != nil {
 		c.Close()
@@ -78,6 +89,61 @@ func (l *Lab) dialRaw(ctx context.Context, from netip.Addr, n *Node) (*rawPeer, 
 		}
 	}()
 	return p, nil
+}
+
+// attackerPorts is how many ports per attacker address the addr flood names (and the
+// attacker listens on): 50 addresses × 20 ports = 1,000, one full addr message.
+const attackerPorts = 20
+
+// listenAttacker makes the attacker answer on every address it advertises: a victim that
+// dials one gets a handshake and an idle peer (what an eclipse needs), counted in dialled.
+func (l *Lab) listenAttacker(ctx context.Context, dialled *atomic.Int64) (stop func(), err error) {
+	var lns []net.Listener
+	err = InNetns(l.AtkNS, func() error {
+		for k := 0; k < attackerPorts; k++ {
+			ln, err := net.Listen("tcp", fmt.Sprintf("0.0.0.0:%d", P2PPort+k))
+			if err != nil {
+				return err
+			}
+			lns = append(lns, ln)
+		}
+		return nil
+	})
+	var mu sync.Mutex
+	var conns []net.Conn
+	stop = func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	}
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	for _, ln := range lns {
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				conns = append(conns, c)
+				mu.Unlock()
+				go func() {
+					if _, err := handshake(c, attackerVersion()); err == nil {
+						dialled.Add(1)
+					}
+				}()
+			}
+		}()
+	}
+	return stop, nil
 }
 
 // closedWithin reports whether the node closed the connection within d.
@@ -139,7 +205,15 @@ func (l *Lab) Eclipse(ctx context.Context, victim *Node, interval, dur time.Dura
 	actx, stop := context.WithCancel(ctx)
 	var mu sync.Mutex
 	var peers []*rawPeer
-	var accepted, refused, addrMsgs atomic.Int64
+	var accepted, refused, addrMsgs, dialled atomic.Int64
+	stopListen, err := l.listenAttacker(actx, &dialled)
+	if err != nil {
+		r.fail("attacker listeners: %v", err)
+		stop()
+		f.Stop()
+		return r
+	}
+	defer stopListen()
 	attack := func() {
 		var wg sync.WaitGroup
 		for _, a := range l.Attacker.Addrs {
@@ -160,7 +234,7 @@ func (l *Lab) Eclipse(ctx context.Context, victim *Node, interval, dur time.Dura
 					var msg wire.MsgAddr
 					for i := 0; i < wire.MaxAddrs; i++ {
 						ip := netip.AddrFrom4([4]byte{10, 77, 99, byte(1 + i%len(l.Attacker.Addrs))})
-						msg.Addrs = append(msg.Addrs, wire.NewNetAddress(netip.AddrPortFrom(ip, uint16(P2PPort+i/len(l.Attacker.Addrs))), uint64(time.Now().Unix())))
+						msg.Addrs = append(msg.Addrs, wire.NewNetAddress(netip.AddrPortFrom(ip, uint16(P2PPort+(i/len(l.Attacker.Addrs))%attackerPorts)), uint64(time.Now().Unix())))
 					}
 					frame := wire.Encode(params.Regtest.Magic, &msg)
 					for j := 0; j < 5; j++ {
@@ -218,6 +292,7 @@ func (l *Lab) Eclipse(ctx context.Context, victim *Node, interval, dur time.Dura
 	f.Stop()
 	r.add("attacker: %d addresses in 10.77.99.0/24; %d connections accepted by the victim (node %d), %d refused; %d addr messages of 1,000 addresses sent",
 		len(l.Attacker.Addrs), accepted.Load(), victim.Index, refused.Load(), addrMsgs.Load())
+	r.add("the victim dialled the attacker's advertised addresses %d times", dialled.Load())
 	r.add("victim's honest outbound peers: at least %d during the flood, at least %d after its restart under attack; attacker held up to %d inbound and %d outbound slots",
 		minHonest, afterHonest, maxAtkIn, maxAtkOut)
 	if restartErr != nil {

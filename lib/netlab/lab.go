@@ -40,12 +40,21 @@ const (
 // DetectMode is ModeSeed when coin-node's --help lists --seednode, --addnode and
 // --p2p-bind, else ModeConnect.
 func DetectMode(coinNode string) PeerMode {
-	out, _ := exec.Command(coinNode, "--help").CombinedOutput()
-	s := string(out)
-	if strings.Contains(s, "--seednode") && strings.Contains(s, "--addnode") && strings.Contains(s, "--p2p-bind") {
+	if hasFlags(coinNode, "--seednode", "--addnode", "--p2p-bind") {
 		return ModeSeed
 	}
 	return ModeConnect
+}
+
+// hasFlags reports whether coin-node's --help lists every flag.
+func hasFlags(coinNode string, flags ...string) bool {
+	out, _ := exec.Command(coinNode, "--help").CombinedOutput()
+	for _, f := range flags {
+		if !strings.Contains(string(out), f+" ") {
+			return false
+		}
+	}
+	return true
 }
 
 // Config is a lab's shape.
@@ -97,10 +106,12 @@ type Lab struct {
 	Fwd      *Forwarder
 	Rand     *rand.Rand
 	randMu   sync.Mutex
-	prefix   string
-	nsList   []string
-	closeOne sync.Once
-	sigStop  chan struct{}
+	// externalIP: coin-node has --externalip; in ModeSeed each node announces its lab address.
+	externalIP bool
+	prefix     string
+	nsList     []string
+	closeOne   sync.Once
+	sigStop    chan struct{}
 }
 
 // DefaultInter is the default between-region one-way delays (40 to 150 ms).
@@ -147,7 +158,8 @@ func New(cfg Config) (l *Lab, err error) {
 	if cfg.Mode == "" {
 		cfg.Mode = DetectMode(filepath.Join(cfg.BinDir, "coin-node"))
 	}
-	l = &Lab{Cfg: cfg, Mode: cfg.Mode, Rand: rand.New(rand.NewPCG(cfg.Seed, 77)),
+	externalIP := hasFlags(filepath.Join(cfg.BinDir, "coin-node"), "--externalip")
+	l = &Lab{Cfg: cfg, Mode: cfg.Mode, externalIP: externalIP, Rand: rand.New(rand.NewPCG(cfg.Seed, 77)),
 		prefix: fmt.Sprintf("%s%d-", Prefix, os.Getpid()), sigStop: make(chan struct{})}
 	l.Hub = l.prefix + "hub"
 	defer func() {
@@ -332,6 +344,9 @@ func (l *Lab) NodeArgs(n *Node) []string {
 	switch l.Mode {
 	case ModeSeed:
 		args = append(args, "--p2p-bind", n.Addr())
+		if l.externalIP {
+			args = append(args, "--externalip", n.IP.String())
+		}
 		if n.Index != 0 {
 			args = append(args, "--seednode", l.Nodes[0].Addr())
 		} else if len(l.Nodes) > 1 {
