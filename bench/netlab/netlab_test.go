@@ -81,7 +81,7 @@ func runLab(t *testing.T, pl plan) []*netlab.Result {
 	results = append(results, st)
 	logResult(t, st)
 
-	pt := l.Partition(ctx, pl.partition, pl.interval, pl.rate, w, gateways, pl.deep, pl.converge)
+	pt := l.Partition(ctx, "partition and heal", pl.partition, pl.interval, pl.rate, w, gateways, nil, pl.converge)
 	results = append(results, pt)
 	logResult(t, pt)
 
@@ -97,6 +97,12 @@ func runLab(t *testing.T, pl plan) []*netlab.Result {
 		bp := l.BadPeer(ctx, l.Nodes[len(l.Nodes)-2], pl.interval)
 		results = append(results, bp)
 		logResult(t, bp)
+	}
+	// Last, as a failure leaves the network split: a fork deeper than one headers message.
+	if len(pl.deep) > 0 {
+		df := l.Partition(ctx, "deep fork", pl.interval, pl.interval, 0, w, nil, pl.deep, pl.converge)
+		results = append(results, df)
+		logResult(t, df)
 	}
 	if pl.report != "" {
 		meta := netlab.Meta{Nodes: len(l.Nodes), Regions: pl.cfg.Regions, Mode: l.Mode, Cfg: pl.cfg,
@@ -171,6 +177,7 @@ func TestNetlabFull(t *testing.T) {
 		// Every scenario on a small lab in a few minutes, to try a change to the lab itself.
 		pl.cfg.Nodes, pl.cfg.Miners, pl.cfg.Outbound, pl.cfg.Attacker = 7, 3, 2, 10
 		pl.interval, pl.steady, pl.partition, pl.deep, pl.churn = 4*time.Second, 20*time.Second, 10*time.Second, []int{150, 250}, 20*time.Second
+		pl.converge = time.Minute
 		pl.premine, pl.splits, pl.bound = 103, 1, 8*time.Minute
 	}
 	runLab(t, pl)

@@ -286,19 +286,40 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	}
 }
 
-// Partition cuts the regions apart for dur while blocks are mined on every side, then
-// deepens the fork (deep[r] more blocks mined at once by a miner of region r, to go past
+// Partition (the scenario called name) cuts the regions apart for dur while blocks are
+// mined on every side, then deepens the fork (deep[r] more blocks mined at once by a miner of region r, to go past
 // one headers message), heals, and measures the time until every node is on one tip, the
 // reorg depth, and that every node's UTXO and conduct hashes agree.
-func (l *Lab) Partition(ctx context.Context, dur, interval time.Duration, rate float64, w *Wallet, gateways []*Node, deep []int, converge time.Duration) *Result {
-	r := &Result{Name: "partition and heal", Values: map[string]float64{}}
+func (l *Lab) Partition(ctx context.Context, name string, dur, interval time.Duration, rate float64, w *Wallet, gateways []*Node, deep []int, converge time.Duration) *Result {
+	r := &Result{Name: name, Values: map[string]float64{}}
 	l.Fwd.SetCut(func(a, b *Port) bool { return a.Region != b.Region })
 	cutAt := time.Now()
 	f := l.StartFlow(ctx, interval, rate, w, gateways, nil)
 	sleepCtx(ctx, dur)
 	f.Stop()
 	mined, _ := f.Rec.Snapshot()
-	r.add("regions cut apart for %v; %d blocks mined across the sides meanwhile", dur.Round(time.Second), len(mined))
+	// Every side mines at least two blocks of its own, so that each has a fork to lose.
+	perSide := make([]int, l.Cfg.Regions)
+	for _, m := range mined {
+		perSide[l.Nodes[m.Node].Region]++
+	}
+	for reg := range perSide {
+		for _, n := range l.Nodes {
+			if perSide[reg] >= 2 {
+				break
+			}
+			if n.Miner && n.Region == reg && n.Running() {
+				for perSide[reg] < 2 {
+					if _, err := l.MineOne(ctx, n, w.Addr); err != nil {
+						r.fail("mining on side %d: %v", reg, err)
+						break
+					}
+					perSide[reg]++
+				}
+			}
+		}
+	}
+	r.add("regions cut apart for %v; %d blocks mined across the sides by the flow, topped up to at least two a side: %v", dur.Round(time.Second), len(mined), perSide)
 	for reg, k := range deep {
 		if k <= 0 {
 			continue
