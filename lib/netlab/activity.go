@@ -322,6 +322,12 @@ func (l *Lab) Overlay(ctx context.Context) (adj map[int]map[int]bool, outbound [
 // Bound is the physical bound of a block from src: the largest, over the nodes, of the
 // shortest path's one-way delay on the overlay plus validate per hop (Dijkstra).
 func (l *Lab) Bound(adj map[int]map[int]bool, src int, validate time.Duration) time.Duration {
+	return l.boundTrips(adj, src, validate, 1)
+}
+
+// boundTrips is Bound with each link crossed trips times per hop (3: a relay that announces
+// a block, is asked for it, then sends it).
+func (l *Lab) boundTrips(adj map[int]map[int]bool, src int, validate time.Duration, trips int) time.Duration {
 	N := len(l.Nodes)
 	dist := make([]time.Duration, N)
 	done := make([]bool, N)
@@ -341,7 +347,7 @@ func (l *Lab) Bound(adj map[int]map[int]bool, src int, validate time.Duration) t
 		}
 		done[u] = true
 		for v := range adj[u] {
-			d := dist[u] + l.Cfg.regionDelay(l.Nodes[u].Region, l.Nodes[v].Region) + validate
+			d := dist[u] + time.Duration(trips)*l.Cfg.regionDelay(l.Nodes[u].Region, l.Nodes[v].Region) + validate
 			if dist[v] < 0 || d < dist[v] {
 				dist[v] = d
 			}
