@@ -212,7 +212,16 @@ func (l *Lab) SteadyState(ctx context.Context, dur, interval time.Duration, rate
 		staleRate = float64(st.Stale) / float64(len(mined))
 	}
 	r.Values["stale"] = staleRate
-	r.add("stale blocks: %d of %d (%.1f%%)%s", st.Stale, len(mined), 100*staleRate, staleCause(st))
+	var sum time.Duration
+	for _, d := range st.All {
+		sum += d
+	}
+	expect := 0.0
+	if len(st.All) > 0 {
+		expect = float64(sum) / float64(len(st.All)) / float64(interval)
+	}
+	r.add("stale blocks: %d of %d (%.1f%%)%s; expected from propagation about %.1f%% (the chance that another miner finds a block while the last one is still on its way to it: mean delay to a node / interval)",
+		st.Stale, len(mined), 100*staleRate, staleCause(st), 100*expect)
 	// Transactions.
 	var t50, t90, t100, all []time.Duration
 	short100 := 0
