@@ -202,6 +202,21 @@ func (l *Lab) WaitConverged(ctx context.Context, timeout time.Duration) (string,
 	}
 }
 
+// Settle waits until the running nodes agree on one tip; when they do not within 30 s (two
+// tips of equal work, which only the next block decides), node 0 mines one block paying w
+// and it waits again (a minute).
+func (l *Lab) Settle(ctx context.Context, addr string) (string, error) {
+	tip, _, err := l.WaitConverged(ctx, 30*time.Second)
+	if err == nil {
+		return tip, nil
+	}
+	if _, err := l.MineOne(ctx, l.Nodes[0], addr); err != nil {
+		return "", err
+	}
+	tip, _, err = l.WaitConverged(ctx, time.Minute)
+	return tip, err
+}
+
 // Tips is each node's tip, "-" for a node that is not running, "" for one that does not
 // answer.
 func (l *Lab) Tips(ctx context.Context) []string {

@@ -302,7 +302,7 @@ func (l *Lab) Eclipse(ctx context.Context, victim *Node, interval, dur time.Dura
 		r.fail("the victim fell below two honest outbound peers")
 	}
 	r.Values["honest_out"] = float64(min(minHonest, afterHonest))
-	if _, _, err := l.WaitConverged(ctx, time.Minute); err != nil {
+	if _, err := l.Settle(ctx, w.Addr); err != nil {
 		r.fail("after the attack: %v", err)
 	}
 	time.Sleep(300 * time.Millisecond)
@@ -415,7 +415,7 @@ func (l *Lab) BadPeer(ctx context.Context, target *Node, interval time.Duration)
 		time.Sleep(200 * time.Millisecond)
 	}
 	f.Stop()
-	if _, _, err := l.WaitConverged(ctx, time.Minute); err != nil {
+	if _, err := l.Settle(ctx, NewWallet().Addr); err != nil {
 		r.fail("after the bad peer: %v", err)
 	}
 	time.Sleep(300 * time.Millisecond)

@@ -69,7 +69,7 @@ func (l *Lab) Churn(ctx context.Context, dur, interval time.Duration, rate float
 	// Mine until every sent transfer is in the chain (at most five blocks).
 	missing := len(sent)
 	for round := 0; round < 5 && missing > 0; round++ {
-		if _, _, err := l.WaitConverged(ctx, time.Minute); err != nil {
+		if _, err := l.Settle(ctx, w.Addr); err != nil {
 			r.fail("%v", err)
 			break
 		}
