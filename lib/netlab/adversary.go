@@ -160,12 +160,12 @@ func (p *rawPeer) Close() { p.c.Close(); <-p.done }
 
 // peersOf is node n's peers split into honest outbound, attacker outbound and attacker
 // inbound connections.
-func (l *Lab) peersOf(ctx context.Context, n *Node) (honestOut, atkOut, atkIn int, err error) {
+func (l *Lab) peersOf(ctx context.Context, n *Node) (honestOut, atkOut, atkIn, honestIn int, err error) {
 	var pi rpcapi.PeerInfo
 	c, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := n.RPC.Call(c, "getpeerinfo", nil, &pi); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	for _, p := range pi.Peers {
 		ap, err := netip.ParseAddrPort(p.Addr)
@@ -175,13 +175,13 @@ func (l *Lab) peersOf(ctx context.Context, n *Node) (honestOut, atkOut, atkIn in
 			honestOut++
 		case !p.Inbound:
 			atkOut++
+		case atk:
+			atkIn++
 		default:
-			if atk {
-				atkIn++
-			}
+			honestIn++
 		}
 	}
-	return honestOut, atkOut, atkIn, nil
+	return honestOut, atkOut, atkIn, honestIn, nil
 }
 
 func isAttacker(a netip.Addr) bool {
@@ -248,13 +248,15 @@ func (l *Lab) Eclipse(ctx context.Context, victim *Node, interval, dur time.Dura
 		}
 		wg.Wait()
 	}
-	minHonest, maxAtkIn, maxAtkOut := 1<<30, 0, 0
+	_, _, _, honestIn0, _ := l.peersOf(ctx, victim)
+	minHonest, maxAtkIn, maxAtkOut, minHonestIn := 1<<30, 0, 0, 1<<30
 	sample := func() {
-		h, ao, ai, err := l.peersOf(ctx, victim)
+		h, ao, ai, hi, err := l.peersOf(ctx, victim)
 		if err != nil {
 			return
 		}
 		minHonest, maxAtkIn, maxAtkOut = min(minHonest, h), max(maxAtkIn, ai), max(maxAtkOut, ao)
+		minHonestIn = min(minHonestIn, hi)
 	}
 	attack()
 	deadline := time.Now().Add(dur / 2)
@@ -276,10 +278,11 @@ func (l *Lab) Eclipse(ctx context.Context, victim *Node, interval, dur time.Dura
 	afterHonest := 1 << 30
 	deadline = time.Now().Add(dur / 2)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		h, ao, ai, err := l.peersOf(ctx, victim)
+		h, ao, ai, hi, err := l.peersOf(ctx, victim)
 		if err == nil {
 			afterHonest = min(afterHonest, h)
 			maxAtkIn, maxAtkOut = max(maxAtkIn, ai), max(maxAtkOut, ao)
+			minHonestIn = min(minHonestIn, hi)
 		}
 		time.Sleep(time.Second)
 	}
@@ -293,6 +296,7 @@ func (l *Lab) Eclipse(ctx context.Context, victim *Node, interval, dur time.Dura
 	r.add("attacker: %d addresses in 10.77.99.0/24; %d connections accepted by the victim (node %d), %d refused; %d addr messages of 1,000 addresses sent",
 		len(l.Attacker.Addrs), accepted.Load(), victim.Index, refused.Load(), addrMsgs.Load())
 	r.add("the victim dialled the attacker's advertised addresses %d times", dialled.Load())
+	r.add("honest inbound peers of the victim: %d before the attack, at least %d during it (the attacker's connections compete for the same inbound slots)", honestIn0, minHonestIn)
 	r.add("victim's honest outbound peers: at least %d during the flood, at least %d after its restart under attack; attacker held up to %d inbound and %d outbound slots",
 		minHonest, afterHonest, maxAtkIn, maxAtkOut)
 	if restartErr != nil {
