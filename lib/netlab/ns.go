@@ -98,7 +98,8 @@ func CleanStale() []string {
 }
 
 func processAlive(pid int) bool {
-	return syscall.Kill(pid, 0) == nil || errors.Is(syscall.Kill(pid, 0), syscall.EPERM)
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // listNetns is the names of the named network namespaces.
