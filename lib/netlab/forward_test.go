@@ -3,8 +3,11 @@ package netlab
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
+	"slices"
 	"testing"
 	"time"
 )
@@ -99,4 +102,38 @@ func TestForwarderDelaysTCPWithSourceIntact(t *testing.T) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestCleanStaleRemovesDeadRunsOnly: namespaces of a lab whose process is gone are removed;
+// those of a live one (this process) stay.
+func TestCleanStaleRemovesDeadRunsOnly(t *testing.T) {
+	if err := Supported(); err != nil {
+		t.Skip(err)
+	}
+	dead := 0
+	for pid := 4_000_000; pid < 4_000_100; pid++ {
+		if !processAlive(pid) {
+			dead = pid
+			break
+		}
+	}
+	if dead == 0 {
+		t.Skip("no free pid found")
+	}
+	gone := fmt.Sprintf("%s%d-n00", Prefix, dead)
+	live := fmt.Sprintf("%s%d-test", Prefix, os.Getpid())
+	for _, ns := range []string{gone, live} {
+		if err := run("ip", "netns", "add", ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer deleteNetns(live)
+	defer deleteNetns(gone)
+	removed := CleanStale()
+	if !slices.Contains(removed, gone) || slices.Contains(removed, live) {
+		t.Errorf("removed %v, want %s and not %s", removed, gone, live)
+	}
+	if slices.Contains(listNetns(), gone) || !slices.Contains(listNetns(), live) {
+		t.Errorf("namespaces after: %v", listNetns())
+	}
 }
