@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -138,18 +137,18 @@ func TestNetlabReduced(t *testing.T) {
 		interval: 3 * time.Second, rate: 2, gateways: 2, steady: 20 * time.Second, partition: 10 * time.Second,
 		converge: 45 * time.Second, premine: 103, splits: 1, bound: 110 * time.Second,
 	})
+	checkResults(t, res)
+}
+
+// checkResults fails the test for every check that did not hold (something is wrong) and
+// logs the performance goals not reached (a loaded machine may miss them).
+func checkResults(t *testing.T, res []*netlab.Result) {
 	for _, r := range res {
 		for _, f := range r.Failed {
-			switch {
-			case r.Name == "steady state" && r.Values["ratio"] > 0 && strings.Contains(f, "physical bound"):
-				t.Logf("%s: %s (not required here)", r.Name, f)
-			case r.Name == "partition and heal" && strings.Contains(f, "two block intervals"):
-				t.Logf("%s: %s (not required here)", r.Name, f)
-			case r.Name == "discovery":
-				t.Logf("%s: %s (not required here)", r.Name, f)
-			default:
-				t.Errorf("%s: %s", r.Name, f)
-			}
+			t.Errorf("%s: %s", r.Name, f)
+		}
+		for _, m := range r.Missed {
+			t.Logf("%s: goal not met: %s", r.Name, m)
 		}
 	}
 }
@@ -180,5 +179,5 @@ func TestNetlabFull(t *testing.T) {
 		pl.converge = time.Minute
 		pl.premine, pl.splits, pl.bound = 103, 1, 8*time.Minute
 	}
-	runLab(t, pl)
+	checkResults(t, runLab(t, pl))
 }

@@ -306,6 +306,7 @@ func (l *Lab) Eclipse(ctx context.Context, victim *Node, interval, dur time.Dura
 		r.fail("the victim fell below two honest outbound peers")
 	}
 	r.Values["honest_out"] = float64(min(minHonest, afterHonest))
+	r.goal("eclipse: the victim's honest outbound peers", "≥ 2", fmt.Sprint(min(minHonest, afterHonest)), min(minHonest, afterHonest) >= 2)
 	if _, err := l.Settle(ctx, w.Addr); err != nil {
 		r.fail("after the attack: %v", err)
 	}
@@ -429,6 +430,7 @@ func (l *Lab) BadPeer(ctx context.Context, target *Node, interval time.Duration)
 	if st.Unreached > 0 || st.Blocks == 0 {
 		r.fail("blocks after the bad peer did not reach every node")
 	}
+	r.goal("bad peer: dropped, network unaffected", "yes", map[bool]string{true: "yes", false: "no"}[len(r.Failed) == 0], len(r.Failed) == 0)
 	r.Series = []Series{{"blocks after the bad peer", st.All}}
 	return r
 }

@@ -2,6 +2,7 @@ package netlab
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -90,6 +91,7 @@ func (l *Lab) Churn(ctx context.Context, dur, interval time.Duration, rate float
 		}
 	}
 	r.Values["lost"] = float64(missing)
+	r.goal("churn: accepted transfers lost", "0", fmt.Sprint(missing), missing == 0)
 	if missing > 0 {
 		r.fail("%d of %d accepted transfers never mined", missing, len(sent))
 	} else {

@@ -57,6 +57,7 @@ func (l *Lab) Discovery(ctx context.Context) *Result {
 	r.add("time from the start of the lab until a node has its full outbound set: median %s, slowest %s; %d of %d nodes got there",
 		ms(Percentile(ds, 50)), ms(Percentile(ds, 100)), len(ds), len(l.Nodes))
 	r.Values["full_s"] = Percentile(ds, 100).Seconds()
+	r.goal("discovery: every node has its full outbound set (%s mode)", "≤ 60 s", fmt.Sprintf("%.1f s", Percentile(ds, 100).Seconds()), len(ds) == len(l.Nodes) && Percentile(ds, 100) <= time.Minute, l.Mode)
 	if len(ds) < len(l.Nodes) {
 		var short []string
 		for i, d := range full {
@@ -64,9 +65,9 @@ func (l *Lab) Discovery(ctx context.Context) *Result {
 				short = append(short, fmt.Sprintf("node %d: %d of %d", i, outbound[i], l.outboundTarget(l.Nodes[i])))
 			}
 		}
-		r.fail("not every node reached its full outbound set within two minutes (%v)", short)
+		r.miss("not every node reached its full outbound set within two minutes (%v)", short)
 	} else if Percentile(ds, 100) > time.Minute {
-		r.fail("discovery took %s, over 60 s", ms(Percentile(ds, 100)))
+		r.miss("discovery took %s, over 60 s", ms(Percentile(ds, 100)))
 	}
 	r.Series = []Series{{"time from the lab's start to a full outbound set", ds}}
 	return r

@@ -56,6 +56,17 @@ func WriteReport(path string, m Meta, results []*Result) error {
 	fmt.Fprintf(&out, "Settings: %d nodes in %d regions; one-way delay %v inside a region, %s between regions; %.0f%% jitter; %.1f%% loss; "+
 		"%d miners, a block every %v on average (Poisson) by generatetoaddress; %.0f transfers/s through %d nodes; peer mode **%s**.\n\n",
 		m.Nodes, m.Regions, m.Cfg.IntraDelay, interList(m.Cfg), 100*m.Cfg.Jitter, 100*m.Cfg.Loss, m.Cfg.Miners, m.Interval, m.Rate, m.Gateways, m.Mode)
+	out.WriteString("| goal | target | measured | met |\n|---|---|---|---|\n")
+	for _, r := range results {
+		for _, g := range r.Goals {
+			met := "yes"
+			if !g.Met {
+				met = "**no**"
+			}
+			fmt.Fprintf(&out, "| %s | %s | %s | %s |\n", g.What, g.Target, g.Measured, met)
+		}
+	}
+	out.WriteString("\n")
 	for _, r := range results {
 		fmt.Fprintf(&out, "### %s\n\n", r.Name)
 		for _, ln := range r.Lines {
@@ -66,7 +77,7 @@ func WriteReport(path string, m Meta, results []*Result) error {
 			if err := os.WriteFile(filepath.Join(filepath.Dir(path), name), CDFSVG(r.Name, r.Series), 0o644); err != nil {
 				return err
 			}
-			fmt.Fprintf(&out, "\n![%s: propagation CDF](%s)\n", r.Name, name)
+			fmt.Fprintf(&out, "\n![%s: CDF](%s)\n", r.Name, name)
 		}
 		out.WriteString("\n")
 	}
@@ -92,7 +103,7 @@ func hasData(ss []Series) bool {
 
 // The plot's geometry (the style of scripts/scaleplot).
 const (
-	plotW, plotH         = 640, 300
+	plotW, plotH         = 640, 320
 	plotLeft, plotTop    = 70, 40
 	panelWidth, panelHgt = 540, 200
 )
@@ -113,7 +124,7 @@ func CDFSVG(title string, ss []Series) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", plotW, plotH)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", plotW, plotH)
-	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="14" font-weight="bold">%s: propagation CDF</text>`+"\n", plotLeft, esc(title))
+	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="14" font-weight="bold">%s: CDF</text>`+"\n", plotLeft, esc(title))
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#333"/>`+"\n", plotLeft, plotTop, panelWidth, panelHgt)
 	for i := 0; i <= 4; i++ {
 		q := float64(i) / 4
@@ -140,8 +151,8 @@ func CDFSVG(title string, ss []Series) []byte {
 		c := plotColors[i%len(plotColors)]
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", c, strings.Join(pts, " "))
 		lx := plotLeft + 10 + 300*i
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/>`+"\n", lx, plotH-22, c)
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s (n=%d)</text>`+"\n", lx+20, plotH-16, esc(s.Name), len(ds))
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/>`+"\n", lx, plotH-16, c)
+		fmt.Fprintf(&b, `<text x="%d" y="%d">%s (n=%d)</text>`+"\n", lx+20, plotH-10, esc(s.Name), len(ds))
 	}
 	b.WriteString("</svg>\n")
 	return b.Bytes()

@@ -15,8 +15,38 @@ type Result struct {
 	Name   string
 	Lines  []string
 	Series []Series
-	Failed []string // goals or checks that did not hold
+	Failed []string // checks that did not hold: something is wrong
+	Missed []string // performance goals not reached
+	Goals  []Goal   // the goals measured, for the report's summary
 	Values map[string]float64
+}
+
+// Goal is one line of the report's summary.
+type Goal struct {
+	What, Target, Measured string
+	Met                    bool
+}
+
+func (r *Result) goal(what, target, measured string, met bool, args ...any) {
+	if len(args) > 0 {
+		what = fmt.Sprintf(what, args...)
+	}
+	r.Goals = append(r.Goals, Goal{what, target, measured, met})
+}
+
+func (r *Result) miss(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.Missed = append(r.Missed, msg)
+	r.Lines = append(r.Lines, "**goal not met:** "+msg)
+}
+
+func fmtSeconds(d time.Duration) string { return fmt.Sprintf("%.0f s", d.Seconds()) }
+
+func convergeText(took time.Duration, err error) string {
+	if err != nil {
+		return fmt.Sprintf("not within %.0f s", took.Seconds())
+	}
+	return fmt.Sprintf("%.1f s", took.Seconds())
 }
 
 // Series is one line of a CDF plot: delays, each one (block or transaction, node) pair.
@@ -202,8 +232,9 @@ func (l *Lab) SteadyState(ctx context.Context, dur, interval time.Duration, rate
 		ms(st.Validate), ms(st.BoundMin), ms(st.BoundMax))
 	r.add("**goal ratio** (p99 over blocks of time-to-all-nodes / that block's bound): **%.2f** (median %.2f; goal ≤ 1.5)", ratio, pf(st.Ratios, 50))
 	r.add("against a bound of three one-way trips per hop (a block announced by a headers message, asked for with getdata, then sent: the relay this build does), the ratio is %.2f at p99 (median %.2f)", pf(st.Ratios3, 99), pf(st.Ratios3, 50))
+	r.goal("block p99 time to every node / physical bound", "≤ 1.5", fmt.Sprintf("%.2f", ratio), ratio <= 1.5)
 	if ratio > 1.5 {
-		r.fail("block p99 time to all nodes is %.2f× the physical bound (goal 1.5×)", ratio)
+		r.miss("block p99 time to all nodes is %.2f× the physical bound (goal 1.5×)", ratio)
 	}
 	if st.Unreached > 0 {
 		r.fail("%d main-chain blocks never reached every node", st.Unreached)
@@ -213,6 +244,7 @@ func (l *Lab) SteadyState(ctx context.Context, dur, interval time.Duration, rate
 		staleRate = float64(st.Stale) / float64(len(mined))
 	}
 	r.Values["stale"] = staleRate
+	r.goal("stale rate (written down with its cause)", "—", fmt.Sprintf("%d of %d", st.Stale, len(mined)), true)
 	var sum time.Duration
 	for _, d := range st.All {
 		sum += d
@@ -405,13 +437,14 @@ func (l *Lab) Partition(ctx context.Context, name string, dur, interval time.Dur
 	f2.Stop()
 	afterHeal, _ := f2.Rec.Snapshot()
 	r.Values["converge_s"] = took.Seconds()
+	r.goal(name+": every node on one tip after the heal", "≤ "+fmtSeconds(2*interval), convergeText(took, err), err == nil && took <= 2*interval)
 	if err != nil {
 		r.fail("%v", err)
 	} else {
 		r.add("healed after %v cut, mining on: every node on tip %s after **%.1f s** (%d blocks mined after the heal by then; goal: within two block intervals, %v)",
 			healAt.Sub(cutAt).Round(time.Second), short(tip), took.Seconds(), len(afterHeal), 2*interval)
 		if took > 2*interval {
-			r.fail("convergence took %.1f s, more than two block intervals (%v)", took.Seconds(), 2*interval)
+			r.miss("convergence took %.1f s, more than two block intervals (%v)", took.Seconds(), 2*interval)
 		}
 	}
 	if _, err := l.Settle(ctx, w.Addr); err != nil && !errors.Is(err, ErrNotConverged) {
@@ -430,7 +463,9 @@ func (l *Lab) Partition(ctx context.Context, name string, dur, interval time.Dur
 		sp := SpreadOf(ts, healAt)
 		r.Series = []Series{{"time after the heal until a node is on the final tip", sp.Delays}}
 	}
-	if u, c, err := l.StateHashes(ctx); err != nil {
+	u, c, herr := l.StateHashes(ctx)
+	r.goal(name+": gettxoutsetinfo and getconductinfo hashes equal on every node", "yes", fmt.Sprintf("%d and %d distinct", u, c), herr == nil && u == 1 && c == 1)
+	if err := herr; err != nil {
 		r.fail("state hashes: %v", err)
 	} else if u != 1 || c != 1 {
 		r.fail("after the heal the nodes disagree: %d distinct gettxoutsetinfo hashes, %d getconductinfo hashes", u, c)
