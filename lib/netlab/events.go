@@ -16,6 +16,8 @@ type Events struct {
 	Height map[string]uint64
 	Tx     map[string][]time.Time // txid → per node, accepted into the mempool
 	Reorgs []Reorg
+	// Peer connections opened and closed ("peer connected", "peer disconnected").
+	Connects, Disconnects int
 }
 
 // Reorg is one "chain reorganised" line.
@@ -74,6 +76,10 @@ func (l *Lab) ReadEvents(since time.Time) *Events {
 				if ts[i].IsZero() {
 					ts[i] = ln.Time
 				}
+			case "peer connected":
+				ev.Connects++
+			case "peer disconnected":
+				ev.Disconnects++
 			case "chain reorganised":
 				ev.Reorgs = append(ev.Reorgs, Reorg{Node: i, At: ln.Time, Disconnected: ln.Disconnected})
 			}

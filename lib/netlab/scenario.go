@@ -459,6 +459,7 @@ func (l *Lab) Partition(ctx context.Context, name string, dur, interval time.Dur
 	}
 	r.Values["reorg_depth"] = float64(depth)
 	r.add("reorganisations after the heal: %d nodes, deepest %d blocks disconnected", len(nodes), depth)
+	r.add("peer connections after the heal: %d opened, %d closed (a connection that outlived the cut waits for TCP's next retransmission)", ev.Connects, ev.Disconnects)
 	if ts, ok := ev.Block[tip]; ok {
 		sp := SpreadOf(ts, healAt)
 		r.Series = []Series{{"time after the heal until a node is on the final tip", sp.Delays}}
