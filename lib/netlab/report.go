@@ -51,8 +51,10 @@ func WriteReport(path string, m Meta, results []*Result) error {
 	}
 	var out strings.Builder
 	out.WriteString(head)
-	fmt.Fprintf(&out, "\n_Written by `make netlab` (%s, %d CPUs, %s, %s); the run took %v._\n\n",
-		cpuModel(), runtime.NumCPU(), m.GoVersion, time.Now().UTC().Format("2006-01-02"), m.Took.Round(time.Second))
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Fprintf(&out, "\n_Written by `make netlab` (%s, %d CPUs, %s, %s); the run took %v; load average at its end %s._\n\n",
+		cpuModel(), runtime.NumCPU(), m.GoVersion, time.Now().UTC().Format("2006-01-02"), m.Took.Round(time.Second),
+		strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
 	fmt.Fprintf(&out, "Settings: %d nodes in %d regions; one-way delay %v inside a region, %s between regions; %.0f%% jitter; %.1f%% loss; "+
 		"%d miners, a block every %v on average (Poisson) by generatetoaddress; %.0f transfers/s through %d nodes; peer mode **%s**.\n\n",
 		m.Nodes, m.Regions, m.Cfg.IntraDelay, interList(m.Cfg), 100*m.Cfg.Jitter, 100*m.Cfg.Loss, m.Cfg.Miners, m.Interval, m.Rate, m.Gateways, m.Mode)
