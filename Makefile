@@ -7,7 +7,7 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 5
 
-.PHONY: all build devnet test test-short soak bench bench-miner scale fuzz man completions docs conf vet fmt clean openapi-check vectors-check
+.PHONY: all build devnet test test-short soak bench bench-miner scale netlab fuzz man completions docs conf vet fmt clean openapi-check vectors-check
 
 all: build
 
@@ -54,6 +54,14 @@ bench-miner: build
 scale:
 	$(GO) test -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -timeout 120m ./bench/scale | tee scale.out && grep -q '^ok' scale.out
 	$(GO) run ./scripts/scaleplot -i scale.out -o docs/scale-sync.svg
+
+# The network lab (docs/network.md; not part of make test): 20 coin-node processes, each in its
+# own network namespace, joined by a user-space forwarder with per-link delay, jitter and loss,
+# through every scenario, bounded to 20 minutes; it writes the figures and plots into
+# docs/network.md and docs/network-*.svg. Needs root, iproute2 and ethtool. make test runs a
+# reduced lab (TestNetlabReduced) where it can. COIN_NETLAB_QUICK=1 runs a small lab instead.
+netlab:
+	COIN_NETLAB=1 COIN_NETLAB_REPORT=docs/network.md $(GO) test -count 1 -timeout 25m -run '^TestNetlabFull$$' -v ./bench/netlab
 
 # Every fuzz target for FUZZTIME each (bounded).
 fuzz:
