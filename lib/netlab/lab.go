@@ -108,6 +108,9 @@ type Lab struct {
 	randMu   sync.Mutex
 	// externalIP: coin-node has --externalip; in ModeSeed each node announces its lab address.
 	externalIP bool
+	// p2pBind: coin-node has --p2p-bind (regtest then binds loopback by default, so every
+	// node binds its lab address).
+	p2pBind bool
 	prefix     string
 	nsList     []string
 	closeOne   sync.Once
@@ -159,7 +162,8 @@ func New(cfg Config) (l *Lab, err error) {
 		cfg.Mode = DetectMode(filepath.Join(cfg.BinDir, "coin-node"))
 	}
 	externalIP := hasFlags(filepath.Join(cfg.BinDir, "coin-node"), "--externalip")
-	l = &Lab{Cfg: cfg, Mode: cfg.Mode, externalIP: externalIP, Rand: rand.New(rand.NewPCG(cfg.Seed, 77)),
+	p2pBind := hasFlags(filepath.Join(cfg.BinDir, "coin-node"), "--p2p-bind")
+	l = &Lab{Cfg: cfg, Mode: cfg.Mode, externalIP: externalIP, p2pBind: p2pBind, Rand: rand.New(rand.NewPCG(cfg.Seed, 77)),
 		prefix: fmt.Sprintf("%s%d-", Prefix, os.Getpid()), sigStop: make(chan struct{})}
 	l.Hub = l.prefix + "hub"
 	defer func() {
@@ -176,7 +180,9 @@ func New(cfg Config) (l *Lab, err error) {
 	// Miners are spread over the regions: node i is in region i%Regions.
 	for i := 0; i < cfg.Nodes; i++ {
 		n := &Node{Index: i, Region: i % cfg.Regions, NS: fmt.Sprintf("%sn%02d", l.prefix, i),
-			IP:      netip.AddrFrom4([4]byte{10, 77, byte(1 + i%cfg.Regions), byte(10 + i)}),
+			// Each node in a network group (IPv4 /16) of its own, as hosts on the internet
+			// are: outbound peers are drawn from distinct groups (docs/p2p.md).
+			IP: netip.AddrFrom4([4]byte{10, byte(10 + i), byte(1 + i%cfg.Regions), 10}),
 			DataDir: filepath.Join(cfg.WorkDir, fmt.Sprintf("n%02d", i)), Miner: i < cfg.Miners}
 		n.LogPath = filepath.Join(n.DataDir, "lab.log")
 		if err := os.MkdirAll(n.DataDir, 0o700); err != nil {
@@ -270,7 +276,7 @@ func (l *Lab) addNetns(ns string) error {
 	return run("ip", "-n", ns, "link", "set", "lo", "up")
 }
 
-// plug joins ns to the hub: a veth with eth0 (MAC m, the addresses in 10.77.0.0/16) in ns
+// plug joins ns to the hub: a veth with eth0 (MAC m, the addresses in 10.0.0.0/8) in ns
 // and p.Name in the hub, offloads off on both ends (a re-injected TCP segment must carry a
 // finished checksum and fit the MTU).
 func (l *Lab) plug(ns string, p *Port, m string, addrs []netip.Addr) error {
@@ -279,7 +285,7 @@ func (l *Lab) plug(ns string, p *Port, m string, addrs []netip.Addr) error {
 	}
 	lines := []string{"link set eth0 address " + m}
 	for _, a := range addrs {
-		lines = append(lines, fmt.Sprintf("addr add %s/16 dev eth0", a))
+		lines = append(lines, fmt.Sprintf("addr add %s/8 dev eth0", a))
 	}
 	lines = append(lines, "link set eth0 up")
 	if err := ipBatch(ns, lines); err != nil {
@@ -353,6 +359,9 @@ func (l *Lab) NodeArgs(n *Node) []string {
 			args = append(args, "--seednode", l.Nodes[1].Addr())
 		}
 	default:
+		if l.p2pBind {
+			args = append(args, "--p2p-bind", n.Addr())
+		}
 		for _, c := range n.Connect {
 			args = append(args, "--connect", c)
 		}

@@ -15,7 +15,7 @@ func testLab(mode PeerMode, nodes int) *Lab {
 	l := &Lab{Cfg: cfg, Mode: mode, Rand: rand.New(rand.NewPCG(1, 2))}
 	for i := 0; i < nodes; i++ {
 		l.Nodes = append(l.Nodes, &Node{Index: i, Region: i % 3, DataDir: "d",
-			IP: netip.AddrFrom4([4]byte{10, 77, byte(1 + i%3), byte(10 + i)})})
+			IP: netip.AddrFrom4([4]byte{10, byte(10 + i), byte(1 + i%3), 10})})
 	}
 	l.planTopology()
 	return l
@@ -27,7 +27,7 @@ func testLab(mode PeerMode, nodes int) *Lab {
 func TestNodeArgsFollowTheMode(t *testing.T) {
 	seed := testLab(ModeSeed, 6)
 	args := strings.Join(seed.NodeArgs(seed.Nodes[4]), " ")
-	if !strings.Contains(args, "--p2p-bind 10.77.2.14:38333") || !strings.Contains(args, "--seednode 10.77.1.10:38333") || strings.Contains(args, "--connect") {
+	if !strings.Contains(args, "--p2p-bind 10.14.2.10:38333") || !strings.Contains(args, "--seednode 10.10.1.10:38333") || strings.Contains(args, "--connect") {
 		t.Errorf("seednode mode: %s", args)
 	}
 	conn := testLab(ModeConnect, 20)
