@@ -158,4 +158,8 @@ const (
 	// node relays. This node's mempool sets no such limit and never sends it; clients that
 	// build long chains (the faucet) keep clear of the refused outputs when a node does.
 	TooLongChain Reason = "too_long_mempool_chain"
+	// ResultTooLarge: the whole answer would be larger than one call sends (getutxosbyaddress
+	// without paging for an address of more than rpcapi.UtxoListMax outputs); the message
+	// names the calls that get it in parts.
+	ResultTooLarge Reason = "result_too_large"
 )

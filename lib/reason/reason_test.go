@@ -109,6 +109,7 @@ var kindTable = []struct {
 	{reason.UnknownCommand, "unknown_command"},
 	{reason.SolveFailed, "solve_failed"},
 	{reason.TooLongChain, "too_long_mempool_chain"},
+	{reason.ResultTooLarge, "result_too_large"},
 }
 
 var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)

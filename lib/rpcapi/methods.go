@@ -1,10 +1,25 @@
 package rpcapi
 
-// Pages of getutxosbyaddress: without a limit a call returns at most UtxoPageDefault
-// outputs, and no call more than UtxoPageMax. Client.GetUtxosByAddress pages through all.
+// getutxosbyaddress answers every output of the address when called without a limit (the
+// spec's one-parameter call), or one page when given one (paging is opt-in).
+// Client.GetUtxosByAddress pages through all with pages of UtxoPageMax.
 const (
+	// UtxoPageDefault is kept for callers that name it: the page size the documentation
+	// suggests for scripts that page.
 	UtxoPageDefault = 1000
-	UtxoPageMax     = 5000
+	// UtxoPageMax is the largest limit a paged call takes.
+	UtxoPageMax = 5000
+	// UtxoListMax is the most outputs an unpaged call answers; an address with more gets
+	// an error of kind reason.ResultTooLarge that names getaddressbalance and the paged form,
+	// never a short list. It follows from the response size a client accepts
+	// (jsonrpc.DefaultMaxResponseBytes, 256 MiB): an output's JSON object is at most
+	// UtxoJSONMaxBytes, so a full answer stays under a fifth of that limit (51.2 MB of
+	// 256 MiB), and the node builds it in a few seconds.
+	UtxoListMax = 100_000
+	// UtxoJSONMaxBytes bounds one getutxosbyaddress element in JSON (txid, cluster_id and
+	// pubkey_hash of 64 hex digits, five 20-digit integers, the field names and two
+	// booleans: 418 bytes at most; TestUtxoListBound checks it).
+	UtxoJSONMaxBytes = 512
 )
 
 // Param types: how coin-cli converts an argument and how the server decodes it.
@@ -72,11 +87,11 @@ var Methods = []Method{
 	{Name: "generatetoaddress", Category: "mining", Summary: "Mine blocks immediately to an address (regtest only).", Regtest: true,
 		Params: []Param{{Name: "nblocks", Type: TypeUint, Help: "how many blocks"}, {Name: "address", Type: TypeAddress, Help: "address the coinbases pay"}},
 		Result: "array of strings: the new block hashes"},
-	{Name: "getutxosbyaddress", Category: "chain", Summary: "Unspent outputs of an address, in outpoint order, a page at a time (default 1000, at most 5000).",
+	{Name: "getutxosbyaddress", Category: "chain", Summary: "Every unspent output of an address, in outpoint order (at most 100000: more is an error naming getaddressbalance and the paged form); with a limit, one page of them.",
 		Params: []Param{{Name: "address", Type: TypeAddress, Help: "address"},
 			{Name: "include_mempool", Type: TypeBool, Optional: true, Help: "apply mempool spends and add mempool outputs (default false)"},
 			{Name: "after", Type: TypeString, Optional: true, Help: "TXID:INDEX of the last output of the previous page; empty or omitted: from the start"},
-			{Name: "limit", Type: TypeUint, Optional: true, Help: "outputs per page (default 1000, at most 5000); a shorter page is the last"}},
+			{Name: "limit", Type: TypeUint, Optional: true, Help: "page: at most this many outputs (1 to 5000); a shorter page is the last. Omitted: every output (after the cursor)"}},
 		Result: "array of objects: txid, index, value, block_height, is_coinbase, cluster_id, pubkey_hash, effective_value, locked, confirmations"},
 	{Name: "getaddressbalance", Category: "chain", Summary: "Balances of an address, summed by the node without listing its outputs.",
 		Params: []Param{{Name: "address", Type: TypeAddress, Help: "address"},
