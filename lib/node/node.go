@@ -81,8 +81,8 @@ type Node struct {
 	notify      *rpcserver.Notifier
 	blockNotify *blockNotifier
 	started     time.Time // New's time, for uptime
-	stopOnce   sync.Once
-	stopCh     chan struct{}
+	stopOnce    sync.Once
+	stopCh      chan struct{}
 }
 
 var (

@@ -52,8 +52,8 @@ func (a *api) stapleHandlers(registered time.Time) map[string]handler {
 		"estimatesmartfee": func(ctx context.Context, p jsonrpc.Params) (any, error) {
 			return a.estimateSmartFee(ctx, p, fc)
 		},
-		"waitfornewblock":      a.waitForNewBlock,
-		"waitforblockheight":   a.waitForBlockHeight,
+		"waitfornewblock":    a.waitForNewBlock,
+		"waitforblockheight": a.waitForBlockHeight,
 	}
 }
 
