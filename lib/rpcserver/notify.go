@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/mempool"
@@ -55,6 +56,8 @@ type Notifier struct {
 	subs   map[*subscriber]struct{}
 	block  chan struct{} // closed at the next block event (BlockEvent)
 	closed bool
+
+	waiters atomic.Int64 // calls waiting for a block (wait.go)
 }
 
 type subscriber struct {
@@ -107,6 +110,9 @@ func (n *Notifier) BlockEvent() <-chan struct{} {
 	defer n.mu.Unlock()
 	return n.block
 }
+
+// Waiters is the number of waitfornewblock and waitforblockheight calls waiting.
+func (n *Notifier) Waiters() int { return int(n.waiters.Load()) }
 
 // Sequence is the number of the last event published.
 func (n *Notifier) Sequence() uint64 {

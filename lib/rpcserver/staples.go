@@ -250,8 +250,7 @@ func (a *api) getBlockStats(ctx context.Context, p jsonrpc.Params) (any, error) 
 		ts = append(ts, m.Header.Timestamp)
 	}
 	st := rpcapi.BlockStats{BlockHash: n.Hash.String(), Height: n.Height, Time: n.Header.Timestamp,
-		MedianTime: consensus.MedianTime(ts), Subsidy: consensus.Subsidy(n.Height), Txs: uint64(len(b.Transactions)),
-		TotalSize: uint64(n.Size)}
+		MedianTime: consensus.MedianTime(ts), Subsidy: consensus.Subsidy(n.Height), Txs: uint64(len(b.Transactions))}
 	for i, tx := range b.Transactions {
 		if i > 0 {
 			st.Ins += uint64(len(tx.Inputs))
@@ -276,6 +275,7 @@ func (a *api) getBlockStats(ctx context.Context, p jsonrpc.Params) (any, error) 
 		slices.Sort(fs)
 		slices.Sort(rates)
 		k := uint64(len(fees))
+		st.TotalSize = totalSize
 		st.AvgFee, st.AvgTxSize, st.AvgFeeRate = st.TotalFee/k, totalSize/k, st.TotalFee/max(totalSize, 1)
 		st.MinFee, st.MaxFee, st.MedianFee = fs[0], fs[k-1], percentile(fs, 0.5)
 		st.MinTxSize, st.MaxTxSize, st.MedianTxSize = sizes[0], sizes[k-1], percentile(sizes, 0.5)

@@ -41,6 +41,8 @@ func (a *api) waitTip(ctx context.Context, timeoutMS uint64, done func(*chainsta
 	var n *Notifier
 	if ns, ok := a.b.Backend.(notifierSource); ok {
 		n = ns.Notifier()
+		n.waiters.Add(1)
+		defer n.waiters.Add(-1)
 	}
 	c := a.b.Chain()
 	for {
