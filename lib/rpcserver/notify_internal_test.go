@@ -1,0 +1,72 @@
+package rpcserver
+
+import (
+	"testing"
+
+	"github.com/cointoolkit/coin/lib/mempool"
+	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// TestNotifierBounds: a stream that falls Buffer events behind is dropped (publishing never
+// waits); the backlog keeps the latest Backlog events, in order, across its wrap; no more than
+// MaxStreams subscribe.
+func TestNotifierBounds(t *testing.T) {
+	n := NewNotifier(NotifierConfig{Backlog: 3, Buffer: 2, MaxStreams: 2})
+	slow, _, _ := n.subscribe(0)
+	other, _, _ := n.subscribe(0)
+	if third, _, _ := n.subscribe(0); third != nil {
+		t.Fatal("a third stream subscribed past MaxStreams 2")
+	}
+	for i := range 3 {
+		n.MempoolChanged(mempool.Change{TxID: types.Hash{byte(i)}, Added: true})
+		if i == 0 {
+			<-other.ch // other keeps up
+		}
+	}
+	select {
+	case <-slow.dropped:
+	default:
+		t.Fatal("a stream 3 events behind with a buffer of 2 was not dropped")
+	}
+	select {
+	case <-other.dropped:
+		t.Fatal("a stream within its buffer was dropped")
+	default:
+	}
+	if n.Streams() != 1 {
+		t.Fatalf("%d streams, want 1", n.Streams())
+	}
+	n.BlockConnected(types.Hash{9}, 7)
+	n.BlockDisconnected(types.Hash{9}, 7)
+	_, hello, backlog := n.subscribe(2)
+	if hello.Sequence != 5 || hello.Oldest != 3 || len(backlog) != 3 {
+		t.Fatalf("hello %+v, backlog %+v", hello, backlog)
+	}
+	for i, want := range []string{rpcapi.EventTxAdded, rpcapi.EventBlockConnected, rpcapi.EventBlockDisconnected} {
+		if backlog[i].Sequence != uint64(3+i) || backlog[i].Type != want {
+			t.Fatalf("backlog %d: %+v", i, backlog[i])
+		}
+	}
+	if _, _, b := n.subscribe(5); len(b) != 1 || b[0].Sequence != 5 {
+		t.Fatalf("from the last: %+v", b)
+	}
+}
+
+// TestBlockEvent: the channel of BlockEvent closes at a block event, not at a mempool one.
+func TestBlockEvent(t *testing.T) {
+	n := NewNotifier(NotifierConfig{})
+	ch := n.BlockEvent()
+	n.MempoolChanged(mempool.Change{TxID: types.Hash{1}, Reason: mempool.RemovedEvicted})
+	select {
+	case <-ch:
+		t.Fatal("closed by a mempool event")
+	default:
+	}
+	n.BlockConnected(types.Hash{2}, 1)
+	select {
+	case <-ch:
+	default:
+		t.Fatal("not closed by a block")
+	}
+}
