@@ -51,7 +51,7 @@ type Notifier struct {
 
 	mu     sync.Mutex
 	seq    uint64
-	ring   []rpcapi.Event // the backlog, oldest at head
+	ring   []entry // the backlog, oldest at head
 	head   int
 	subs   map[*subscriber]struct{}
 	block  chan struct{} // closed at the next block event (BlockEvent)
@@ -60,8 +60,14 @@ type Notifier struct {
 	waiters atomic.Int64 // calls waiting for a block (wait.go)
 }
 
+// entry is a published event with its line, encoded once for every stream.
+type entry struct {
+	seq  uint64
+	line []byte
+}
+
 type subscriber struct {
-	ch      chan rpcapi.Event
+	ch      chan entry
 	dropped chan struct{} // closed when the buffer overflowed
 }
 
@@ -81,7 +87,7 @@ func NewNotifier(cfg NotifierConfig) *Notifier {
 	}
 	var id [8]byte
 	rand.Read(id[:])
-	return &Notifier{cfg: cfg, stream: hex.EncodeToString(id[:]), ring: make([]rpcapi.Event, 0, cfg.Backlog),
+	return &Notifier{cfg: cfg, stream: hex.EncodeToString(id[:]), ring: make([]entry, 0, cfg.Backlog),
 		subs: map[*subscriber]struct{}{}, block: make(chan struct{})}
 }
 
@@ -126,15 +132,16 @@ func (n *Notifier) publish(ev rpcapi.Event) {
 	defer n.mu.Unlock()
 	n.seq++
 	ev.Sequence = n.seq
+	en := entry{seq: n.seq, line: appendEvent(nil, ev)}
 	if len(n.ring) < cap(n.ring) {
-		n.ring = append(n.ring, ev)
+		n.ring = append(n.ring, en)
 	} else {
-		n.ring[n.head] = ev
+		n.ring[n.head] = en
 		n.head = (n.head + 1) % len(n.ring)
 	}
 	for s := range n.subs {
 		select {
-		case s.ch <- ev:
+		case s.ch <- en:
 		default:
 			close(s.dropped)
 			delete(n.subs, s)
@@ -149,20 +156,20 @@ func (n *Notifier) publish(ev rpcapi.Event) {
 // subscribe registers a stream and returns the hello and the backlog from sequence from on
 // (none for 0), atomically with the registration so that no event falls between them. It
 // returns nil when MaxStreams are open or the notifier is closed.
-func (n *Notifier) subscribe(from uint64) (*subscriber, rpcapi.Event, []rpcapi.Event) {
+func (n *Notifier) subscribe(from uint64) (*subscriber, rpcapi.Event, []entry) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed || len(n.subs) >= n.cfg.MaxStreams {
 		return nil, rpcapi.Event{}, nil
 	}
-	s := &subscriber{ch: make(chan rpcapi.Event, n.cfg.Buffer), dropped: make(chan struct{})}
+	s := &subscriber{ch: make(chan entry, n.cfg.Buffer), dropped: make(chan struct{})}
 	n.subs[s] = struct{}{}
 	oldest := n.seq + 1 - uint64(len(n.ring))
 	hello := rpcapi.Event{Type: rpcapi.EventHello, Sequence: n.seq, Stream: n.stream, Oldest: oldest}
-	var backlog []rpcapi.Event
+	var backlog []entry
 	if from > 0 && from <= n.seq {
 		start := max(from, oldest)
-		backlog = make([]rpcapi.Event, 0, n.seq+1-start)
+		backlog = make([]entry, 0, n.seq+1-start)
 		for i := start - oldest; i < uint64(len(n.ring)); i++ {
 			backlog = append(backlog, n.ring[(n.head+int(i))%len(n.ring)])
 		}
@@ -242,9 +249,9 @@ func (n *Notifier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return rc.Flush() == nil
 	}
 	buf = appendEvent(buf, hello)
-	for _, ev := range backlog {
-		buf = appendEvent(buf, ev)
-		last = ev.Sequence
+	for _, en := range backlog {
+		buf = append(buf, en.line...)
+		last = en.seq
 		if len(buf) >= 64<<10 && !write() {
 			return
 		}
@@ -256,19 +263,19 @@ func (n *Notifier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	for {
 		select {
-		case ev := <-s.ch:
-			if ev.Sequence <= last {
+		case en := <-s.ch:
+			if en.seq <= last {
 				continue // sent with the backlog
 			}
-			buf = appendEvent(buf, ev)
-			last = ev.Sequence
+			buf = append(buf, en.line...)
+			last = en.seq
 			// Whatever else is waiting goes in the same write.
 			for more := true; more && len(buf) < 64<<10; {
 				select {
-				case ev := <-s.ch:
-					if ev.Sequence > last {
-						buf = appendEvent(buf, ev)
-						last = ev.Sequence
+				case en := <-s.ch:
+					if en.seq > last {
+						buf = append(buf, en.line...)
+						last = en.seq
 					}
 				default:
 					more = false
@@ -281,10 +288,10 @@ func (n *Notifier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// Closed for overflow or shutdown: what was queued is still in order, then the end.
 			for more := true; more; {
 				select {
-				case ev := <-s.ch:
-					if ev.Sequence > last {
-						buf = appendEvent(buf, ev)
-						last = ev.Sequence
+				case en := <-s.ch:
+					if en.seq > last {
+						buf = append(buf, en.line...)
+						last = en.seq
 					}
 				default:
 					more = false

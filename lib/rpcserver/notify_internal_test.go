@@ -1,6 +1,7 @@
 package rpcserver
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/mempool"
@@ -44,11 +45,12 @@ func TestNotifierBounds(t *testing.T) {
 		t.Fatalf("hello %+v, backlog %+v", hello, backlog)
 	}
 	for i, want := range []string{rpcapi.EventTxAdded, rpcapi.EventBlockConnected, rpcapi.EventBlockDisconnected} {
-		if backlog[i].Sequence != uint64(3+i) || backlog[i].Type != want {
-			t.Fatalf("backlog %d: %+v", i, backlog[i])
+		var ev rpcapi.Event
+		if err := json.Unmarshal(backlog[i].line, &ev); err != nil || backlog[i].seq != uint64(3+i) || ev.Sequence != backlog[i].seq || ev.Type != want {
+			t.Fatalf("backlog %d: %s (%v)", i, backlog[i].line, err)
 		}
 	}
-	if _, _, b := n.subscribe(5); len(b) != 1 || b[0].Sequence != 5 {
+	if _, _, b := n.subscribe(5); len(b) != 1 || b[0].seq != 5 {
 		t.Fatalf("from the last: %+v", b)
 	}
 }
