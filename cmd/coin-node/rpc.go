@@ -11,7 +11,8 @@ import (
 
 // The RPC server's flags: protocol §11's "who may call". lib/node serves it.
 
-// rpcFlags are the options of the JSON-RPC server besides --rpc-bind.
+// rpcFlags are the options of the JSON-RPC server besides --rpc-bind, with its notification
+// stream's bound and --blocknotify, the other notification (docs/operations.md).
 func rpcFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "rpc-auth", EnvVars: []string{"COIN_RPC_AUTH"},
