@@ -3,6 +3,7 @@ package rpcserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math/big"
 	"strings"
 	"testing"
@@ -396,5 +397,45 @@ func waitFor(t testing.TB, cond func() bool) {
 			t.Fatal("condition not reached in 10 s")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestStapleClient: rpcapi's typed calls of the staples decode what the node answers.
+func TestStapleClient(t *testing.T) {
+	e := newFundedEnv(t)
+	ctx := context.Background()
+	c := e.client
+	tip := e.node.Chain().Tip()
+	if h, err := c.GetBestBlockHash(ctx); err != nil || h != tip.Hash.String() {
+		t.Fatalf("GetBestBlockHash %s %v", h, err)
+	}
+	if mi, err := c.GetMiningInfo(ctx); err != nil || mi.Blocks != tip.Height {
+		t.Fatalf("GetMiningInfo %+v %v", mi, err)
+	}
+	if ts, err := c.GetChainTips(ctx); err != nil || len(ts) != 1 || ts[0].Status != "active" {
+		t.Fatalf("GetChainTips %+v %v", ts, err)
+	}
+	if st, err := c.GetBlockStats(ctx, tip.Hash.String()); err != nil || st.Height != tip.Height {
+		t.Fatalf("GetBlockStats %+v %v", st, err)
+	}
+	tx := e.transfer(e.take(1), 1_000, 1)
+	if r, err := c.TestMempoolAccept(ctx, []string{txHex(tx)}); err != nil || len(r) != 1 || !r[0].Allowed {
+		t.Fatalf("TestMempoolAccept %+v %v", r, err)
+	}
+	e.send(tx)
+	if me, err := c.GetMempoolEntry(ctx, tx.TxID().String()); err != nil || me.Fee != 1_000 {
+		t.Fatalf("GetMempoolEntry %+v %v", me, err)
+	}
+	if _, err := c.GetMempoolEntry(ctx, strings.Repeat("00", 32)); !errors.Is(err, reason.TxNotFound) {
+		t.Fatalf("GetMempoolEntry of nothing: %v", err)
+	}
+	if f, err := c.EstimateSmartFee(ctx, 2); err != nil || f.FeeRatePerByte != policy.MinRelayFeePerByte {
+		t.Fatalf("EstimateSmartFee %+v %v", f, err)
+	}
+	if r, err := c.WaitForBlockHeight(ctx, tip.Height, 1); err != nil || r.Hash != tip.Hash.String() {
+		t.Fatalf("WaitForBlockHeight %+v %v", r, err)
+	}
+	if r, err := c.WaitForNewBlock(ctx, 1); err != nil || r.Height != tip.Height {
+		t.Fatalf("WaitForNewBlock %+v %v", r, err)
 	}
 }
