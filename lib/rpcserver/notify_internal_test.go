@@ -1,8 +1,13 @@
 package rpcserver
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/cointoolkit/coin/lib/mempool"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -70,5 +75,37 @@ func TestBlockEvent(t *testing.T) {
 	case <-ch:
 	default:
 		t.Fatal("not closed by a block")
+	}
+}
+
+// TestStreamOutlivesReadTimeout: a stream lasts longer than the server's ReadTimeout (the
+// listener's is 60 s; here 100 ms), with pings in between, on one connection (net/http clears
+// the read deadline once the request is read), and its writes outlive WriteTimeout (each
+// write sets its own deadline).
+func TestStreamOutlivesReadTimeout(t *testing.T) {
+	n := NewNotifier(NotifierConfig{Heartbeat: 50 * time.Millisecond})
+	srv := httptest.NewUnstartedServer(Mux(http.NotFoundHandler(), n))
+	srv.Config.ReadTimeout = 100 * time.Millisecond
+	srv.Config.WriteTimeout = 100 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	c := rpcapi.NewClient(srv.URL)
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hellos, pings := 0, 0
+	err := c.Follow(ctx, rpcapi.FollowOptions{}, func(ev rpcapi.Event) error {
+		switch ev.Type {
+		case rpcapi.EventHello:
+			hellos++
+		case rpcapi.EventPing:
+			if pings++; pings == 10 { // 500 ms: five read timeouts
+				cancel()
+			}
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || hellos != 1 || pings != 10 {
+		t.Fatalf("Follow: %v, %d hellos, %d pings; want one connection", err, hellos, pings)
 	}
 }
