@@ -22,7 +22,7 @@ func rpcFlags() []cli.Flag {
 		&cli.IntFlag{Name: "rpc-max-connections", Value: rpcserver.DefaultMaxConnections, EnvVars: []string{"COIN_RPC_MAX_CONNECTIONS"},
 			Usage: "`N` RPC connections open at once at most; more wait in the accept queue"},
 		&cli.IntFlag{Name: "rpc-max-streams", Value: rpcserver.DefaultMaxStreams, EnvVars: []string{"COIN_RPC_MAX_STREAMS"},
-			Usage: "`N` notification streams (GET /stream on the RPC listener) open at once at most, on top of --rpc-max-connections; more get 503"},
+			Usage: "`N` notification streams (GET /stream on the RPC listener) open at once at most; more get 503. Each holds one of the --rpc-max-connections"},
 		&cli.StringFlag{Name: "blocknotify", EnvVars: []string{"COIN_BLOCKNOTIFY"},
 			Usage: "run `CMD` each time the tip changes, every %s replaced by the new tip's hash, as Bitcoin Core's -blocknotify: through /bin/sh -c (the command is yours; only the hash is inserted), at most 4 at once, each killed after 5 minutes; tips that find 64 runs waiting are skipped with a warning"},
 	}

@@ -112,6 +112,7 @@ func New(cfg Config) (*Node, error) {
 	if cfg.RPC == nil && cfg.RPCBind != "" {
 		cfg.RPC = &rpcserver.HTTPConfig{Bind: cfg.RPCBind}
 	}
+
 	if err := privateDataDir(cfg.DataDir, cfg.Logger); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}

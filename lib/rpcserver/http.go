@@ -40,9 +40,9 @@ type HTTPConfig struct {
 	// MaxConnections bounds the open connections; more wait in the kernel's accept queue.
 	// Zero or less: DefaultMaxConnections.
 	MaxConnections int
-	// MaxStreams bounds the notification streams open at once (Notifier); the listener
-	// holds that many connections more than MaxConnections, so that streams never take the
-	// calls' room. Zero or less: DefaultMaxStreams.
+	// MaxStreams bounds the notification streams open at once (lib/node gives it to its
+	// Notifier; zero or less: DefaultMaxStreams). Each stream holds one of the
+	// MaxConnections.
 	MaxStreams int
 	// AuthFailureDelay is the pause before a 401. Zero: DefaultAuthFailureDelay; negative:
 	// none.
@@ -71,9 +71,6 @@ func Listen(cfg HTTPConfig) (*HTTPServer, error) {
 	if cfg.MaxConnections <= 0 {
 		cfg.MaxConnections = DefaultMaxConnections
 	}
-	if cfg.MaxStreams <= 0 {
-		cfg.MaxStreams = DefaultMaxStreams
-	}
 	if cfg.ReadHeaderTimeout <= 0 {
 		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
 	}
@@ -98,7 +95,7 @@ func Listen(cfg HTTPConfig) (*HTTPServer, error) {
 		ln.Close()
 		return nil, err
 	}
-	s := &HTTPServer{ln: netutil.LimitListener(ln, cfg.MaxConnections+cfg.MaxStreams), access: a, log: cfg.Logger}
+	s := &HTTPServer{ln: netutil.LimitListener(ln, cfg.MaxConnections), access: a, log: cfg.Logger}
 	s.srv = &http.Server{Handler: a, ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: 60 * time.Second,
 		WriteTimeout: 120 * time.Second, IdleTimeout: cfg.IdleTimeout, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug)}
