@@ -67,21 +67,6 @@ type Event struct {
 // (unauthorised, forbidden, too many streams): reconnecting will not help until that changes.
 var ErrStreamRefused = errors.New("stream refused")
 
-// StreamURL is the stream's URL on a node RPC URL, from sequence from (0: only new events).
-func StreamURL(rpcURL string, from uint64) (string, error) {
-	u, err := url.Parse(rpcURL)
-	if err != nil {
-		return "", err
-	}
-	u.Path = StreamPath
-	q := url.Values{}
-	if from > 0 {
-		q.Set("from", strconv.FormatUint(from, 10))
-	}
-	u.RawQuery = q.Encode()
-	return u.String(), nil
-}
-
 // FollowOptions tune Follow.
 type FollowOptions struct {
 	// From is the first sequence number wanted (0: only events after the connection).
