@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/cointoolkit/coin/lib/cliutil"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 )
@@ -39,8 +41,10 @@ connection breaks, watch reconnects and resumes after the last event it printed;
 events were missed (the node restarted, or its backlog of 10,000 events moved on) it
 prints {"type":"gap","from":FIRST_MISSING,"sequence":NEXT} first, so a script can
 resynchronise (getbestblockhash, getrawmempool). --from N starts with the backlog from
-sequence N. The stream is served at GET /stream on the RPC listener, with the same
-access rules as the calls (docs/operations.md, "Notifications").
+sequence N. A node that refuses the first connection is an error (exit 1) unless
+--rpcwait is given; a node that goes away later is waited for. The stream is served at
+GET /stream on the RPC listener, with the same access rules as the calls
+(docs/operations.md, "Notifications").
 
 Examples:
 
@@ -53,17 +57,21 @@ Examples:
 			&cli.IntFlag{Name: "count", Usage: "exit after printing `N` events (0: never)"},
 		},
 		Action: func(c *cli.Context) error {
+			usage := func(format string, a ...any) error {
+				return &cliutil.ExitError{Code: cliutil.ExitUsage, Message: "error: watch: " + fmt.Sprintf(format, a...) +
+					"\nusage: " + usageLine("watch", "[--from N] [--type TYPE]... [--count N]")}
+			}
 			if c.Args().Present() {
-				return fmt.Errorf("watch: unexpected argument %q\nusage: %s", c.Args().First(), usageLine("watch", "[--from N] [--type TYPE]... [--count N]"))
+				return usage("unexpected argument %q", c.Args().First())
 			}
 			types := c.StringSlice("type")
 			for _, t := range types {
 				if !slices.Contains(watchTypes, t) {
-					return fmt.Errorf("watch: --type %q: want one of %s", t, strings.Join(watchTypes, ", "))
+					return usage("--type %q: want one of %s", t, strings.Join(watchTypes, ", "))
 				}
 			}
 			if c.Int("count") < 0 {
-				return errors.New("watch: --count must not be negative")
+				return usage("--count must not be negative")
 			}
 			o, err := globalOptions(c)
 			if err != nil {
@@ -73,14 +81,25 @@ Examples:
 			defer cl.Close()
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// A node that refuses the first connection is not running (coin-cli's usual
+			// error, unless --rpcwait); once followed, a node that goes away is waited for.
+			ctx, giveUp := context.WithCancel(ctx)
+			defer giveUp()
+			connected := false
+			var refused error
 			enc := json.NewEncoder(c.App.Writer)
 			printed, limit := 0, c.Int("count")
 			errDone := errors.New("done")
 			err = cl.Follow(ctx, rpcapi.FollowOptions{From: c.Uint64("from"), OnError: func(err error) {
-				if !o.rpcwait || !jsonrpc.IsConnRefused(err) {
+				switch {
+				case !connected && !o.rpcwait && jsonrpc.IsConnRefused(err):
+					refused = err
+					giveUp()
+				case !jsonrpc.IsConnRefused(err) || connected:
 					fmt.Fprintf(c.App.ErrWriter, "coin-cli watch: %v (reconnecting)\n", err)
 				}
 			}}, func(ev rpcapi.Event) error {
+				connected = true
 				if ev.Type == rpcapi.EventPing || ev.Type == rpcapi.EventDropped {
 					return nil
 				}
@@ -99,6 +118,8 @@ Examples:
 				return nil
 			})
 			switch {
+			case refused != nil:
+				return o.explain("watch", refused)
 			case errors.Is(err, errDone), ctx.Err() != nil && c.Context.Err() == nil:
 				return nil
 			case errors.Is(err, rpcapi.ErrStreamRefused):
