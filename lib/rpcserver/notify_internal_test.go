@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,5 +108,76 @@ func TestStreamOutlivesReadTimeout(t *testing.T) {
 	})
 	if !errors.Is(err, context.Canceled) || hellos != 1 || pings != 10 {
 		t.Fatalf("Follow: %v, %d hellos, %d pings; want one connection", err, hellos, pings)
+	}
+}
+
+// TestFollowReconnects: Client.Follow reconnects by itself when the connection breaks and
+// resumes after the last event it delivered (events published meanwhile come from the
+// backlog, without a gap); when the node restarted (a new stream id), it reports a gap.
+func TestFollowReconnects(t *testing.T) {
+	var cur atomic.Pointer[Notifier]
+	cur.Store(NewNotifier(NotifierConfig{}))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { cur.Load().ServeHTTP(w, r) }))
+	defer srv.Close()
+	c := rpcapi.NewClient(srv.URL)
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := make(chan rpcapi.Event, 100)
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Follow(ctx, rpcapi.FollowOptions{MinBackoff: time.Millisecond}, func(ev rpcapi.Event) error {
+			if ev.Type != rpcapi.EventPing && ev.Type != rpcapi.EventDropped {
+				events <- ev
+			}
+			return nil
+		})
+	}()
+	next := func() rpcapi.Event {
+		t.Helper()
+		select {
+		case ev := <-events:
+			return ev
+		case err := <-done:
+			t.Fatalf("Follow ended: %v", err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no event in 10 s")
+		}
+		return rpcapi.Event{}
+	}
+	n := cur.Load()
+	if ev := next(); ev.Type != rpcapi.EventHello {
+		t.Fatalf("first %+v", ev)
+	}
+	n.BlockConnected(types.Hash{1}, 1)
+	if ev := next(); ev.Sequence != 1 {
+		t.Fatalf("%+v", ev)
+	}
+	// Break the connection, publish while the client is away.
+	srv.CloseClientConnections()
+	n.BlockConnected(types.Hash{2}, 2)
+	n.BlockConnected(types.Hash{3}, 3)
+	if ev := next(); ev.Type != rpcapi.EventHello {
+		t.Fatalf("after the break: %+v", ev)
+	}
+	for want := uint64(2); want <= 3; want++ {
+		if ev := next(); ev.Type != rpcapi.EventBlockConnected || ev.Sequence != want {
+			t.Fatalf("resumed: %+v, want sequence %d", ev, want)
+		}
+	}
+	// A restart: a new notifier numbers from 1 again.
+	n2 := NewNotifier(NotifierConfig{})
+	n2.BlockConnected(types.Hash{9}, 4)
+	cur.Store(n2)
+	n.Close()
+	if ev := next(); ev.Type != rpcapi.EventGap || ev.From != 4 || ev.Sequence != 2 {
+		t.Fatalf("after a restart: %+v, want a gap from 4", ev)
+	}
+	if ev := next(); ev.Type != rpcapi.EventHello || ev.Stream != n2.stream {
+		t.Fatalf("%+v", ev)
+	}
+	n2.BlockConnected(types.Hash{10}, 5)
+	if ev := next(); ev.Sequence != 2 || ev.Height != 5 {
+		t.Fatalf("after the restart: %+v", ev)
 	}
 }
