@@ -183,6 +183,12 @@ func (n *Notifier) unsubscribe(s *subscriber) {
 	delete(n.subs, s)
 }
 
+func (n *Notifier) isClosed() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.closed
+}
+
 // Streams is the number of streams open.
 func (n *Notifier) Streams() int {
 	n.mu.Lock()
@@ -229,7 +235,11 @@ func (n *Notifier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s, hello, backlog := n.subscribe(from)
 	if s == nil {
-		http.Error(w, "too many notification streams open (at most "+strconv.Itoa(n.cfg.MaxStreams)+")", http.StatusServiceUnavailable)
+		msg := "too many notification streams open (at most " + strconv.Itoa(n.cfg.MaxStreams) + ")"
+		if n.isClosed() {
+			msg = "the node is stopping"
+		}
+		http.Error(w, msg, http.StatusServiceUnavailable)
 		return
 	}
 	defer n.unsubscribe(s)
