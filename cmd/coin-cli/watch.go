@@ -123,7 +123,7 @@ Examples:
 			case errors.Is(err, errDone), ctx.Err() != nil && c.Context.Err() == nil:
 				return nil
 			case errors.Is(err, rpcapi.ErrStreamRefused):
-				return fmt.Errorf("watch: %w (check --rpc, the credentials and the node's --rpc-max-streams)", err)
+				return fmt.Errorf("watch: %w (check --rpc and the credentials)", err)
 			}
 			return err
 		},

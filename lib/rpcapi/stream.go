@@ -63,8 +63,9 @@ type Event struct {
 	From uint64 `json:"from,omitempty"`
 }
 
-// ErrStreamRefused is the error of a stream request the node answered with an HTTP error
-// (unauthorised, forbidden, too many streams): reconnecting will not help until that changes.
+// ErrStreamRefused is the error of a stream request the node refused with a client error
+// (HTTP 4xx: unauthorised, forbidden, not a node): reconnecting will not help until that
+// changes. A 5xx (too many streams open, the node stopping) is retried.
 var ErrStreamRefused = errors.New("stream refused")
 
 // FollowOptions tune Follow.
@@ -80,7 +81,7 @@ type FollowOptions struct {
 
 // Follow reads the node's stream and calls fn with each event (hello and ping included) until
 // ctx ends (it returns ctx's error), fn fails (its error), or the node refuses the stream
-// (ErrStreamRefused). On a broken connection or a dropped stream it reconnects and resumes
+// (ErrStreamRefused, for a 4xx; a 5xx is retried). On a broken connection or a dropped stream it reconnects and resumes
 // from the sequence after the last it delivered; when events were missed it first delivers an
 // EventGap, so the caller can resynchronise (getrawmempool, getbestblockhash).
 func (c *Client) Follow(ctx context.Context, o FollowOptions, fn func(Event) error) error {
@@ -142,11 +143,10 @@ func (f *follower) once(ctx context.Context, c *Client) (delivered bool, err err
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		err := fmt.Errorf("%w: %s: %s", ErrStreamRefused, resp.Status, bytesLine(body))
-		if resp.StatusCode >= 500 && resp.StatusCode != http.StatusServiceUnavailable {
-			err = fmt.Errorf("stream: %s: %s", resp.Status, bytesLine(body)) // the node's trouble: retry
+		if resp.StatusCode >= 500 { // too many streams, a node stopping: worth another try
+			return false, fmt.Errorf("stream: %s: %s", resp.Status, bytesLine(body))
 		}
-		return false, err
+		return false, fmt.Errorf("%w: %s: %s", ErrStreamRefused, resp.Status, bytesLine(body))
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
