@@ -156,6 +156,7 @@ func run(c *cli.Context) error {
 		MempoolSaveInterval: saveInterval(c.Duration("mempool-save-interval")),
 		CoinCacheMiB:        none(c.Int("coin-cache-mb")),
 		MetricsBind:         c.String("metrics-bind"),
+		BlockNotify:         c.String("blocknotify"),
 	}
 	n, err := node.New(cfg)
 	if errors.Is(err, rpcserver.ErrNoAuth) {
