@@ -71,7 +71,7 @@ func (s *Server) txSubmit(w http.ResponseWriter, r *http.Request) error {
 	defer unlock()
 	ctx, cancel := s.nodeCtx(r)
 	defer cancel()
-	fee, err := s.checkInputs(ctx, tx, key)
+	fee, err := s.checkInputs(ctx, tx, txid, key)
 	if err != nil {
 		return err
 	}
@@ -123,8 +123,9 @@ func unsignedTxField(v string) (*types.Transaction, error) {
 // checkInputs checks that every input of tx is an unspent coin of key's address in the
 // node's pending view, or the escrow of the contract a fulfilment (by the counterparty) or a
 // refund (by the initiator) names, and returns the fee (the inputs' effective values less
-// the outputs). A contract refused here gets the code the mnemonic form gives.
-func (s *Server) checkInputs(ctx context.Context, tx *types.Transaction, key wallet.Key) (uint64, error) {
+// the outputs). A contract refused here gets the code the mnemonic form gives. A
+// transaction the node knows already (a second submission) is left to the node's refusal.
+func (s *Server) checkInputs(ctx context.Context, tx *types.Transaction, txid types.Hash, key wallet.Key) (uint64, error) {
 	us, err := s.cfg.Node.GetUtxosByAddress(ctx, key.Address, true)
 	if err != nil {
 		return 0, err
@@ -166,6 +167,9 @@ func (s *Server) checkInputs(ctx context.Context, tx *types.Transaction, key wal
 	for i := range tx.Inputs {
 		v, ok := values[tx.Inputs[i].Outpoint()]
 		if !ok {
+			if _, err := s.cfg.Node.GetTransaction(ctx, txid.String()); err == nil {
+				return 0, nil // sent already: the node says so, in its words
+			}
 			return 0, apiErr(http.StatusBadRequest, string(reason.PubKeyMismatch),
 				"input %d spends %s, which is no unspent coin of %s, the address of public_key", i, tx.Inputs[i].Outpoint(), key.Address)
 		}
