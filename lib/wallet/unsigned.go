@@ -13,7 +13,7 @@ import (
 // PlanUnsigned builds req for the address addr (of the public key pub) from its coins in the
 // node's pending view, as Spend (a transfer) or SpendAgent (an agent operation) would, but
 // signs and broadcasts nothing: every input's public key and signature is zero. It serves a
-// client that keeps its key (DESIGN 15, docs/protocol.md "Signing elsewhere"): it signs
+// client that keeps its key (DESIGN 15, protocol §9.5): it signs
 // types.SigMessage(magic, plan.TxID) itself and puts its key and that one signature in every
 // input, which all belong to addr. An agent transaction passes the kind's context-free rules
 // (consensus.CheckTransactionSanity) once pub is in its inputs, or is not returned.

@@ -268,7 +268,7 @@ type ReviewResult struct {
 }
 
 // UnsignedTx is the answer of an operation asked with public_key instead of mnemonic
-// (docs/protocol.md, "Signing elsewhere"): the transaction built for the acting address,
+// (protocol §9.5): the transaction built for the acting address,
 // nothing signed or broadcast. UnsignedTx is its bincode in hex with every input's public key
 // and signature zero; TxID is its id (BLAKE3 of the witness-stripped bincode, final before
 // signing); Sign is the message every input signs, "COIN-TX-V1" ‖ network magic ‖ txid, in
