@@ -1,16 +1,15 @@
 package faucet
 
 import (
-	"context"
 	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/faucet/api"
-	"github.com/cointoolkit/coin/lib/faucet/mcp"
 	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -236,33 +235,67 @@ func TestTxSubmitRefusals(t *testing.T) {
 	h.refused(t, "POST", "/api/tx/submit", submitBody(u.UnsignedTx, ka, good), 400, "tx_rejected")
 }
 
-// The MCP tools take public_key the same way, and tx_submit completes them.
+// The MCP tools take public_key the same way, and tx_submit completes them: a whole contract
+// (register both, create, fulfil, review both ways) with no mnemonic sent scores exactly as the
+// same contract done with mnemonics through the same tools.
 func TestMCPPublicKey(t *testing.T) {
 	h := newHarness(t, 1, noIPLimit)
-	a := newAgentWallet(t)
-	h.node.fund(a.pkh, 100*amount.Coin, false)
+	a, b, c, d := newAgentWallet(t), newAgentWallet(t), newAgentWallet(t), newAgentWallet(t)
+	for _, w := range []agentWallet{a, b, c, d} {
+		h.node.fund(w.pkh, 100*amount.Coin, false)
+	}
 	h.node.mine(1)
-	k := localKey(t, a.mnemonic)
 	s := mcpSession(t, h.http.URL)
+	// keyed calls tool for w with its public key, checks and signs the answer locally and
+	// completes it with tx_submit.
+	keyed := func(w agentWallet, tool string, args map[string]any) map[string]any {
+		t.Helper()
+		k := localKey(t, w.mnemonic)
+		args["public_key"] = pubHex(k)
+		var u api.UnsignedTx
+		if te := callTool(t, s, tool, args, &u); te != nil {
+			t.Fatalf("%s: %+v", tool, te)
+		}
+		checkUnsigned(t, u)
+		var out map[string]any
+		if te := callTool(t, s, "tx_submit", map[string]any{"unsigned_tx": u.UnsignedTx, "public_key": pubHex(k), "signature": sign(t, k, u)}, &out); te != nil {
+			t.Fatalf("%s submitted: %+v", tool, te)
+		}
+		return out
+	}
+	withMnemonic := func(w agentWallet, tool string, args map[string]any) map[string]any {
+		t.Helper()
+		args["mnemonic"] = w.mnemonic
+		var out map[string]any
+		if te := callTool(t, s, tool, args, &out); te != nil {
+			t.Fatalf("%s: %+v", tool, te)
+		}
+		return out
+	}
+	scores := func(op func(agentWallet, string, map[string]any) map[string]any, x, y agentWallet) []any {
+		op(x, "agent_register", map[string]any{})
+		op(y, "agent_register", map[string]any{})
+		cr := op(x, "contract_create", map[string]any{"counterparty": y.address, "value_coin": 2.5})
+		id := cr["contract_id"]
+		if fr := op(y, "contract_fulfil", map[string]any{"contract_id": id}); fr["status"] != "fulfilled" {
+			t.Fatalf("fulfil %v", fr)
+		}
+		r1 := op(x, "agent_review", map[string]any{"contract_id": id, "subject_address": y.address, "score": 9})
+		r2 := op(y, "agent_review", map[string]any{"contract_id": id, "subject_address": x.address, "score": 3})
+		return []any{r1["new_conduct_score"], r2["new_conduct_score"]}
+	}
+	got, want := scores(keyed, a, b), scores(withMnemonic, c, d)
+	if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(got) != "[587 459]" {
+		t.Fatalf("scores with public keys %v, with mnemonics %v, want [587 459]", got, want)
+	}
+
+	// A refused submission through MCP has the endpoint's code.
+	k := localKey(t, a.mnemonic)
 	var u api.UnsignedTx
-	if te := callTool(t, s, "agent_register", map[string]any{"public_key": pubHex(k)}, &u); te != nil {
-		t.Fatalf("agent_register: %+v", te)
+	if te := callTool(t, s, "wallet_send", map[string]any{"public_key": pubHex(k), "to": b.address, "amount": 1}, &u); te != nil {
+		t.Fatalf("wallet_send: %+v", te)
 	}
-	if tx := checkUnsigned(t, u); tx.Kind != types.KindAgentRegister || tx.Outputs[0].PubKeyHash != a.pkh {
-		t.Fatalf("register transaction %+v", tx)
-	}
-	var te *mcp.ToolError
-	if te = callTool(t, s, "tx_submit", map[string]any{"unsigned_tx": u.UnsignedTx, "public_key": pubHex(k), "signature": pubHex(k) + pubHex(k)}, nil); te == nil || te.Error.Code != "bad_signature" {
+	if te := callTool(t, s, "tx_submit", map[string]any{"unsigned_tx": u.UnsignedTx, "public_key": pubHex(k), "signature": pubHex(k) + pubHex(k)}, nil); te == nil || te.Error.Code != "bad_signature" {
 		t.Fatalf("tx_submit with a bad signature: %+v", te)
-	}
-	var reg api.RegisterResult
-	if te = callTool(t, s, "tx_submit", map[string]any{"unsigned_tx": u.UnsignedTx, "public_key": pubHex(k), "signature": sign(t, k, u)}, &reg); te != nil {
-		t.Fatalf("tx_submit: %+v", te)
-	}
-	if reg.Address != a.address || reg.StakeTxID != u.TxID || reg.ConductScore != 500 {
-		t.Fatalf("registered %+v", reg)
-	}
-	if p, err := h.node.GetAgentProfile(context.Background(), a.address); err != nil || p.ConductScore != 500 {
-		t.Fatalf("profile %+v %v", p, err)
 	}
 }
