@@ -1,5 +1,5 @@
-// Types of @cointoolkit/coin-agent (the package is plain ESM JavaScript with JSDoc types;
-// these declarations are written by hand after lib/faucet/openapi.json's schemas).
+// Types of @cointoolkit/coin-agent (the package is plain ESM JavaScript with JSDoc types).
+// The faucet's bodies are src/api.d.ts, generated from lib/faucet/openapi.json.
 
 export interface Network { name: string; hrp: string; coinType: number; magic: Uint8Array }
 export const NETWORKS: Readonly<{ mainnet: Network; testnet: Network; regtest: Network }>;
@@ -41,29 +41,19 @@ export const payload: {
   review(contractId: string, subject: Uint8Array, score: number): Uint8Array;
 };
 
-/** The answer of an operation asked with public_key (openapi.json UnsignedTx). */
-export interface UnsignedTx { unsigned_tx: string; txid: string; sign: string; fee: string; inputs: { txid: string; index: number; value: string }[] }
 export interface Expectation { kind: number; payload?: Uint8Array; leading?: TxOutput[]; escrow?: string; actor: Uint8Array; maxFee: bigint }
 export function checkUnsigned(u: UnsignedTx, want: Expectation, magic: Uint8Array): { tx: Transaction; message: Uint8Array };
 
-// The faucet's answers (openapi.json).
-export interface TransferResult { txid: string; from: string; to: string; amount: string; fee: string }
-export interface RegisterResult { address: string; stake_txid: string; conduct_score: number }
-export interface VouchResult { voucher: string; target: string; txid: string }
-export interface ContractCreateResult { contract_id: string; initiator: string; counterparty: string; value_coin: string; status: string; expiry_blocks: number }
-export interface FulfilResult { contract_id: string; status: string; release_txid: string }
-export interface RefundResult { contract_id: string; status: string; refund_txid: string }
-export interface ReviewResult { reviewer: string; subject: string; score: number; contract_id: string; new_conduct_score: number; txid: string }
-export interface AgentProfile {
-  address: string; conduct_score: number; tier: string; contracts_completed: number; contracts_failed: number;
-  vouches_received: number; vouches_given: number; reviews_received: number; average_review_score?: number;
-  registered_at?: string; stake_txid?: string;
-}
-export interface Directory { agents: { address: string; conduct_score: number; tier: string; contracts_completed: number }[]; total: number; offset: number; limit: number }
-export interface Contract {
-  contract_id: string; initiator: string; counterparty: string; value_coin: string; status: string; created_height: number;
-  expires_at: number; closed_by?: string; reviewed_by_initiator: boolean; reviewed_by_counterparty: boolean; confirmed: boolean;
-}
+// The faucet's bodies, generated from its OpenAPI document (src/api.d.ts).
+import type {
+  TransferResult, RegisterResult, VouchResult, ContractCreateResult, FulfilResult, RefundResult, ReviewResult,
+  AgentProfile, Directory, Contract, ClaimResult, Balance, UnsignedTx,
+} from './api.js';
+export type * as api from './api.js';
+export type {
+  TransferResult, RegisterResult, VouchResult, ContractCreateResult, FulfilResult, RefundResult, ReviewResult,
+  AgentProfile, Directory, Contract, ClaimResult, Balance, UnsignedTx,
+};
 export interface AgentEvent { id: string; event: string; data: any }
 
 export class FaucetError extends Error { status: number; code: string }
@@ -84,8 +74,8 @@ export class Agent {
   profile(address?: string): Promise<AgentProfile>;
   directory(page?: { offset?: number; limit?: number }): Promise<Directory>;
   contract(contractId: string): Promise<Contract>;
-  claim(address?: string): Promise<{ txid: string; amount: string }>;
-  balance(address?: string): Promise<{ address: string; balance: string; utxo_count: number; spendable: string }>;
+  claim(address?: string): Promise<ClaimResult>;
+  balance(address?: string): Promise<Balance>;
   events(opts?: { address?: string; types?: string[]; lastEventId?: number | string; signal?: AbortSignal; retryMs?: number }): AsyncGenerator<AgentEvent>;
   request(method: string, path: string, body?: string): Promise<any>;
 }
