@@ -62,7 +62,9 @@ func (s *Server) txSubmit(w http.ResponseWriter, r *http.Request) error {
 		copy(tx.Inputs[i].PublicKey[:], key.Pub)
 		copy(tx.Inputs[i].Signature[:], sig)
 	}
-	if err := consensus.VerifySignatures(tx, txid, s.cfg.Net.Magic); err != nil {
+	// Every input carries the same key and signature of the same message: one verification
+	// (ZIP 215, as consensus) answers for all, however many inputs the body holds.
+	if c := consensus.SigChecks(tx, txid, s.cfg.Net.Magic, nil)[0]; c.Verify() != nil {
 		return apiErr(http.StatusBadRequest, string(reason.BadSignature),
 			"the signature does not verify with public_key over the sign message of transaction %s (\"COIN-TX-V1\", the network magic %x, the txid): sign exactly the sign field of the unsigned answer, with the key of public_key",
 			txid, s.cfg.Net.Magic)
