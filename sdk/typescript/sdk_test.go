@@ -43,7 +43,8 @@ func needNode(t *testing.T) string {
 }
 
 // TestSDK runs node --test test/ with COIN_FAUCET_URL set to a regtest coin-faucetd whose
-// node has mature coins for it.
+// node has mature coins for it, and COIN_NODE_RPC to that node (for tests that mine blocks,
+// to COIN_MINE_TO).
 func TestSDK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a node and a faucet")
@@ -78,7 +79,7 @@ func TestSDK(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, node, "--test", "--test-reporter=spec", "test/")
-	cmd.Env = append(os.Environ(), "COIN_FAUCET_URL="+url, "COIN_NETWORK=regtest")
+	cmd.Env = append(os.Environ(), "COIN_FAUCET_URL="+url, "COIN_NETWORK=regtest", "COIN_NODE_RPC="+n.URL(), "COIN_MINE_TO="+burn)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node --test: %v\n%s\ncoin-faucetd:\n%s", err, out, f.Out.Tail(30))

@@ -137,3 +137,35 @@ test('the event stream, resumed after the last id', { skip }, async () => {
   }
   ac.abort();
 });
+
+const nodeRPC = process.env.COIN_NODE_RPC;
+
+/** Mines n blocks on the regtest node (generatetoaddress), for what waits on the height. */
+async function mine(n) {
+  const res = await fetch(nodeRPC, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'generatetoaddress', params: [n, process.env.COIN_MINE_TO] }),
+  });
+  const body = await res.json();
+  assert.ok(!body.error, JSON.stringify(body.error));
+}
+
+test('an expired contract refunded, its escrow checked before signing', { skip: skip || (nodeRPC ? false : 'COIN_NODE_RPC is not set') }, async () => {
+  const a = new Agent({ faucet, mnemonic: generateMnemonic(), network: net });
+  const b = new Agent({ faucet, mnemonic: generateMnemonic(), network: net });
+  await a.claim(); await b.claim();
+  await a.register(); await b.register();
+  const c = await a.createContract(b.address, '1', { expiryBlocks: 10 });
+  assert.equal(c.expiry_blocks, 10);
+  await assert.rejects(a.refund(c.contract_id), (err) => err instanceof FaucetError && err.code === 'contract_not_expired');
+  await assert.rejects(b.refund(c.contract_id), (err) => err instanceof FaucetError && err.code === 'not_initiator');
+  await mine(10);
+  const r = await a.refund(c.contract_id);
+  assert.equal(r.contract_id, c.contract_id);
+  assert.equal(r.status, 'expired');
+  const rec = await a.contract(c.contract_id);
+  assert.equal(rec.status, 'expired');
+  assert.equal(rec.closed_by, r.refund_txid);
+  const pb = await b.profile();
+  assert.equal(pb.contracts_failed, 1);
+});
