@@ -42,6 +42,12 @@
 // 20) are the node's pending view; new_conduct_score is read from it right after the node
 // accepted the review.
 //
+// Each of those operations, and /api/wallet/send, takes public_key in place of mnemonic
+// (unsigned.go, protocol §9.5): the same checks and the same transaction, answered
+// unsigned instead of broadcast; POST /api/tx/submit (txsubmit.go) puts the client's key and
+// signature in every input, checks them and the inputs' owner, broadcasts, and answers what
+// the mnemonic form of the transaction's kind answers.
+//
 // [ClaimStore] keeps the last claim of each address in LevelDB, and is the engine's
 // [Journal] of payouts (protocol §14). A claim is reserved (refused with a *RateLimitError while
 // the address is within its cooldown or has a claim in flight); then the signed transaction

@@ -227,6 +227,7 @@ func NewServer(cfg Config) (*Server, error) {
 		{Method: http.MethodGet, Path: "/api/agent/contract", Handle: s.agentContract},
 		{Method: http.MethodGet, Path: "/api/agent/events", Handle: s.agentEvents},
 		{Method: http.MethodPost, Path: "/api/agent/review", TakesMnemonic: true, Handle: s.agentReview},
+		{Method: http.MethodPost, Path: "/api/tx/submit", Handle: s.txSubmit}, // txsubmit.go (protocol §9.5)
 		{Method: http.MethodGet, Path: "/openapi.json", Handle: s.openapi},
 	}
 	s.routes = append(s.routes, s.chainRoutes()...) // chain.go

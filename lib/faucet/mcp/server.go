@@ -47,7 +47,7 @@ Start with wallet_new, then faucet_claim to the new address, then agent_register
 A contract: contract_create by the initiator, contract_fulfil by the counterparty, then agent_review both ways; agent_profile shows the scores.
 Amounts are JSON numbers of COIN with at most 8 decimals; answers give amounts as strings with 8 decimals.
 A refusal is a tool error whose text is {"error":{"code","message"},"status"}: the same code as the HTTP API (docs/rpc-errors.md reasons such as not_an_agent, score_too_low, insufficient_balance; 429 codes with retry_after_seconds).
-Tools that act for a wallet take its mnemonic; the safer way is coin-wallet, which keeps the key and signs locally ('coin-wallet agent ...').`
+Tools that act for a wallet take its mnemonic, or instead its public_key (64 hex): then nothing is signed, the answer is the unsigned transaction (unsigned_tx, txid, sign, fee, inputs); check it, sign the bytes of sign with your Ed25519 key and call tx_submit, so the key never leaves you (docs/agents.md).`
 
 // numberSchema is api.Number's schema: a JSON number (a string is refused).
 var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
@@ -78,6 +78,23 @@ func (t *Tool) OutputSchema() (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: output schema: %w", t.Name, err)
 	}
+	if !t.TakesPublicKey {
+		return s, nil
+	}
+	// Either answer: the operation's result (mnemonic) or the transaction to sign
+	// (public_key). One object of the properties of both, which has all the required
+	// properties of one or of the other.
+	u, err := jsonschema.ForType(reflect.TypeFor[api.UnsignedTx](), schemaOptions)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: output schema: %w", t.Name, err)
+	}
+	for name, p := range u.Properties {
+		if _, ok := s.Properties[name]; !ok {
+			s.Properties[name] = p
+		}
+	}
+	s.AnyOf = []*jsonschema.Schema{{Required: s.Required}, {Required: u.Required}}
+	s.Required = nil
 	return s, nil
 }
 
@@ -392,7 +409,11 @@ func result(t *Tool, rec *inproc.Response) *sdk.CallToolResult {
 		}
 		return errorResult(te)
 	}
-	out := reflect.New(t.Out)
+	typ := t.Out
+	if t.TakesPublicKey && bytes.Contains(rec.Body(), []byte(`"unsigned_tx"`)) {
+		typ = reflect.TypeFor[api.UnsignedTx]() // asked with public_key
+	}
+	out := reflect.New(typ)
 	if err := json.Unmarshal(rec.Body(), out.Interface()); err != nil {
 		return errorResult(&ToolError{Status: http.StatusInternalServerError,
 			Error: api.ErrorObject{Code: "internal", Message: "the endpoint's answer is not its type: " + err.Error()}})
