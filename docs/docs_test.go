@@ -10,7 +10,7 @@
 // by script(1), as typed in a terminal: a command that asks for the passphrase finds a terminal
 // and is answered on it (docsPassphrase, typed twice). HOME is a fresh directory, PATH starts
 // with the fresh executables, and no COIN_* variable of the caller leaks in; the --help
-// examples see COIN_NETWORK=regtest, as after the README's "export COIN_NETWORK=regtest".
+// examples see COIN_NETWORK=regtest, the network of the README's quick start (its coin.conf).
 //
 //   - A line ending in "&" runs in the background; when it starts coin-node, the next line
 //     waits until the node answers on 127.0.0.1:38332 (a person waits for the log line).

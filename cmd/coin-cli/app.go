@@ -85,7 +85,7 @@ func newApp() *cli.App {
 	for _, m := range rpcapi.Methods {
 		cmds = append(cmds, methodCommand(m))
 	}
-	cmds = append(cmds, callCommand(), rpcauthCommand(), dashboardCommand(), cliutil.DocCommand())
+	cmds = append(cmds, callCommand(), rpcauthCommand(), dashboardCommand(), watchCommand(), cliutil.DocCommand())
 	return cliutil.Conventions(&cli.App{
 		Name:                 appName,
 		Usage:                "call a coin node's JSON-RPC methods from the command line",

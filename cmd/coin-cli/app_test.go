@@ -238,7 +238,7 @@ func TestAppEnv(t *testing.T) {
 		t.Errorf("COIN_STDIN: %+v", r)
 	}
 	t.Setenv("COIN_NETWORK", "nonet")
-	if r := runApp(t, "", "getblockcount"); r.code != 1 || !strings.Contains(r.stderr, `unknown network "nonet"`) {
+	if r := runApp(t, "", "getblockcount"); r.code != 2 || !strings.Contains(r.stderr, `unknown network "nonet"`) { // a usage error
 		t.Errorf("COIN_NETWORK: %+v", r)
 	}
 }

@@ -34,10 +34,10 @@ func TestRPCAuthCommand(t *testing.T) {
 	if err != nil || !e.Verify("bob", lines[3]) {
 		t.Fatalf("rpcauth text output does not verify: %v\n%s", err, r.stdout)
 	}
-	if r := runApp(t, "", "rpcauth"); r.code != 1 || !strings.Contains(r.stderr, "user name") {
+	if r := runApp(t, "", "rpcauth"); r.code != 2 || !strings.Contains(r.stderr, "user name") {
 		t.Fatalf("rpcauth without user: %+v", r)
 	}
-	if r := runApp(t, "", "rpcauth", "a:b"); r.code != 1 {
+	if r := runApp(t, "", "rpcauth", "a:b"); r.code != 2 {
 		t.Fatalf("rpcauth a:b: %+v", r)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -36,12 +35,13 @@ Example:
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print user, password and rpcauth as a JSON object"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return errors.New("rpcauth: want one argument, the user name\nusage: " + usageLine("rpcauth", "[--json] <user>"))
+				return &cliutil.ExitError{Code: cliutil.ExitUsage,
+					Message: "error: rpcauth: want one argument, the user name\nusage: " + usageLine("rpcauth", "[--json] <user>")}
 			}
 			user := c.Args().First()
 			line, pass, err := rpcauth.Generate(user)
 			if err != nil {
-				return fmt.Errorf("rpcauth: %w", err)
+				return cliutil.BadUsage(c, fmt.Errorf("rpcauth: %w", err))
 			}
 			if c.Bool("json") {
 				return cliutil.PrintJSON(c.App.Writer, map[string]string{"user": user, "password": pass, "rpcauth": line})

@@ -176,6 +176,9 @@ func (cl *client) do(ctx context.Context, method, path string, body any, out any
 	return nil
 }
 
+// errNoAddress is readAddress's error for empty standard input: claim's usage error.
+var errNoAddress = errors.New("no address: give ADDRESS or pipe an address (or the JSON of 'coin-wallet new') to standard input")
+
 // readAddress takes the address from standard input: a bare address, or JSON with an
 // "address" field (such as 'coin-wallet new'). When the JSON also holds a "mnemonic" (read
 // with cliutil.ParseMnemonic, the one mnemonic reader), it is returned too, so that claim
@@ -186,7 +189,7 @@ func readAddress(r io.Reader) (address, mnemonic string, err error) {
 		return "", "", fmt.Errorf("read standard input: %w", err)
 	}
 	if s == "" {
-		return "", "", errors.New("no address: give ADDRESS or pipe an address (or the JSON of 'coin-wallet new') to standard input")
+		return "", "", errNoAddress
 	}
 	if strings.HasPrefix(s, "{") {
 		var v struct {
@@ -258,7 +261,9 @@ func claim(c *cli.Context) error {
 	addr := c.Args().First()
 	if addr == "" {
 		var mnemonic string
-		if addr, mnemonic, err = readAddress(cl.in); err != nil {
+		if addr, mnemonic, err = readAddress(cl.in); errors.Is(err, errNoAddress) {
+			return cliutil.BadUsage(c, err)
+		} else if err != nil {
 			return err
 		}
 		if mnemonic != "" {

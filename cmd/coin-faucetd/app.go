@@ -63,12 +63,18 @@ own unconfirmed change, so no claim waits for a block. Mainnet is refused.
 Limits (429 with Retry-After and a code naming the limit): one claim per address per
 --cooldown (address_rate_limited); --claims-per-ip per client network per hour and
 --requests-per-second on every endpoint (client_rate_limited); --budget-per-hour claims
-for the whole faucet (budget_exhausted). Behind a reverse proxy set --trusted-proxies.
+for the whole faucet (budget_exhausted); --max-streams-per-client event streams per client
+(stream_limit) and --max-streams in all, at most three quarters of --max-connections, so the
+rest always serves ordinary requests. Behind a reverse proxy set --trusted-proxies.
 On regtest, a local chain where every claim comes from one client, --claims-per-ip and
 --budget-per-hour default to no limit; testnet keeps 5 and 100 (give them to change it).
 
+Secrets: --mnemonic-file and --passphrase-file must give group and others no access
+(chmod 600), else coin-faucetd refuses to start. The transactions of agent operations and
+sends are journaled before they are sent and sent again until mined, as claims are.
+
 Logs: --log-format text|json; a bare --log-file also writes <data-dir>/faucetd.log,
---log-file=PATH another file. --metrics-bind serves Prometheus metrics at /metrics (claims
+--log-file PATH another file. --metrics-bind serves Prometheus metrics at /metrics (claims
 by outcome, the faucet's balance, HTTP latency by route; docs/operations.md).
 
 Every flag can also be set with the environment variable shown in its help. SIGINT or
@@ -117,6 +123,12 @@ func newApp() *cli.App {
 				Usage: "how many X-Forwarded-For hops (reverse proxies of yours) to trust to name the client; 0: the client is the socket's peer"},
 			&cli.IntFlag{Name: "max-connections", Value: defaultMaxConnections, EnvVars: []string{"COIN_FAUCET_MAX_CONNECTIONS"},
 				Usage: "most HTTP connections open at once; more wait to be accepted"},
+			&cli.IntFlag{Name: "max-streams", Value: 0, EnvVars: []string{"COIN_FAUCET_MAX_STREAMS"},
+				Usage: "most event streams (/api/agent/events) open at once; 0: three quarters of --max-connections. At most that: the last quarter of the connections is kept for ordinary requests"},
+			&cli.IntFlag{Name: "max-streams-per-client", Value: faucet.DefaultMaxStreamsPerClient, EnvVars: []string{"COIN_FAUCET_MAX_STREAMS_PER_CLIENT"},
+				Usage: "most event streams one client (IPv4 address, IPv6 /64) holds at once; more are 429 stream_limit"},
+			&cli.DurationFlag{Name: "stream-max-age", Value: events.DefaultMaxAge, EnvVars: []string{"COIN_FAUCET_STREAM_MAX_AGE"},
+				Usage: "`DURATION` after which an event stream ends (the client reconnects with Last-Event-ID and misses nothing), so a client that stops reading does not hold its connection"},
 			&cli.Int64Flag{Name: "max-body", Value: faucet.DefaultMaxBodyBytes, EnvVars: []string{"COIN_FAUCET_MAX_BODY"}, Usage: "largest request body in `BYTES`"},
 			&cli.IntFlag{Name: "max-batch", Value: faucet.DefaultMaxBatch, EnvVars: []string{"COIN_FAUCET_MAX_BATCH"}, Usage: "most claims paid by one transaction"},
 			&cli.IntFlag{Name: "max-chain-depth", Value: faucet.DefaultMaxChainDepth, EnvVars: []string{"COIN_FAUCET_MAX_CHAIN_DEPTH"},
@@ -127,7 +139,7 @@ func newApp() *cli.App {
 				Usage: "error, warn, info, debug or trace, for everything or per subsystem (faucet, http: the access log): debug or info,http=warn"},
 			&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"COIN_LOG_FORMAT"}, Usage: "`FORMAT` of the log and the access log: text (key=value lines) or json"},
 			&cli.GenericFlag{Name: "log-file", Value: &logging.FileFlag{}, EnvVars: []string{"COIN_FAUCET_LOG_FILE"},
-				Usage: "also write the log to <data-dir>/faucetd.log; --log-file=PATH (with =) to another file"},
+				Usage: "also write the log to `PATH`; a bare --log-file (no PATH) writes <data-dir>/faucetd.log"},
 			&cli.StringFlag{Name: "metrics-bind", EnvVars: []string{"COIN_FAUCET_METRICS_BIND"},
 				Usage: "serve Prometheus metrics at http://`ADDR`/metrics (host:port; a bare :port or port is 127.0.0.1); off when omitted"},
 		}, cliutil.RPCCredentialFlags()...),
@@ -148,14 +160,14 @@ func newApp() *cli.App {
 
 func run(c *cli.Context) error {
 	if c.Args().Present() {
-		return fmt.Errorf("unexpected argument %q (see '%s --help')", c.Args().First(), appName)
+		return cliutil.UsageError(c, "unexpected argument %q", c.Args().First())
 	}
 	net, err := params.ByName(c.String("network"))
 	if err != nil {
-		return fmt.Errorf("--network: %w", err)
+		return cliutil.BadUsage(c, fmt.Errorf("--network: %w", err))
 	}
 	if net == params.Mainnet {
-		return errors.New("--network mainnet: the faucet gives coins away, so it runs only on testnet or regtest")
+		return cliutil.UsageError(c, "--network mainnet: the faucet gives coins away, so it runs only on testnet or regtest")
 	}
 	rpcURL, err := rpcapi.NodeURL(c.String("rpc"), net)
 	if err != nil {
@@ -168,19 +180,37 @@ func run(c *cli.Context) error {
 	}
 	amt, err := amount.Parse(strings.TrimSpace(c.String("amount")))
 	if err != nil {
-		return fmt.Errorf("--amount: %w", err)
+		return cliutil.BadUsage(c, fmt.Errorf("--amount: %w", err))
 	}
 	if amt < policy.DustLimit {
-		return fmt.Errorf("--amount: %w", wallet.ErrDust)
+		return cliutil.BadUsage(c, fmt.Errorf("--amount: %w", wallet.ErrDust))
 	}
 	cooldown := c.Duration("cooldown")
 	if cooldown <= 0 {
-		return errors.New("--cooldown must be positive")
+		return cliutil.UsageError(c, "--cooldown must be positive")
 	}
 	feeRate := c.Uint64("fee-rate")
 	if feeRate < policy.MinRelayFeePerByte || feeRate > wallet.MaxFeeRate {
-		return fmt.Errorf("--fee-rate: %w", wallet.ErrBadFeeRate)
+		return cliutil.BadUsage(c, fmt.Errorf("--fee-rate: %w", wallet.ErrBadFeeRate))
 	}
+	maxConns := c.Int("max-connections")
+	if maxConns < 1 {
+		return cliutil.UsageError(c, "--max-connections must be at least 1")
+	}
+	maxStreams, err := faucet.StreamShare(maxConns, c.Int("max-streams"))
+	if err != nil {
+		return cliutil.UsageError(c, "--max-streams: %v", err)
+	}
+	if maxStreams == 0 {
+		maxStreams = -1 // the server's "none"
+	}
+	if c.Int("max-streams-per-client") < 1 {
+		return cliutil.UsageError(c, "--max-streams-per-client must be at least 1")
+	}
+	if c.Duration("stream-max-age") <= 0 {
+		return cliutil.UsageError(c, "--stream-max-age must be positive")
+	}
+	trusted := c.Int("trusted-proxies")
 	dataDir := c.String("data-dir")
 	if dataDir == "" {
 		home, err := os.UserHomeDir()
@@ -191,11 +221,11 @@ func run(c *cli.Context) error {
 	}
 	levels, err := logging.ParseLevels(c.String("log-level"), "faucet", "http")
 	if err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+		return cliutil.BadUsage(c, fmt.Errorf("--log-level: %w", err))
 	}
 	format, err := logging.ParseFormat(c.String("log-format"))
 	if err != nil {
-		return fmt.Errorf("--log-format: %w", err)
+		return cliutil.BadUsage(c, fmt.Errorf("--log-format: %w", err))
 	}
 	logFile := c.Generic("log-file").(*logging.FileFlag).Path(filepath.Join(dataDir, "faucetd.log"))
 	logger, logCloser, err := logging.Output{Levels: levels, Format: format, File: logFile}.Open()
@@ -254,8 +284,10 @@ func run(c *cli.Context) error {
 		Cooldown: cooldown, FeeRate: feeRate, IPRate: ipRate(c.Float64("ip-rate")), IPBurst: c.Int("ip-burst"),
 		RequestRate: ipRate(c.Float64("requests-per-second")), RequestBurst: c.Int("requests-burst"),
 		ClaimsPerClient: perClient, BudgetPerHour: budget,
-		TrustedProxies: c.Int("trusted-proxies"), MaxBodyBytes: c.Int64("max-body"), AccessLog: accessLog, Log: logger,
-		Events: hub.Handler(events.HandlerConfig{HRP: net.HRP})})
+		TrustedProxies: trusted, MaxBodyBytes: c.Int64("max-body"), AccessLog: accessLog, Log: logger,
+		MaxStreams: maxStreams, MaxStreamsPerClient: c.Int("max-streams-per-client"),
+		Events: hub.Handler(events.HandlerConfig{HRP: net.HRP, MaxAge: c.Duration("stream-max-age"),
+			Replay: events.ReplayLimits{Client: func(r *http.Request) string { return faucet.ClientNetwork(r, trusted) }}})})
 	if err != nil {
 		return err
 	}
@@ -263,7 +295,7 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ln, err := listen(c.String("listen"), c.Int("max-connections"))
+	ln, err := listen(c.String("listen"), maxConns)
 	if err != nil {
 		return err
 	}
@@ -296,6 +328,9 @@ func run(c *cli.Context) error {
 	go func() { engine.Run(engineCtx); close(engineDone) }()
 	sourceDone := make(chan struct{})
 	go func() { source.Run(engineCtx); close(sourceDone) }()
+	// The operations' transactions are journaled and sent again until mined.
+	journalDone := make(chan struct{})
+	go func() { srv.RunTxJournal(engineCtx, 0); close(journalDone) }()
 	hs.RegisterOnShutdown(hub.Close) // end the event streams, which never go idle
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
@@ -316,6 +351,7 @@ func run(c *cli.Context) error {
 	stopEngine()
 	<-engineDone
 	<-sourceDone
+	<-journalDone
 	return runErr
 }
 
@@ -422,7 +458,8 @@ func faucetKeys(c *cli.Context, n *params.Network) ([]wallet.Key, error) {
 			return nil, fmt.Errorf("--wallet-dir: %w", err)
 		}
 		defer s.Close()
-		pass, err := cliutil.ReadSecret(c.String("passphrase-file"), "COIN_WALLET_PASSPHRASE", "faucet wallet passphrase: ")
+		pass, err := cliutil.SecretSource{Path: c.String("passphrase-file"), Env: "COIN_WALLET_PASSPHRASE", Prompt: "faucet wallet passphrase: ",
+			Hint: "give --passphrase-file FILE or set COIN_WALLET_PASSPHRASE"}.ReadPassphrase("")
 		if err != nil {
 			return nil, err
 		}

@@ -355,11 +355,11 @@ func waitFaucetBalance(t *testing.T, f *faucetd, n *node, addr string) {
 	}
 }
 
-// coin-faucetd refuses to run on mainnet.
+// coin-faucetd refuses to run on mainnet: a usage error (exit 2).
 func TestFaucetdRefusesMainnet(t *testing.T) {
 	bin := buildBinaries(t)
 	p := proctest.Start(t, filepath.Join(bin, "coin-faucetd"), "--network", "mainnet", "--mnemonic-file", "/nonexistent")
-	if code := p.Wait(t, 20*time.Second); code != 1 || !strings.Contains(p.Out.String(), "mainnet") {
+	if code := p.Wait(t, 20*time.Second); code != 2 || !strings.Contains(p.Out.String(), "mainnet") {
 		t.Fatalf("exit %d: %s", code, p.Out.String())
 	}
 }

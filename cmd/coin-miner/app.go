@@ -52,7 +52,7 @@ gets key=value log lines (log/slog), with a status line every --log-interval. Th
 accepted blocks are logged one by one at info level, later ones at debug level (the status
 line counts them). --quiet prints only warnings and errors. SIGINT or SIGTERM stops the
 miner, which prints a summary. --log-format json writes the log lines
-(and the summary) as JSON objects; --log-file=PATH appends them to PATH as well.
+(and the summary) as JSON objects; --log-file PATH appends them to PATH as well.
 
 --benchmark hashes a fixed header without a node, first on one thread and then on
 --threads threads, and prints the hashrate per thread and in total. When openssl is on the
@@ -67,8 +67,9 @@ Examples:
     COIN_RPC=127.0.0.1:28332 COIN_MINER_ADDRESS=tcoin1... coin-miner
     coin-miner --benchmark --threads 2
 
-Exit status: 0 after SIGINT, SIGTERM or --blocks blocks; 1 for a bad option or address, or
-when the node refuses to mine for this address (another network).`)
+Exit status: 0 after SIGINT, SIGTERM or --blocks blocks; 2 for a usage error (a bad or
+missing option, such as no --address, or an address that does not parse); 1 when the node
+refuses to mine for this address (another network) or another error.`)
 
 // defaultLogInterval is how often a status line is logged when standard error is not a
 // terminal.
@@ -111,7 +112,7 @@ func newApp() *cli.App {
 			&cli.StringFlag{Name: "log-format", EnvVars: []string{"COIN_MINER_LOG_FORMAT", "COIN_LOG_FORMAT"}, Value: "text",
 				Usage: "`FORMAT` of the log: text (key=value lines) or json (one object per line)"},
 			&cli.GenericFlag{Name: "log-file", Value: &logging.FileFlag{}, EnvVars: []string{"COIN_MINER_LOG_FILE"},
-				Usage: "also append the log to a file: --log-file=PATH (with =)"},
+				Usage: "also append the log to `PATH`"},
 			&cli.DurationFlag{Name: "log-interval", EnvVars: []string{"COIN_MINER_LOG_INTERVAL"}, Value: defaultLogInterval,
 				Usage: "`DURATION` between status log lines when standard error is not a terminal"},
 		}, cliutil.RPCCredentialFlags()...),
@@ -180,11 +181,11 @@ func readOptions(c *cli.Context) (*options, error) {
 
 func run(c *cli.Context) error {
 	if c.Args().Present() {
-		return fmt.Errorf("unexpected argument %q (see '%s --help')", c.Args().First(), appName)
+		return cliutil.UsageError(c, "unexpected argument %q", c.Args().First())
 	}
 	o, err := readOptions(c)
 	if err != nil {
-		return err
+		return cliutil.BadUsage(c, err)
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -195,7 +196,7 @@ func run(c *cli.Context) error {
 	if c.Bool("benchmark") {
 		d := c.Duration("benchmark-time")
 		if d <= 0 {
-			return errors.New("--benchmark-time must be positive")
+			return cliutil.UsageError(c, "--benchmark-time must be positive")
 		}
 		return benchmark(ctx, c.App.Writer, o.threads, d)
 	}
@@ -205,11 +206,11 @@ func run(c *cli.Context) error {
 func mine(ctx context.Context, c *cli.Context, o *options) error {
 	raw := c.String("address")
 	if raw == "" {
-		return fmt.Errorf("no mining address: give --address or COIN_MINER_ADDRESS (see '%s --help')", appName)
+		return cliutil.UsageError(c, "no mining address: give --address or COIN_MINER_ADDRESS")
 	}
 	addr, err := miner.ParseAddress(strings.TrimSpace(raw), o.network)
 	if err != nil {
-		return fmt.Errorf("--address: %w", err)
+		return cliutil.BadUsage(c, fmt.Errorf("--address: %w", err))
 	}
 	rpcURL, err := nodeURL(c.String("rpc"), o.network, addr)
 	if err != nil {

@@ -8,4 +8,4 @@ import (
 	"github.com/cointoolkit/coin/lib/cliutil"
 )
 
-func main() { cliutil.Exit(newApp().Run(os.Args)) }
+func main() { cliutil.Exit(cliutil.Run(newApp(), os.Args)) }

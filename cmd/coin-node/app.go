@@ -45,7 +45,7 @@ never). Known addresses are kept in <data-dir>/peers.json.
 Every flag can also be set with the environment variable shown in its help.
 The data directory holds db/, peers.json (known peer addresses), banlist.json (setban's bans)
 and, with a bare --log-file, node.log
-(--log-file=PATH writes PATH instead; either way the log also goes to standard error).
+(--log-file PATH writes PATH instead; either way the log also goes to standard error).
 --log-format json writes one JSON object per record instead of key=value lines.
 While catching up the node logs "sync: progress" lines (height, target, percent,
 blocks_per_sec, eta) every few seconds; getsyncstatus reports target_height and progress.
@@ -87,10 +87,10 @@ address that is not loopback needs --rpc-auth; clients then send HTTP Basic cred
 			&cli.StringFlag{Name: "log-level", Aliases: []string{"debuglevel"}, Value: "info", EnvVars: []string{"COIN_LOG_LEVEL"}, Usage: "error, warn, info, debug or trace, for everything or per subsystem (node, p2p, rpc): debug or info,p2p=trace"},
 			&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"COIN_LOG_FORMAT"}, Usage: "`FORMAT` of the log: text (key=value lines) or json (one object per line)"},
 			&cli.GenericFlag{Name: "log-file", Value: &logging.FileFlag{}, EnvVars: []string{"COIN_LOG_FILE"},
-				Usage: "also write the log to <data-dir>/node.log; --log-file=PATH (with =) to another file"},
+				Usage: "also write the log to `PATH`; a bare --log-file (no PATH) writes <data-dir>/node.log"},
 			&cli.StringFlag{Name: "metrics-bind", EnvVars: []string{"COIN_METRICS_BIND"},
 				Usage: "serve Prometheus metrics at http://`ADDR`/metrics (host:port; a bare :port or port is 127.0.0.1); off when omitted"},
-			&cli.Float64Flag{Name: "min-free-disk", Value: 20, EnvVars: []string{"COIN_MIN_FREE_DISK"}, Usage: "stop cleanly when less than this percentage of the data dir's disk is free"},
+			&cli.Float64Flag{Name: "min-free-disk", Value: 20, EnvVars: []string{"COIN_MIN_FREE_DISK"}, Usage: "stop cleanly when less than this percentage (0 to 100; 0: never) of the data dir's disk is free"},
 			&cli.IntFlag{Name: "mempool-max-mb", Value: 64, EnvVars: []string{"COIN_MEMPOOL_MAX_MB"}, Usage: "mempool size bound in MiB; the lowest fee rates are evicted beyond it"},
 			&cli.IntFlag{Name: "coin-cache-mb", Value: chainstate.DefaultCoinCacheMiB, EnvVars: []string{"COIN_COIN_CACHE_MB"}, Usage: "MiB of memory (outside the Go heap) that keep stored unspent outputs, as Bitcoin Core's -dbcache: blocks then read the outputs they spend from memory instead of the database; 0: none"},
 		}, rpcFlags()...),
@@ -104,14 +104,18 @@ const maxCoinCacheMB = 1 << 20
 
 func run(c *cli.Context) error {
 	if c.Args().Present() {
-		return cli.Exit(fmt.Sprintf("error: unexpected argument %q (see coin-node --help)", c.Args().First()), 1)
+		return cliutil.UsageError(c, "unexpected argument %q", c.Args().First())
 	}
 	net, err := params.ByName(c.String("network"))
 	if err != nil {
-		return err
+		return cliutil.BadUsage(c, fmt.Errorf("--network: %w", err))
+	}
+	// A negative percentage turned the free-disk rule off without a word: a usage error.
+	if v := c.Float64("min-free-disk"); !(v >= 0 && v <= 100) {
+		return cliutil.UsageError(c, "--min-free-disk %v: want a percentage from 0 (the rule off) to 100", v)
 	}
 	if v := c.Int("coin-cache-mb"); v < 0 || v > maxCoinCacheMB {
-		return cli.Exit(fmt.Sprintf("error: --coin-cache-mb %d: want 0 (none) to %d MiB", v, maxCoinCacheMB), 1)
+		return cliutil.UsageError(c, "--coin-cache-mb %d: want 0 (none) to %d MiB", v, maxCoinCacheMB)
 	}
 	dataDir := c.String("data-dir")
 	if dataDir == "" {
@@ -123,11 +127,11 @@ func run(c *cli.Context) error {
 	}
 	levels, err := logging.ParseLevels(c.String("log-level"), logging.DefaultSubsystem, "p2p", "rpc")
 	if err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+		return cliutil.BadUsage(c, fmt.Errorf("--log-level: %w", err))
 	}
 	format, err := logging.ParseFormat(c.String("log-format"))
 	if err != nil {
-		return fmt.Errorf("--log-format: %w", err)
+		return cliutil.BadUsage(c, fmt.Errorf("--log-format: %w", err))
 	}
 	logFile := c.Generic("log-file").(*logging.FileFlag).Path(node.DefaultLogFile(dataDir))
 	logger, closer, err := logging.Output{Levels: levels, Format: format, File: logFile}.Open()
@@ -162,6 +166,7 @@ func run(c *cli.Context) error {
 		MempoolSaveInterval: saveInterval(c.Duration("mempool-save-interval")),
 		CoinCacheMiB:        none(c.Int("coin-cache-mb")),
 		MetricsBind:         c.String("metrics-bind"),
+		BlockNotify:         c.String("blocknotify"),
 	}
 	n, err := node.New(cfg)
 	if errors.Is(err, rpcserver.ErrNoAuth) {

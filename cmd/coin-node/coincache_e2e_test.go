@@ -19,8 +19,8 @@ func TestE2ECoinCacheFlag(t *testing.T) {
 	bin := filepath.Join(bins(t), "coin-node")
 	dir := t.TempDir()
 	out, err := exec.Command(bin, "--network", "regtest", "--data-dir", filepath.Join(dir, "x"), "--coin-cache-mb", "-1").CombinedOutput()
-	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "--coin-cache-mb -1") {
-		t.Fatalf("--coin-cache-mb -1: exit %d, want 1 and the flag named:\n%s", code, out)
+	if code := exitCode(err); code != 2 || !strings.Contains(string(out), "--coin-cache-mb -1") {
+		t.Fatalf("--coin-cache-mb -1: exit %d, want 2 (a usage error) and the flag named:\n%s", code, out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal("a refused --coin-cache-mb created the data directory")

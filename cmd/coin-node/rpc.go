@@ -11,7 +11,8 @@ import (
 
 // The RPC server's flags: protocol §11's "who may call". lib/node serves it.
 
-// rpcFlags are the options of the JSON-RPC server besides --rpc-bind.
+// rpcFlags are the options of the JSON-RPC server besides --rpc-bind, with its notification
+// stream's bound and --blocknotify, the other notification (docs/operations.md).
 func rpcFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "rpc-auth", EnvVars: []string{"COIN_RPC_AUTH"},
@@ -20,6 +21,10 @@ func rpcFlags() []cli.Flag {
 			Usage: "serve browser requests from this `ORIGIN` (scheme://host[:port]); repeatable. Requests with any other Origin header get 403"},
 		&cli.IntFlag{Name: "rpc-max-connections", Value: rpcserver.DefaultMaxConnections, EnvVars: []string{"COIN_RPC_MAX_CONNECTIONS"},
 			Usage: "`N` RPC connections open at once at most; more wait in the accept queue"},
+		&cli.IntFlag{Name: "rpc-max-streams", Value: rpcserver.DefaultMaxStreams, EnvVars: []string{"COIN_RPC_MAX_STREAMS"},
+			Usage: "`N` notification streams (GET /stream on the RPC listener) open at once at most; more get 503. Each holds one of the --rpc-max-connections"},
+		&cli.StringFlag{Name: "blocknotify", EnvVars: []string{"COIN_BLOCKNOTIFY"},
+			Usage: "run `CMD` each time the tip changes, every %s replaced by the new tip's hash, as Bitcoin Core's -blocknotify: through /bin/sh -c (the command is yours; only the hash is inserted), at most 4 at once, each killed after 5 minutes; tips that find 64 runs waiting are skipped with a warning"},
 	}
 }
 
@@ -34,6 +39,9 @@ func rpcConfig(c *cli.Context) (*rpcserver.HTTPConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--rpc-auth: %w", err)
 	}
+	if c.Int("rpc-max-streams") < 1 {
+		return nil, fmt.Errorf("--rpc-max-streams %d: want at least 1", c.Int("rpc-max-streams"))
+	}
 	if c.Int("rpc-max-connections") < 1 {
 		return nil, fmt.Errorf("--rpc-max-connections %d: want at least 1", c.Int("rpc-max-connections"))
 	}
@@ -43,7 +51,7 @@ func rpcConfig(c *cli.Context) (*rpcserver.HTTPConfig, error) {
 		}
 	}
 	return &rpcserver.HTTPConfig{Bind: bind, AllowOrigins: c.StringSlice("rpc-allow-origin"),
-		Auth: auth, MaxConnections: c.Int("rpc-max-connections")}, nil
+		Auth: auth, MaxConnections: c.Int("rpc-max-connections"), MaxStreams: c.Int("rpc-max-streams")}, nil
 }
 
 // noAuthError explains a non-loopback --rpc-bind without credentials.

@@ -190,6 +190,11 @@ func (e *env) passphrase(confirm bool) (string, error) {
 	if p == "" {
 		return "", wallet.ErrEmptyPassphrase
 	}
+	if confirm { // a new passphrase (create, restore)
+		if w := cliutil.ShortPassphraseWarning(p); w != "" {
+			fmt.Fprintln(e.c.App.ErrWriter, w)
+		}
+	}
 	return p, nil
 }
 

@@ -14,5 +14,5 @@ func main() {
 	// goleveldb would make the wallet's files 0644 otherwise. lib/wallet checks and fixes
 	// the modes whatever the umask (perms.go).
 	syscall.Umask(0o077)
-	cliutil.Exit(newApp().Run(os.Args))
+	cliutil.Exit(cliutil.Run(newApp(), os.Args))
 }

@@ -11,6 +11,13 @@
 // payload length; Read checks the header against it, so a position that points at other bytes
 // fails with ErrCorrupt instead of returning them.
 //
+// Records version 2 (written since the storage-corruption finding of docs/security.md) carry a
+// checksum: the length field's top bit is set (a payload is under 2 GiB, so version 1 records
+// never set it) and the CRC-32C (Castagnoli) of the payload follows the header, before the
+// payload. Read verifies it, so a flipped bit in a stored block is ErrChecksum, not a different
+// block served silently; version 1 records, which have no checksum, are still read as they
+// are.
+//
 // # Crash safety
 //
 // The store does not decide which records exist: its owner does, by recording each record's
@@ -25,6 +32,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -34,8 +42,18 @@ import (
 	"sync"
 )
 
-// headerLen is a record's header: magic and payload length.
+// headerLen is a record's header: magic and payload length (top bit: version 2).
 const headerLen = 8
+
+// Version 2 records: the flag in the length field and the checksum after the header.
+const (
+	v2Flag   = 1 << 31
+	crcLen   = 4
+	v2Header = headerLen + crcLen
+)
+
+// castagnoli is CRC-32C's table (hardware-accelerated on amd64 and arm64).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // DefaultMaxFileSize is the size past which appends go to a new file (Bitcoin Core's, 128 MiB).
 const DefaultMaxFileSize = 128 << 20
@@ -43,6 +61,10 @@ const DefaultMaxFileSize = 128 << 20
 // ErrCorrupt is a position that does not point at a record of the store: its header is not
 // there, names another store or another length, or the file is shorter.
 var ErrCorrupt = errors.New("block file: no record at position")
+
+// ErrChecksum is a version 2 record whose payload does not match its checksum: the bytes on
+// disk changed after they were written. It matches ErrCorrupt too.
+var ErrChecksum = fmt.Errorf("%w: the record's checksum does not match its payload", ErrCorrupt)
 
 // Pos is where a record is: its file's number, its header's offset in the file and its payload
 // length.
@@ -181,7 +203,7 @@ func (s *Store) files() ([]uint32, error) {
 // Append writes a record and returns its position. Nothing refers to it until the owner
 // records the position (and End) in its database.
 func (s *Store) Append(payload []byte) (Pos, error) {
-	if int64(len(payload)) > s.max-headerLen {
+	if int64(len(payload)) > s.max-v2Header {
 		return Pos{}, fmt.Errorf("block file: record of %d bytes over the file size %d", len(payload), s.max)
 	}
 	s.mu.Lock()
@@ -189,15 +211,16 @@ func (s *Store) Append(payload []byte) (Pos, error) {
 	if s.done {
 		return Pos{}, os.ErrClosed
 	}
-	if int64(s.end.Size)+headerLen+int64(len(payload)) > s.max {
+	if int64(s.end.Size)+v2Header+int64(len(payload)) > s.max {
 		if err := s.next(); err != nil {
 			return Pos{}, err
 		}
 	}
-	rec := make([]byte, headerLen+len(payload))
+	rec := make([]byte, v2Header+len(payload))
 	copy(rec, s.magic[:])
-	binary.LittleEndian.PutUint32(rec[4:], uint32(len(payload)))
-	copy(rec[headerLen:], payload)
+	binary.LittleEndian.PutUint32(rec[4:], uint32(len(payload))|v2Flag)
+	binary.LittleEndian.PutUint32(rec[headerLen:], crc32.Checksum(payload, castagnoli))
+	copy(rec[v2Header:], payload)
 	p := Pos{File: s.end.File, Off: s.end.Size, Len: uint32(len(payload))}
 	if _, err := s.cur.Write(rec); err != nil {
 		// A short write leaves bytes past end; put the offset back so the next record starts
@@ -247,9 +270,10 @@ func (s *Store) Sync() error {
 	return s.cur.Sync()
 }
 
-// Read returns the payload of the record at p.
+// Read returns the payload of the record at p, verifying its checksum (version 2 records;
+// ErrChecksum when it does not match).
 func (s *Store) Read(p Pos) ([]byte, error) {
-	if int64(p.Len) > s.max-headerLen {
+	if int64(p.Len) > s.max-headerLen || p.Len >= v2Flag {
 		return nil, fmt.Errorf("%w: a record of %d bytes is over the file size", ErrCorrupt, p.Len)
 	}
 	f, err := os.Open(s.path(p.File))
@@ -260,17 +284,36 @@ func (s *Store) Read(p Pos) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	buf := make([]byte, headerLen+int(p.Len))
-	if _, err := f.ReadAt(buf, int64(p.Off)); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, fmt.Errorf("%w: %s%05d.dat ends before %d+%d", ErrCorrupt, s.name, p.File, p.Off, len(buf))
-		}
+	// One read of the version 2 size; a version 1 record (no checksum) is 4 bytes shorter,
+	// and may end the file.
+	buf := make([]byte, v2Header+int(p.Len))
+	n, err := f.ReadAt(buf, int64(p.Off))
+	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
-	if [4]byte(buf[:4]) != s.magic || binary.LittleEndian.Uint32(buf[4:]) != p.Len {
+	if n < headerLen {
+		return nil, fmt.Errorf("%w: %s%05d.dat ends before %d+%d", ErrCorrupt, s.name, p.File, p.Off, headerLen)
+	}
+	if [4]byte(buf[:4]) != s.magic {
 		return nil, fmt.Errorf("%w: %s%05d.dat at %d", ErrCorrupt, s.name, p.File, p.Off)
 	}
-	return buf[headerLen:], nil
+	switch l := binary.LittleEndian.Uint32(buf[4:]); {
+	case l == p.Len: // version 1
+		if n < headerLen+int(p.Len) {
+			return nil, fmt.Errorf("%w: %s%05d.dat ends before %d+%d", ErrCorrupt, s.name, p.File, p.Off, headerLen+int(p.Len))
+		}
+		return buf[headerLen : headerLen+int(p.Len)], nil
+	case l == p.Len|v2Flag:
+		if n < len(buf) {
+			return nil, fmt.Errorf("%w: %s%05d.dat ends before %d+%d", ErrCorrupt, s.name, p.File, p.Off, len(buf))
+		}
+		payload := buf[v2Header:]
+		if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(buf[headerLen:]) {
+			return nil, fmt.Errorf("%w (%s%05d.dat at %d, %d bytes)", ErrChecksum, s.name, p.File, p.Off, p.Len)
+		}
+		return payload, nil
+	}
+	return nil, fmt.Errorf("%w: %s%05d.dat at %d", ErrCorrupt, s.name, p.File, p.Off)
 }
 
 // Close closes the store.

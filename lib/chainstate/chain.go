@@ -35,11 +35,13 @@ type StorageError struct {
 func (e *StorageError) Error() string { return "storage: " + e.Op + ": " + e.Err.Error() }
 func (e *StorageError) Unwrap() error { return e.Err }
 
-// storageErr translates goleveldb errors in one place.
+// storageErr translates goleveldb errors in one place; corruption is logged here
+// (corruption.go).
 func storageErr(op string, err error) error {
 	if err == nil {
 		return nil
 	}
+	noteCorruption(op, err)
 	return &StorageError{Op: op, Err: err}
 }
 

@@ -4,9 +4,16 @@
 //
 // # Overview
 //
-// Executables return errors from their actions; main calls Exit(err), which prints the error
-// and exits with its code. An ExitError carries a specific exit code (bitcoin-cli style |N|
-// for RPC errors, 2 for a rate limit, ...); any other error prints "error: ..." and exits 1.
+// Executables return errors from their actions; main calls Exit(Run(newApp(), os.Args)):
+// Run lets an optional-value option take its value in the next word (--log-file PATH, args.go)
+// and Exit prints the error and exits with its code. An ExitError carries a specific exit
+// code (ExitUsage, 2, for every usage error: UsageError, BadUsage; bitcoin-cli style |N| for
+// RPC errors, ...); any other error prints "error: ..." and exits 1.
+//
+// Conventions (conventions.go) gives every app the shared command-line habits, the
+// configuration file among them: --conf FILE (COIN_CONF, default ~/.coin/coin.conf) is read
+// by lib/confile before any command runs and sets every global option that the command line
+// and the environment left unset.
 //
 // Tools that call the node share the credential options (rpc.go): RPCCredentialFlags adds
 // --rpc-user and --rpc-password-file, and NodeCredentials takes the credentials off the --rpc
@@ -64,9 +71,13 @@ func PrintTable(w io.Writer, header []string, rows [][]string) error {
 type ExitError struct {
 	Code    int
 	Message string
+	Err     error // the cause, when there is one (errors.Is and As see through)
 }
 
 func (e *ExitError) Error() string { return e.Message }
+
+// Unwrap is the cause.
+func (e *ExitError) Unwrap() error { return e.Err }
 
 // Exitf builds an ExitError.
 func Exitf(code int, format string, args ...any) error {

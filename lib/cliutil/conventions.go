@@ -1,13 +1,19 @@
 package cliutil
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"regexp"
 	"slices"
 	"strings"
+	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/cointoolkit/coin/lib/confile"
+	"github.com/cointoolkit/coin/lib/params"
 )
 
 // ExitUsage is the exit status of a usage error: an unknown option or command, a missing
@@ -29,15 +35,25 @@ const GlobalCategory = "GLOBAL OPTIONS (before or after the command)"
 //     that value, so c.String, c.Bool, c.IsSet ... give the same answer whichever context the
 //     code asks. An option after the arguments, which urfave/cli cannot parse there, is a usage
 //     error that says so.
+//
 //   - Usage errors (unknown option or command, an option's bad value, a missing required
 //     option, no command) print one line on standard error, "error: ... (see 'APP CMD
 //     --help')", and exit ExitUsage: never the help text, which goes to standard output only
 //     when asked for (--help, -h, "help [COMMAND...]").
 //
+//   - The configuration file (lib/confile: --conf FILE, COIN_CONF, or ~/.coin/coin.conf when
+//     it exists) sets every global option that the command line and the environment leave
+//     unset: --conf is added to the app's options, and the file is read before anything runs.
+//     A malformed line or a value its option does not parse is a usage error naming the file
+//     and line; a key no coin executable takes is a warning on standard error.
+//
 // Commands whose flag parsing is off (SkipFlagParsing: coin-cli's methods) get no copies: they
 // take the global options out of their arguments with TakeGlobalFlags. Call Conventions once,
 // in the app's constructor, after its commands are in place.
 func Conventions(app *cli.App) *cli.App {
+	if globalFlag(app, confile.FlagName) == nil {
+		app.Flags = append(app.Flags, confile.Flag())
+	}
 	var globals []cli.Flag
 	for _, f := range app.Flags {
 		if !isHelpFlag(f) {
@@ -45,7 +61,7 @@ func Conventions(app *cli.App) *cli.App {
 		}
 	}
 	app.OnUsageError = usageError
-	app.Before = before(app.Before, takeRequired(app.Flags), app.Action != nil)
+	app.Before = configFile(app.Flags, before(app.Before, takeRequired(app.Flags), app.Action != nil))
 	if app.Action == nil {
 		app.Action = needCommand
 	} else {
@@ -366,6 +382,14 @@ func UsageError(c *cli.Context, format string, args ...any) error {
 	return usageErr(c, fmt.Sprintf(format, args...))
 }
 
+// BadUsage is err as the usage error of the command of c (UsageError), keeping its kind:
+// errors.Is and errors.As see err through it.
+func BadUsage(c *cli.Context, err error) error {
+	e := usageErr(c, err.Error()).(*ExitError)
+	e.Err = err
+	return e
+}
+
 func usageErr(c *cli.Context, msg string) error {
 	return &ExitError{Code: ExitUsage, Message: fmt.Sprintf("error: %s (see '%s --help')", msg, helpName(c))}
 }
@@ -492,4 +516,86 @@ func IsBoolFlag(f cli.Flag) bool {
 		return ok && b.IsBoolFlag()
 	}
 	return false
+}
+
+// readDefaultConf is whether an app without --conf reads ~/.coin/coin.conf. Not in tests
+// that run apps in their own process (testing.Testing): the README's quick start writes that
+// file, and a developer's own settings must not change what the tests see. The executables
+// always read it; tests of the default file set this.
+var readDefaultConf = !testing.Testing()
+
+// configFile reads the configuration file and sets the app's global options flags from it
+// (confile.Apply), then runs next. A --conf or --network given after the command is read from
+// its arguments here, since the file is read before the command parses them.
+func configFile(flags []cli.Flag, next cli.BeforeFunc) cli.BeforeFunc {
+	return func(c *cli.Context) error {
+		path := c.String(confile.FlagName)
+		if path == "" && !readDefaultConf {
+			path = os.DevNull // an empty configuration
+		}
+		var o confile.Options
+		if cmd := c.App.Command(c.Args().First()); cmd != nil {
+			if v, ok := peekGlobal(c, c.Args().Tail(), confile.FlagName); ok {
+				path = v
+			}
+			o.Network, _ = peekGlobal(c, c.Args().Tail(), "network")
+		}
+		f, err := confile.Load(path)
+		if err != nil {
+			return &ExitError{Code: ExitUsage, Message: fmt.Sprintf("error: --conf: %v (see '%s --help')", err, c.App.Name)}
+		}
+		if f != nil {
+			o.Warn = c.App.ErrWriter
+			if o.Warn == nil {
+				o.Warn = os.Stderr
+			}
+			if err := confile.Apply(c, flags, f, o); err != nil {
+				var le *confile.LineError
+				if errors.As(err, &le) {
+					return &ExitError{Code: ExitUsage, Message: "error: " + le.Error()}
+				}
+				return err
+			}
+		}
+		if globalFlag(c.App, "network") != nil {
+			net := o.Network
+			if net == "" {
+				net = c.String("network")
+			}
+			if _, err := params.ByName(net); net != "" && err != nil {
+				return BadUsage(c, fmt.Errorf("--network: %w", err)) // from the command line, environment or file
+			}
+		}
+		return next(c)
+	}
+}
+
+// peekGlobal is the value of the global option name among args (as TakeGlobalFlags reads
+// them), without setting it.
+func peekGlobal(c *cli.Context, args []string, name string) (string, bool) {
+	f := globalFlag(c.App, name)
+	if f == nil {
+		return "", false
+	}
+	val, found := "", false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		n, ok := optionName(a)
+		if !ok || !slices.Contains(f.Names(), n) {
+			continue
+		}
+		_, v, hasVal := strings.Cut(a, "=")
+		if !hasVal {
+			if i+1 >= len(args) {
+				break
+			}
+			i++
+			v = args[i]
+		}
+		val, found = v, true
+	}
+	return val, found
 }

@@ -1,23 +1,27 @@
 package cliutil
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/cointoolkit/coin/lib/confile"
 )
 
 // DocCommand is the hidden "gendoc" subcommand every executable carries: `gendoc man`
 // prints its man page, `gendoc bash` and `gendoc zsh` its shell completion script. The
-// Makefile writes them to man/ and completions/.
+// Makefile writes them to man/ and completions/. `gendoc conf` prints its configurable
+// options as JSON, from which scripts/genconf makes deploy/coin.conf.example.
 func DocCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "gendoc",
 		Hidden:    true,
 		Usage:     "print the man page or a completion script (man, bash, zsh)",
-		ArgsUsage: "man|bash|zsh",
+		ArgsUsage: "man|bash|zsh|conf",
 		Action: func(c *cli.Context) error {
 			out, err := GenDoc(c.App, c.Args().First())
 			if err != nil {
@@ -29,7 +33,8 @@ func DocCommand() *cli.Command {
 	}
 }
 
-// GenDoc renders the man page ("man") or a completion script ("bash", "zsh") of app.
+// GenDoc renders the man page ("man"), a completion script ("bash", "zsh") or the
+// configurable options as JSON ("conf") of app.
 func GenDoc(app *cli.App, kind string) (string, error) {
 	app.Setup() // as Run does, so the help flag and defaults are the same in tests
 	switch kind {
@@ -39,8 +44,11 @@ func GenDoc(app *cli.App, kind string) (string, error) {
 		return fmt.Sprintf(bashCompletion, app.Name, strings.ReplaceAll(app.Name, "-", "_")), nil
 	case "zsh":
 		return fmt.Sprintf(zshCompletion, app.Name), nil
+	case "conf":
+		b, err := json.MarshalIndent(confile.Tool{Name: app.Name, Options: confile.Describe(app.Flags)}, "", "  ")
+		return string(b) + "\n", err
 	}
-	return "", fmt.Errorf("gendoc: want man, bash or zsh, got %q", kind)
+	return "", fmt.Errorf("gendoc: want man, bash, zsh or conf, got %q", kind)
 }
 
 // DocFiles maps each generated file (relative to the repository root) to its kind.

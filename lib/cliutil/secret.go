@@ -50,13 +50,53 @@ func (s SecretSource) inTerminal() (*os.File, bool) {
 	return f, ok && IsTerminal(f)
 }
 
-// readSecretFile reads a secret file. Its error names the file, never its content.
+// ErrSecretFileMode: a secret file (a mnemonic or a passphrase) can be read or written by
+// other users. The rule is the wallet directory's (lib/wallet: no access for group or
+// others): a mnemonic file holds the funds in plain text and a passphrase file the key to
+// the encrypted seed, so a file others could read may have been copied already; the owner
+// must know, as OpenSSH refuses a private key others can read.
+var ErrSecretFileMode = errors.New("the secret file is accessible to other users")
+
+// checkSecretFileMode applies ErrSecretFileMode's rule to a regular file (pipes such as
+// <(...) and devices are not files others could have copied later).
+func checkSecretFileMode(path string, st os.FileInfo) error {
+	if m := st.Mode(); m.IsRegular() && m.Perm()&0o077 != 0 {
+		return fmt.Errorf("%w: %s has mode %04o; run 'chmod 600 %s' (if other users could read it, consider the secret known)",
+			ErrSecretFileMode, path, m.Perm(), path)
+	}
+	return nil
+}
+
+// MinPassphraseChars is the length under which a new wallet passphrase gets a warning
+// (NIST SP 800-63B's minimum for memorised secrets): the passphrase alone guards the
+// encrypted seed of a copied wallet directory against an offline search. Shorter ones are
+// accepted (throwaway regtest wallets, scripts), with the warning of ShortPassphraseWarning.
+const MinPassphraseChars = 8
+
+// ShortPassphraseWarning is the warning for a new passphrase p ("" when p is long enough).
+func ShortPassphraseWarning(p string) string {
+	if n := len([]rune(p)); n < MinPassphraseChars {
+		return fmt.Sprintf("warning: the passphrase has %d character(s), fewer than %d: anyone who copies the wallet directory "+
+			"can try every such passphrase offline; use a longer one for a wallet that holds anything of value", n, MinPassphraseChars)
+	}
+	return ""
+}
+
+// readSecretFile reads a secret file, refusing one that others can access
+// (ErrSecretFileMode). Its error names the file, never its content.
 func readSecretFile(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if err := checkSecretFileMode(path, st); err != nil {
+		return "", err
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxSecretBytes+1))
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", path, err)

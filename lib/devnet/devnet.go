@@ -146,12 +146,14 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 
+	// Every process reads the devnet's own coin.conf (never the user's ~/.coin/coin.conf,
+	// which may name another network or credentials).
+	if err := writeConf(paths.Conf(), ports); err != nil {
+		return err
+	}
 	d := &devnet{cfg: cfg, ports: ports, paths: paths, sup: newSupervisor(cfg.Log)}
 	defer d.sup.stopAll()
 	if err := d.start(ctx); err != nil {
-		return err
-	}
-	if err := writeConf(paths.Conf(), ports); err != nil {
 		return err
 	}
 	d.printScreen()
@@ -181,6 +183,11 @@ func (d *devnet) faucetURL() string {
 }
 
 func (d *devnet) bin(tool string) string { return filepath.Join(d.cfg.BinDir, tool) }
+
+// args puts --conf with the devnet's coin.conf before a tool's own arguments.
+func (d *devnet) args(rest ...string) []string {
+	return append([]string{"--conf", d.paths.Conf()}, rest...)
+}
 
 // start brings the network up in order: node 0, keys, funding, the other nodes, the miner,
 // the faucet; each step waits until the previous one answers.
@@ -223,7 +230,7 @@ func (d *devnet) startNode(ctx context.Context, i int) error {
 		}
 	}
 	name := "node" + strconv.Itoa(i)
-	if err := d.sup.start(name, d.bin("coin-node"), args, d.paths.Log(name), nil); err != nil {
+	if err := d.sup.start(name, d.bin("coin-node"), d.args(args...), d.paths.Log(name), nil); err != nil {
 		return err
 	}
 	return d.waitRPC(ctx, i)
@@ -273,7 +280,7 @@ func (d *devnet) loadOrMakeKeys(ctx context.Context) error {
 		return err
 	}
 	var fresh struct{ Address, Mnemonic string }
-	out, err := runTool(ctx, d.bin("coin-wallet"), nil, "--network", "regtest", "new")
+	out, err := runTool(ctx, d.bin("coin-wallet"), nil, d.args("--network", "regtest", "new")...)
 	if err != nil {
 		return err
 	}
@@ -304,8 +311,8 @@ func (d *devnet) loadOrMakeKeys(ctx context.Context) error {
 }
 
 func (d *devnet) walletArgs(cmd ...string) []string {
-	return append([]string{"--network", "regtest", "--rpc", d.rpcURL(0),
-		"--wallet-dir", d.paths.Wallet(), "--passphrase-file", d.paths.WalletPassphrase()}, cmd...)
+	return d.args(append([]string{"--network", "regtest", "--rpc", d.rpcURL(0),
+		"--wallet-dir", d.paths.Wallet(), "--passphrase-file", d.paths.WalletPassphrase()}, cmd...)...)
 }
 
 func (d *devnet) saveState() error {
@@ -353,7 +360,7 @@ func (d *devnet) startMiner() error {
 	args := []string{"--rpc", d.rpcURL(0), "--network", "regtest",
 		"--address", d.state.FaucetAddress, "--threads", "1",
 		"--interval", d.cfg.Interval.String()}
-	return d.sup.start("miner", d.bin("coin-miner"), args, d.paths.Log("miner"), nil)
+	return d.sup.start("miner", d.bin("coin-miner"), d.args(args...), d.paths.Log("miner"), nil)
 }
 
 func (d *devnet) startFaucet(ctx context.Context) error {
@@ -365,7 +372,7 @@ func (d *devnet) startFaucet(ctx context.Context) error {
 		// A local network has one user: no per-client or hourly claim limits.
 		"--claims-per-ip", "0", "--budget-per-hour", "0", "--ip-rate", "0",
 		"--cooldown", "1s"}
-	if err := d.sup.start("faucet", d.bin("coin-faucetd"), args, d.paths.Log("faucet"), nil); err != nil {
+	if err := d.sup.start("faucet", d.bin("coin-faucetd"), d.args(args...), d.paths.Log("faucet"), nil); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(60 * time.Second)

@@ -69,7 +69,7 @@ func (d *devnet) printScreen() {
 	wallet := fmt.Sprintf("%s --conf %s --wallet-dir %s --passphrase-file %s", bin("coin-wallet"), conf, shown(d.paths.Wallet()), shown(d.paths.WalletPassphrase()))
 	fmt.Fprintf(w, "  %s balance\n\n", wallet)
 	fmt.Fprintf(w, "Try:\n")
-	fmt.Fprintf(w, "  %s --faucet %s claim %s\n", bin("coin-faucet"), f, d.state.ExampleAddress)
+	fmt.Fprintf(w, "  %s --conf %s claim %s\n", bin("coin-faucet"), conf, d.state.ExampleAddress)
 	fmt.Fprintf(w, "  %s agent register\n", wallet)
-	fmt.Fprintf(w, "  %s --rpc http://127.0.0.1:%d dashboard\n\n", bin("coin-cli"), p.NodeRPC(0))
+	fmt.Fprintf(w, "  %s --conf %s dashboard\n\n", bin("coin-cli"), conf)
 }

@@ -53,13 +53,15 @@ func decodeWithMnemonic(r *http.Request, req any, mnemonic *string) error {
 	return required("mnemonic", *mnemonic)
 }
 
-// withAgentKey acts for the wallet of mnemonic: it derives the key (agentKey), runs prepare
-// (when not nil) with it, the checks that need the key and not the node, then takes the
-// lock of the address, so two requests of one wallet never pick the same coins, and runs
-// fn with ctx bounding the calls to the node. The key is wiped when fn returns.
-func (s *Server) withAgentKey(r *http.Request, mnemonic string, prepare func(key wallet.Key) error,
+// withAgentKey acts for the wallet of mnemonic, or of publicKey (exactly one is set): it
+// derives or reads the key (actingKey), runs prepare (when not nil) with it, the checks that
+// need the key and not the node, then takes the lock of the address, so two requests of one
+// wallet never pick the same coins, and runs fn with ctx bounding the calls to the node. The
+// key is wiped when fn returns. For a public key, spendAgent answers the transaction
+// unsigned: withAgentKey writes that answer (unsigned.go).
+func (s *Server) withAgentKey(w http.ResponseWriter, r *http.Request, mnemonic, publicKey string, prepare func(key wallet.Key) error,
 	fn func(ctx context.Context, key wallet.Key) error) error {
-	key, err := s.agentKey(mnemonic)
+	key, err := s.actingKey(mnemonic, publicKey)
 	if err != nil {
 		return err
 	}
@@ -73,7 +75,10 @@ func (s *Server) withAgentKey(r *http.Request, mnemonic string, prepare func(key
 	defer unlock()
 	ctx, cancel := s.nodeCtx(r)
 	defer cancel()
-	return fn(ctx, key)
+	if err := fn(ctx, key); err != nil && !writeUnsigned(w, err) {
+		return err
+	}
+	return nil
 }
 
 // addressField reads the address in a field of a request: normalised, of this network.
@@ -152,10 +157,14 @@ func (s *Server) nextHeight(ctx context.Context) (uint64, error) {
 }
 
 // spendAgent builds, signs and broadcasts req for key. what says what the operation is,
-// for the message of a refusal.
+// for the message of a refusal. For a key without its private part (a public_key request)
+// nothing is signed or broadcast: the error is the *unsignedAnswer to write.
 func (s *Server) spendAgent(ctx context.Context, key wallet.Key, req wallet.Request, what string) (*wallet.Plan, error) {
+	if key.Priv == nil {
+		return nil, s.buildUnsigned(ctx, key, req, func(err error) error { return agentRefusal(err, key.Address, what) })
+	}
 	req.FeeRate = s.cfg.FeeRate
-	plan, err := wallet.SpendAgent(ctx, s.cfg.Node, s.cfg.Net, key, req)
+	plan, err := wallet.SpendAgent(ctx, s.txNode, s.cfg.Net, key, req)
 	if err != nil {
 		return nil, agentRefusal(err, key.Address, what)
 	}
@@ -186,10 +195,10 @@ func agentRefusal(err error, addr, what string) error {
 // 7. POST /api/agent/register
 func (s *Server) agentRegister(w http.ResponseWriter, r *http.Request) error {
 	var req api.MnemonicRequest
-	if err := decodeWithMnemonic(r, &req, &req.Mnemonic); err != nil {
+	if err := decodeActing(r, &req, &req.Mnemonic, &req.PublicKey); err != nil {
 		return err
 	}
-	return s.withAgentKey(r, req.Mnemonic, nil, func(ctx context.Context, key wallet.Key) error {
+	return s.withAgentKey(w, r, req.Mnemonic, req.PublicKey, nil, func(ctx context.Context, key wallet.Key) error {
 		if p, ok, err := s.profile(ctx, key.Address); err != nil {
 			return err
 		} else if ok {
@@ -279,7 +288,7 @@ func (s *Server) agentDirectory(w http.ResponseWriter, r *http.Request) error {
 // 10. POST /api/agent/vouch
 func (s *Server) agentVouch(w http.ResponseWriter, r *http.Request) error {
 	var req api.VouchRequest
-	if err := decodeWithMnemonic(r, &req, &req.Mnemonic); err != nil {
+	if err := decodeActing(r, &req, &req.Mnemonic, &req.PublicKey); err != nil {
 		return err
 	}
 	target, targetPKH, err := s.addressField("target_address", req.TargetAddress)
@@ -287,7 +296,7 @@ func (s *Server) agentVouch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var wreq wallet.Request
-	return s.withAgentKey(r, req.Mnemonic, func(key wallet.Key) (err error) {
+	return s.withAgentKey(w, r, req.Mnemonic, req.PublicKey, func(key wallet.Key) (err error) {
 		if wreq, err = wallet.VouchRequest(key.PKH, targetPKH); err != nil {
 			return agentRefusal(err, key.Address, "vouching")
 		}
@@ -316,7 +325,7 @@ func (s *Server) agentVouch(w http.ResponseWriter, r *http.Request) error {
 // 11. POST /api/agent/contract/create
 func (s *Server) agentContractCreate(w http.ResponseWriter, r *http.Request) error {
 	var req api.ContractCreateRequest
-	if err := decodeWithMnemonic(r, &req, &req.Mnemonic); err != nil {
+	if err := decodeActing(r, &req, &req.Mnemonic, &req.PublicKey); err != nil {
 		return err
 	}
 	cp, cpPKH, err := s.addressField("counterparty", req.Counterparty)
@@ -336,7 +345,7 @@ func (s *Server) agentContractCreate(w http.ResponseWriter, r *http.Request) err
 		}
 	}
 	var wreq wallet.Request
-	return s.withAgentKey(r, req.Mnemonic, func(key wallet.Key) (err error) {
+	return s.withAgentKey(w, r, req.Mnemonic, req.PublicKey, func(key wallet.Key) (err error) {
 		if wreq, err = wallet.ContractCreateRequest(key.PKH, cpPKH, value, uint32(expiry)); err != nil {
 			return agentRefusal(err, key.Address, "the contract")
 		}
@@ -364,14 +373,14 @@ func (s *Server) contractOp(w http.ResponseWriter, r *http.Request, what string,
 	check func(c *rpcapi.Contract, e wallet.Escrow, key *wallet.Key, next uint64) error,
 	build func(e wallet.Escrow) wallet.Request, answer func(id, txid string) any) error {
 	var req api.ContractRequest
-	if err := decodeWithMnemonic(r, &req, &req.Mnemonic); err != nil {
+	if err := decodeActing(r, &req, &req.Mnemonic, &req.PublicKey); err != nil {
 		return err
 	}
 	id, err := contractID(req.ContractID)
 	if err != nil {
 		return err
 	}
-	return s.withAgentKey(r, req.Mnemonic, nil, func(ctx context.Context, key wallet.Key) error {
+	return s.withAgentKey(w, r, req.Mnemonic, req.PublicKey, nil, func(ctx context.Context, key wallet.Key) error {
 		c, e, err := s.contract(ctx, id, http.StatusBadRequest)
 		if err != nil {
 			return err
@@ -473,7 +482,7 @@ func reviewScore(n api.Number) (int, error) {
 // 13. POST /api/agent/review
 func (s *Server) agentReview(w http.ResponseWriter, r *http.Request) error {
 	var req api.ReviewRequest
-	if err := decodeWithMnemonic(r, &req, &req.Mnemonic); err != nil {
+	if err := decodeActing(r, &req, &req.Mnemonic, &req.PublicKey); err != nil {
 		return err
 	}
 	subject, subjectPKH, err := s.addressField("subject_address", req.SubjectAddress)
@@ -489,7 +498,7 @@ func (s *Server) agentReview(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var wreq wallet.Request
-	return s.withAgentKey(r, req.Mnemonic, func(key wallet.Key) (err error) {
+	return s.withAgentKey(w, r, req.Mnemonic, req.PublicKey, func(key wallet.Key) (err error) {
 		if wreq, err = wallet.ReviewRequest(key.PKH, id, subjectPKH, score); err != nil {
 			return agentRefusal(err, key.Address, "the review")
 		}
@@ -520,17 +529,22 @@ func (s *Server) agentReview(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		p, ok, err := s.profile(ctx, subject)
-		if err == nil && !ok {
-			err = errors.New("the subject has no profile")
-		}
-		if err != nil {
-			s.log.Error("review accepted, reading the subject's new score failed", "txid", plan.TxID, "err", err)
-			return apiErr(http.StatusBadGateway, "node_error",
-				"the review %s was accepted, but reading the subject's new score failed; see GET /api/agent/profile", plan.TxID)
-		}
-		writeJSON(w, http.StatusOK, api.ReviewResult{Reviewer: key.Address, Subject: subject, Score: score,
-			ContractID: id.String(), NewConductScore: p.ConductScore, TxID: plan.TxID.String()})
-		return nil
+		return s.reviewAnswer(ctx, w, key.Address, subject, score, id, plan.TxID)
 	})
+}
+
+// reviewAnswer writes the answer of the accepted review txid: with the subject's new score.
+func (s *Server) reviewAnswer(ctx context.Context, w http.ResponseWriter, reviewer, subject string, score int, id, txid types.Hash) error {
+	p, ok, err := s.profile(ctx, subject)
+	if err == nil && !ok {
+		err = errors.New("the subject has no profile")
+	}
+	if err != nil {
+		s.log.Error("review accepted, reading the subject's new score failed", "txid", txid, "err", err)
+		return apiErr(http.StatusBadGateway, "node_error",
+			"the review %s was accepted, but reading the subject's new score failed; see GET /api/agent/profile", txid)
+	}
+	writeJSON(w, http.StatusOK, api.ReviewResult{Reviewer: reviewer, Subject: subject, Score: score,
+		ContractID: id.String(), NewConductScore: p.ConductScore, TxID: txid.String()})
+	return nil
 }

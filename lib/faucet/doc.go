@@ -42,6 +42,12 @@
 // 20) are the node's pending view; new_conduct_score is read from it right after the node
 // accepted the review.
 //
+// Each of those operations, and /api/wallet/send, takes public_key in place of mnemonic
+// (unsigned.go, protocol §9.5): the same checks and the same transaction, answered
+// unsigned instead of broadcast; POST /api/tx/submit (txsubmit.go) puts the client's key and
+// signature in every input, checks them and the inputs' owner, broadcasts, and answers what
+// the mnemonic form of the transaction's kind answers.
+//
 // [ClaimStore] keeps the last claim of each address in LevelDB, and is the engine's
 // [Journal] of payouts (protocol §14). A claim is reserved (refused with a *RateLimitError while
 // the address is within its cooldown or has a claim in flight); then the signed transaction
@@ -59,6 +65,14 @@
 // answered 200); a lost answer keeps it journaled and answers 200. So a claim answered
 // 200 is paid exactly once whatever crashes, and the design does not depend on the node
 // keeping its mempool.
+//
+// The transactions the handlers build for a caller (the agent operations, /api/wallet/send
+// and their MCP tools) get the claims' promise too (agentjournal.go): each is journaled,
+// synced, in the claim database before it is sent, and [Server.RunTxJournal] sends it again
+// whenever the node lacks it until it is FinalConfirmations deep or definitively refused. The
+// node's already_in_mempool for that very transaction (another faucet built the identical
+// one) answers the operation's result. Event streams are bounded per client and in all
+// (streams.go), keeping connections for ordinary requests.
 //
 // Beyond the spec's per-address limit, the server limits each client (the socket's peer,
 // or the address the last Config.TrustedProxies X-Forwarded-For hops name; counted per

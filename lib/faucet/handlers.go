@@ -136,7 +136,7 @@ func (s *Server) balance(w http.ResponseWriter, r *http.Request) error {
 // 5. POST /api/wallet/send
 func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 	var req api.SendRequest
-	if err := decodeWithMnemonic(r, &req, &req.Mnemonic); err != nil {
+	if err := decodeActing(r, &req, &req.Mnemonic, &req.PublicKey); err != nil {
 		return err
 	}
 	if err := required("to", req.To); err != nil {
@@ -155,8 +155,13 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 	}
 	// One transfer at a time per sending address (withAgentKey's lock), so two requests
 	// never pick the same coins.
-	return s.withAgentKey(r, req.Mnemonic, nil, func(ctx context.Context, key wallet.Key) error {
-		res, err := wallet.Send(ctx, s.cfg.Node, wallet.Transfer{Net: s.cfg.Net, Keys: []wallet.Key{key}, To: to,
+	return s.withAgentKey(w, r, req.Mnemonic, req.PublicKey, nil, func(ctx context.Context, key wallet.Key) error {
+		if key.Priv == nil { // public_key: the transfer to sign (unsigned.go)
+			to, _ := wallet.DecodeAddress(to, s.cfg.Net)
+			return s.buildUnsigned(ctx, key, wallet.Request{Payments: []wallet.Payment{{PKH: to, Value: v}}},
+				func(err error) error { return err })
+		}
+		res, err := wallet.Send(ctx, s.txNode, wallet.Transfer{Net: s.cfg.Net, Keys: []wallet.Key{key}, To: to,
 			Amount: v, FeeRate: s.cfg.FeeRate})
 		if err != nil {
 			var rpcErr *jsonrpc.Error

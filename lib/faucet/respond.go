@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
@@ -77,9 +79,24 @@ func (s *Server) toAPIError(err error) *Error {
 		return apiErr(http.StatusGatewayTimeout, "timeout", "the node did not answer in time")
 	case errors.Is(err, context.Canceled):
 		return apiErr(499, "canceled", "request canceled")
+	case nodeConnLost(err):
+		return apiErr(http.StatusBadGateway, CodeNodeConnectionLost, "the connection to the node failed during the request; retry")
 	}
 	s.log.Error("internal error", "err", err)
 	return apiErr(http.StatusInternalServerError, "internal", "internal error")
+}
+
+// CodeNodeConnectionLost is the 502 of a request whose connection to the node broke (reset,
+// closed mid-answer): the node failed, not the faucet.
+const CodeNodeConnectionLost = "node_connection_lost"
+
+// nodeConnLost reports whether err is a broken connection to the node: reset, closed
+// before the whole answer, or another network error of the RPC transport. Errors are read by
+// their kind (syscall errnos, io's sentinels, net.Error), never by their text.
+func nodeConnLost(err error) bool {
+	var ne net.Error
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &ne)
 }
 
 func (s *Server) writeError(w http.ResponseWriter, e *Error) {

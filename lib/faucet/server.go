@@ -63,6 +63,12 @@ type Config struct {
 	Log *slog.Logger
 	// Events serves GET /api/agent/events (lib/faucet/events' SSE handler); nil: 503.
 	Events http.Handler
+	// MaxStreams bounds the event streams open at once (default DefaultMaxStreams; keep it
+	// below the listener's connection limit so that ordinary requests always find a
+	// connection), MaxStreamsPerClient those of one client (default
+	// DefaultMaxStreamsPerClient); streams.go. A negative MaxStreams refuses every stream.
+	MaxStreams          int
+	MaxStreamsPerClient int
 }
 
 // Defaults of Config.
@@ -116,6 +122,11 @@ type Server struct {
 	claimsPerClient *window
 	budget          *window
 	locks           keyedMutex
+	streams         *streamSlots // the event streams open, per client and in all
+	// txj journals the transactions the handlers build, and txNode, the node the handlers
+	// send them through, writes them there first (agentjournal.go).
+	txj    *txJournal
+	txNode wallet.Node
 }
 
 // NewServer checks cfg and fills its defaults.
@@ -169,7 +180,13 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: cfg.Log.With("sys", "faucet")}
+	if cfg.MaxStreams == 0 {
+		cfg.MaxStreams = DefaultMaxStreams
+	}
+	if cfg.MaxStreamsPerClient <= 0 {
+		cfg.MaxStreamsPerClient = DefaultMaxStreamsPerClient
+	}
+	s := &Server{cfg: cfg, log: cfg.Log.With("sys", "faucet"), streams: newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerClient)}
 	if cfg.AccessLog != nil {
 		s.access = cfg.AccessLog.With("sys", "http")
 	}
@@ -188,6 +205,11 @@ func NewServer(cfg Config) (*Server, error) {
 	if err := s.countPaidClaims(); err != nil {
 		return nil, err
 	}
+	txj, err := newTxJournal(cfg.Claims.db)
+	if err != nil {
+		return nil, fmt.Errorf("faucet server: %w", err)
+	}
+	s.txj, s.txNode = txj, &journalingNode{Node: cfg.Node, j: txj, log: s.log}
 	s.routes = []Route{
 		{Method: http.MethodGet, Path: "/api/wallet/new", Handle: s.walletNew},
 		{Method: http.MethodPost, Path: "/api/faucet", Handle: s.faucet},
@@ -205,6 +227,7 @@ func NewServer(cfg Config) (*Server, error) {
 		{Method: http.MethodGet, Path: "/api/agent/contract", Handle: s.agentContract},
 		{Method: http.MethodGet, Path: "/api/agent/events", Handle: s.agentEvents},
 		{Method: http.MethodPost, Path: "/api/agent/review", TakesMnemonic: true, Handle: s.agentReview},
+		{Method: http.MethodPost, Path: "/api/tx/submit", Handle: s.txSubmit}, // txsubmit.go (protocol §9.5)
 		{Method: http.MethodGet, Path: "/openapi.json", Handle: s.openapi},
 	}
 	s.routes = append(s.routes, s.chainRoutes()...) // chain.go
@@ -290,11 +313,19 @@ func (s *Server) apiHandler() http.Handler {
 	})
 }
 
-// agentEvents is the event stream of lib/faucet/events, when Config.Events is set.
+// agentEvents is the event stream of lib/faucet/events, when Config.Events is set, within
+// the client's and the faucet's share of stream slots (streams.go). A refusal closes the
+// connection.
 func (s *Server) agentEvents(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Events == nil {
 		return apiErr(http.StatusServiceUnavailable, "events_off", "this faucet serves no event stream")
 	}
+	release, refusal := s.streams.acquire(clientNet(clientAddr(r, s.cfg.TrustedProxies)))
+	if refusal != nil {
+		w.Header().Set("Connection", "close")
+		return refusal
+	}
+	defer release()
 	s.cfg.Events.ServeHTTP(w, r)
 	return nil
 }

@@ -293,3 +293,22 @@ func IsConnRefused(err error) bool {
 	var errno syscall.Errno
 	return errors.As(err, &errno) && isConnRefusedErrno(errno)
 }
+
+// Get sends a GET for path (with query q) on the server's host, with the client's
+// credentials and transport but without its timeout: for a streamed answer, such as a
+// node's notification stream, which the caller reads and closes. ctx bounds it.
+func (c *Client) Get(ctx context.Context, path string, q url.Values) (*http.Response, error) {
+	u, err := url.Parse(c.url)
+	if err != nil {
+		return nil, err
+	}
+	u.Path, u.RawQuery = path, q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	if c.hasAuth {
+		req.SetBasicAuth(c.user, c.pass)
+	}
+	return c.hc.Do(req)
+}

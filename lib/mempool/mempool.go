@@ -70,6 +70,12 @@ type Pool struct {
 	agentWriter    map[types.Hash]*Entry
 	contractWriter map[types.Hash]*Entry
 	conductStale   bool // an agent transaction left: the pending view must be rebuilt
+
+	// onChange is Options.OnChange; why is the reason of the removals under way (events.go);
+	// rebuilding holds the changes back while a reorganisation rebuilds the pool.
+	onChange   func(Change)
+	why        RemoveReason
+	rebuilding bool
 }
 
 // Options tune a Pool.
@@ -80,6 +86,10 @@ type Options struct {
 	SigCache *consensus.SigCache
 	// Log receives a line for every transaction a new block made invalid; nil for none.
 	Log *slog.Logger
+	// OnChange, when set, is told of every transaction that enters or leaves the pool
+	// (events.go), in order, with the pool's lock held: it must return quickly and must not
+	// call the pool.
+	OnChange func(Change)
 }
 
 // New returns an empty pool over chain for the network magic.
@@ -91,7 +101,8 @@ func New(chain Chain, magic [4]byte, opts Options) *Pool {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	p := &Pool{chain: chain, magic: magic, sigs: opts.SigCache, maxBytes: opts.MaxBytes,
-		txs: make(map[types.Hash]*Entry), spends: make(map[types.Outpoint]*Entry), now: time.Now, log: opts.Log}
+		txs: make(map[types.Hash]*Entry), spends: make(map[types.Outpoint]*Entry), now: time.Now, log: opts.Log,
+		onChange: opts.OnChange, why: RemovedInvalid}
 	p.resetConduct()
 	return p
 }
@@ -159,46 +170,12 @@ func precheck(tx *types.Transaction, size int) error {
 }
 
 func (p *Pool) acceptLocked(tx *types.Transaction, txid types.Hash, size int) error {
-	if _, ok := p.txs[txid]; ok {
-		return reject("", ErrAlreadyInPool)
-	}
-	if p.chain.Confirmed(txid) {
-		return reject("", ErrAlreadyInChain)
-	}
-	height, mtp := p.chain.NextBlockInfo()
-	if err := consensus.CheckFinal(tx, height, mtp); err != nil {
-		return reject("non-final transaction", err)
-	}
-	for i := range tx.Inputs {
-		if other, ok := p.spends[tx.Inputs[i].Outpoint()]; ok {
-			return reject(fmt.Sprintf("%v (input %d is spent by %s)", ErrConflict, i, other.TxID), ErrConflict)
-		}
-	}
-	for i := range tx.Outputs {
-		if tx.Outputs[i].Value < policy.DustLimit {
-			return reject(fmt.Sprintf("%v: output %d of %d subunits is below %d", ErrDust, i, tx.Outputs[i].Value, policy.DustLimit), ErrDust)
-		}
-	}
-	var ch *consensus.ConductChanges
-	if consensus.IsAgentKind(tx.Kind) {
-		var err error
-		if ch, err = consensus.CheckConduct(tx, txid, p.conductContext(height), p.conduct); err != nil {
-			return reject("invalid transaction", err)
-		}
-	}
-	res, err := consensus.CheckTransactionInputs(tx, height, view{p.chain, p, height})
+	fee, ch, height, err := p.checkLocked(tx, txid, size)
 	if err != nil {
-		if errors.Is(err, consensus.ErrMissingInputs) {
-			return reject("missing inputs", err)
-		}
-		return reject("invalid transaction", err)
-	}
-	if min := uint64(size) * policy.MinRelayFeePerByte; res.Fee < min {
-		return reject(fmt.Sprintf("%v: fee %d is below the minimum relay fee %d (%d bytes at %d per byte)",
-			ErrInsufficientFee, res.Fee, min, size, policy.MinRelayFeePerByte), ErrInsufficientFee)
+		return err
 	}
 	p.seq++
-	e := &Entry{Tx: tx, TxID: txid, Size: size, Fee: res.Fee, Time: p.now(), Height: height - 1, seq: p.seq,
+	e := &Entry{Tx: tx, TxID: txid, Size: size, Fee: fee, Time: p.now(), Height: height - 1, seq: p.seq,
 		Conduct: ch, parents: map[types.Hash]*Entry{}, children: map[types.Hash]*Entry{}}
 	p.add(e)
 	if ch != nil {
@@ -214,6 +191,51 @@ func (p *Pool) acceptLocked(tx *types.Transaction, txid types.Hash, size int) er
 	return nil
 }
 
+// checkLocked is every check of acceptLocked that needs the pool (p.mu held): it returns
+// the fee, the conduct changes and the next block's height, and changes nothing.
+func (p *Pool) checkLocked(tx *types.Transaction, txid types.Hash, size int) (uint64, *consensus.ConductChanges, uint64, error) {
+	fail := func(err error) (uint64, *consensus.ConductChanges, uint64, error) { return 0, nil, 0, err }
+	if _, ok := p.txs[txid]; ok {
+		return fail(reject("", ErrAlreadyInPool))
+	}
+	if p.chain.Confirmed(txid) {
+		return fail(reject("", ErrAlreadyInChain))
+	}
+	height, mtp := p.chain.NextBlockInfo()
+	if err := consensus.CheckFinal(tx, height, mtp); err != nil {
+		return fail(reject("non-final transaction", err))
+	}
+	for i := range tx.Inputs {
+		if other, ok := p.spends[tx.Inputs[i].Outpoint()]; ok {
+			return fail(reject(fmt.Sprintf("%v (input %d is spent by %s)", ErrConflict, i, other.TxID), ErrConflict))
+		}
+	}
+	for i := range tx.Outputs {
+		if tx.Outputs[i].Value < policy.DustLimit {
+			return fail(reject(fmt.Sprintf("%v: output %d of %d subunits is below %d", ErrDust, i, tx.Outputs[i].Value, policy.DustLimit), ErrDust))
+		}
+	}
+	var ch *consensus.ConductChanges
+	if consensus.IsAgentKind(tx.Kind) {
+		var err error
+		if ch, err = consensus.CheckConduct(tx, txid, p.conductContext(height), p.conduct); err != nil {
+			return fail(reject("invalid transaction", err))
+		}
+	}
+	res, err := consensus.CheckTransactionInputs(tx, height, view{p.chain, p, height})
+	if err != nil {
+		if errors.Is(err, consensus.ErrMissingInputs) {
+			return fail(reject("missing inputs", err))
+		}
+		return fail(reject("invalid transaction", err))
+	}
+	if min := uint64(size) * policy.MinRelayFeePerByte; res.Fee < min {
+		return fail(reject(fmt.Sprintf("%v: fee %d is below the minimum relay fee %d (%d bytes at %d per byte)",
+			ErrInsufficientFee, res.Fee, min, size, policy.MinRelayFeePerByte), ErrInsufficientFee))
+	}
+	return res.Fee, ch, height, nil
+}
+
 func (p *Pool) add(e *Entry) {
 	for i := range e.Tx.Inputs {
 		op := e.Tx.Inputs[i].Outpoint()
@@ -226,6 +248,9 @@ func (p *Pool) add(e *Entry) {
 	p.txs[e.TxID] = e
 	p.bytes += e.Size
 	p.fees += e.Fee
+	if p.onChange != nil && !p.rebuilding {
+		p.onChange(Change{TxID: e.TxID, Added: true})
+	}
 }
 
 // remove takes e (and, if withDescendants, everything that spends it) out of the pool.
@@ -256,6 +281,9 @@ func (p *Pool) remove(e *Entry, withDescendants bool) {
 	if e.Conduct != nil {
 		p.conductStale = true
 	}
+	if p.onChange != nil && !p.rebuilding {
+		p.onChange(Change{TxID: e.TxID, Reason: p.why})
+	}
 }
 
 // lowerRate reports whether a pays a lower fee per byte than b (exact, 128-bit).
@@ -273,6 +301,8 @@ func lowerRate(a, b *Entry) bool {
 
 // trim evicts the lowest fee-rate transactions with their descendants until the pool fits.
 func (p *Pool) trim() {
+	p.why = RemovedEvicted
+	defer func() { p.why = RemovedInvalid }()
 	for p.bytes > p.maxBytes {
 		var worst *Entry
 		for _, e := range p.txs {
@@ -387,10 +417,13 @@ func (p *Pool) BlockConnected(b *types.Block, txids []types.Hash) {
 
 // removeMined removes a connected block's transactions and those conflicting with them.
 func (p *Pool) removeMined(b *types.Block, txids []types.Hash) {
+	defer func() { p.why = RemovedInvalid }()
 	for i, tx := range b.Transactions {
 		if e, ok := p.txs[txids[i]]; ok {
+			p.why = RemovedBlock
 			p.remove(e, false)
 		}
+		p.why = RemovedConflict
 		for j := range tx.Inputs {
 			if e, ok := p.spends[tx.Inputs[j].Outpoint()]; ok {
 				p.remove(e, true)
@@ -414,6 +447,10 @@ func (p *Pool) reorganizedLocked(disconnected []*types.Block) {
 		old = append(old, e)
 	}
 	sortBySeq(old)
+	// The pool is rebuilt from nothing: the changes are told once it is done, as the
+	// difference between the pools before and after.
+	p.rebuilding = true
+	defer p.reorganizedChanges(old)
 	p.txs = make(map[types.Hash]*Entry)
 	p.spends = make(map[types.Outpoint]*Entry)
 	p.bytes, p.fees = 0, 0

@@ -21,6 +21,13 @@
 // each scrape, RPC durations by method (each handler timed as Run registers it) and
 // rejected blocks and transactions by reason (SubmitBlock, SubmitTransaction).
 //
+// Programs learn of changes without polling (docs/operations.md, "Notifications"): every
+// block connected or disconnected (published by SubmitBlock before the mempool catches up)
+// and every transaction entering or leaving the mempool (mempool.Options.OnChange) goes to
+// the node's rpcserver.Notifier, which numbers them for the stream on the RPC listener and
+// wakes waitfornewblock; Config.BlockNotify runs a command for each new tip
+// (blocknotify.go, as Bitcoin Core's -blocknotify).
+//
 // # Errors
 //
 // New fails when the data directory is locked by another process (chainstate.ErrLocked) or

@@ -52,6 +52,11 @@ type Config struct {
 	// SyncLogInterval is how often a syncing node logs its progress (default
 	// DefaultSyncLogInterval; negative: never).
 	SyncLogInterval time.Duration
+	// BlockNotify, when set, is run through the shell for each new tip with every %s
+	// replaced by the tip's hash (--blocknotify, blocknotify.go).
+	BlockNotify string
+	// Notify bounds the notification stream of the RPC listener (rpcserver.Notifier).
+	Notify rpcserver.NotifierConfig
 	// Values, when set, replaces protocol §8's decay as the value model of spent outputs: for
 	// tests of other concerns that build transactions at nominal value. coin-node never sets
 	// it.
@@ -71,8 +76,13 @@ type Node struct {
 	metrics    *metrics.Node
 	metricsSrv *metrics.Server
 	procMu     sync.Mutex // serialises block processing with mempool updates
-	stopOnce   sync.Once
-	stopCh     chan struct{}
+	// notify numbers the chain's and the mempool's events for the stream and the waitfor
+	// methods; blockNotify runs Config.BlockNotify (nil without).
+	notify      *rpcserver.Notifier
+	blockNotify *blockNotifier
+	started     time.Time // New's time, for uptime
+	stopOnce    sync.Once
+	stopCh      chan struct{}
 }
 
 var (
@@ -102,6 +112,7 @@ func New(cfg Config) (*Node, error) {
 	if cfg.RPC == nil && cfg.RPCBind != "" {
 		cfg.RPC = &rpcserver.HTTPConfig{Bind: cfg.RPCBind}
 	}
+
 	if err := privateDataDir(cfg.DataDir, cfg.Logger); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
@@ -118,7 +129,8 @@ func New(cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("rpc: listen on %s: %w", rc.Bind, err)
 		}
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, net: noNetwork{}, stopCh: make(chan struct{}), rpc: hs}
+	n := &Node{cfg: cfg, log: cfg.Logger, net: noNetwork{}, stopCh: make(chan struct{}), rpc: hs,
+		notify: rpcserver.NewNotifier(notifierConfig(cfg)), started: time.Now()}
 	// The metrics listener too (Config.MetricsBind), before the database.
 	if cfg.MetricsBind != "" {
 		n.metrics = metrics.NewNode(metricsSource{n})
@@ -130,6 +142,7 @@ func New(cfg Config) (*Node, error) {
 		n.metricsSrv = ms
 	}
 	sigs := consensus.NewSigCache(0)
+	chainstate.SetCorruptionLog(cfg.Logger) // corruption the chain finds is logged (docs/security.md)
 	chain, err := chainstate.Open(filepath.Join(cfg.DataDir, "db"), cfg.Network, chainstate.Options{SigCache: sigs, Values: cfg.Values,
 		CoinCacheMiB: cfg.CoinCacheMiB})
 	if err != nil {
@@ -139,7 +152,7 @@ func New(cfg Config) (*Node, error) {
 	tightenDataFiles(cfg.DataDir, cfg.Logger) // goleveldb's new files
 	n.chain = chain
 	n.pool = mempool.New(chain, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes, SigCache: sigs,
-		Log: cfg.Logger.With(logging.SubsystemKey, "mempool")})
+		Log: cfg.Logger.With(logging.SubsystemKey, "mempool"), OnChange: n.notify.MempoolChanged})
 	n.loadMempool()
 	if cfg.P2P != nil {
 		srv, err := n.newNetwork(*cfg.P2P)
@@ -150,10 +163,28 @@ func New(cfg Config) (*Node, error) {
 		}
 		n.net = srv
 	}
+	if cfg.BlockNotify != "" {
+		n.blockNotify = newBlockNotifier(cfg.BlockNotify, cfg.Logger.With(logging.SubsystemKey, "blocknotify"))
+	}
 	tip := chain.Tip()
 	n.log.Info("chain loaded", "network", cfg.Network.Name, "height", tip.Height, "tip", tip.Hash, "datadir", cfg.DataDir)
 	return n, nil
 }
+
+// notifierConfig is Config.Notify with the RPC listener's stream bound.
+func notifierConfig(cfg Config) rpcserver.NotifierConfig {
+	nc := cfg.Notify
+	if nc.MaxStreams <= 0 && cfg.RPC != nil {
+		nc.MaxStreams = cfg.RPC.MaxStreams
+	}
+	return nc
+}
+
+// StartTime is when the node was created (uptime).
+func (n *Node) StartTime() time.Time { return n.started }
+
+// Notifier is the node's event numbering (the RPC listener's stream, waitfornewblock).
+func (n *Node) Notifier() *rpcserver.Notifier { return n.notify }
 
 // Chain is the node's chain state.
 func (n *Node) Chain() *chainstate.Chain { return n.chain }
@@ -170,11 +201,16 @@ func (n *Node) RequestStop() { n.stopOnce.Do(func() { close(n.stopCh) }) }
 // SubmitBlock processes a block, updates the mempool and relays the new tip.
 func (n *Node) SubmitBlock(b *types.Block) (*chainstate.Result, error) {
 	n.procMu.Lock()
+	before := n.chain.Tip()
 	res, err := n.chain.ProcessBlock(b)
 	if res != nil {
 		n.afterBlock(res)
 	}
+	after := n.chain.Tip()
 	n.procMu.Unlock()
+	if after != before && n.blockNotify != nil {
+		n.blockNotify.notify(after.Hash)
+	}
 	if err != nil {
 		n.rejected(metrics.KindBlock, err)
 		n.log.Debug("block rejected", "hash", b.Hash(), "err", err)
@@ -188,6 +224,13 @@ func (n *Node) SubmitBlock(b *types.Block) (*chainstate.Result, error) {
 
 // afterBlock brings the mempool in line with the chain after ProcessBlock (procMu held).
 func (n *Node) afterBlock(res *chainstate.Result) {
+	// The blocks' events first, then the mempool's changes they cause.
+	for _, d := range res.Disconnected {
+		n.notify.BlockDisconnected(d.Hash, d.Height)
+	}
+	for _, c := range res.Connected {
+		n.notify.BlockConnected(c.Hash, c.Height)
+	}
 	n.pool.ChainChanged(res)
 	for _, d := range res.Disconnected {
 		n.log.Info("block disconnected", "height", d.Height, "hash", d.Hash)
@@ -234,7 +277,7 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		rpc := jsonrpc.NewServer(jsonrpc.Options{Logger: n.log.With(logging.SubsystemKey, "rpc"), MaxConcurrent: 64})
 		n.registerRPC(rpc, func(s *jsonrpc.Server) { rpcserver.Register(s, n.chain, n.pool, n) })
 		go func() {
-			if err := n.rpc.Serve(rpc); err != nil {
+			if err := n.rpc.Serve(rpcserver.Mux(rpc, n.notify)); err != nil {
 				n.log.Error("rpc server failed", "err", err)
 				n.RequestStop()
 			}
@@ -255,6 +298,9 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		n.closeListeners()
 		return fmt.Errorf("p2p: %w", err)
 	}
+	if n.blockNotify != nil {
+		defer n.blockNotify.close()
+	}
 	progressDone := make(chan struct{})
 	go n.logProgress(ctx, n.cfg.SyncLogInterval, progressDone)
 
@@ -272,7 +318,9 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		n.log.Error("shutting down", "reason", "disk space low", "err", err)
 	}
 	cancel()
-	// The RPC server stops first (calls in progress finish), so no call reads a closed chain.
+	// The RPC server stops first (calls in progress finish, streams end), so no call reads a
+	// closed chain.
+	n.notify.Close()
 	if n.rpc != nil {
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 		n.rpc.Shutdown(sctx)

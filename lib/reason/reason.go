@@ -168,4 +168,8 @@ const (
 	AlreadyBanned Reason = "already_banned"
 	// NotBanned: setban remove for a subnet that is not banned.
 	NotBanned Reason = "not_banned"
+	// ResultTooLarge: the whole answer would be larger than one call sends (getutxosbyaddress
+	// without paging for an address of more than rpcapi.UtxoListMax outputs); the message
+	// names the calls that get it in parts.
+	ResultTooLarge Reason = "result_too_large"
 )

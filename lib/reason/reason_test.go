@@ -114,6 +114,7 @@ var kindTable = []struct {
 	{reason.InvalidSubnet, "invalid_subnet"},
 	{reason.AlreadyBanned, "already_banned"},
 	{reason.NotBanned, "not_banned"},
+	{reason.ResultTooLarge, "result_too_large"},
 }
 
 var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)

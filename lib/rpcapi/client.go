@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 )
@@ -71,7 +70,9 @@ func (c *Client) SendRawTransaction(ctx context.Context, hexData string) (string
 // GetUtxosByAddress lists all the unspent outputs of an address, asking for pages of
 // UtxoPageMax outputs until a shorter one comes (each page starts after the last output of
 // the one before, so an output appears once even when blocks arrive in between). A node
-// that does not page (it refuses the paging parameters with -32602) is asked once.
+// that does not page refuses the paging parameters with -32602 (invalid params: the code,
+// not the message, is what the client goes by); it is then asked the spec's call once. A
+// paging node never answers -32602 to these parameters, which are valid for it.
 func (c *Client) GetUtxosByAddress(ctx context.Context, address string, includeMempool bool) ([]UTXO, error) {
 	var all []UTXO
 	after := ""
@@ -79,8 +80,7 @@ func (c *Client) GetUtxosByAddress(ctx context.Context, address string, includeM
 		var page []UTXO
 		err := c.Call(ctx, "getutxosbyaddress", []any{address, includeMempool, after, UtxoPageMax}, &page)
 		var re *jsonrpc.Error
-		if after == "" && errors.As(err, &re) && re.Code == jsonrpc.CodeInvalidParams &&
-			strings.HasPrefix(re.Message, "wrong number of parameters") {
+		if after == "" && errors.As(err, &re) && re.Code == jsonrpc.CodeInvalidParams {
 			var u []UTXO
 			return u, c.Call(ctx, "getutxosbyaddress", []any{address, includeMempool}, &u)
 		}

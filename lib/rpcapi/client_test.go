@@ -76,3 +76,27 @@ func TestGetUtxosByAddressPages(t *testing.T) {
 		}
 	}
 }
+
+// TestGetUtxosByAddressFallbackByCode: a node that does not page and refuses the paging
+// parameters with -32602 in words of its own is still asked the spec's call: the client
+// goes by the error's code, not by its message (it matched "wrong number of parameters").
+func TestGetUtxosByAddressFallbackByCode(t *testing.T) {
+	outs := []UTXO{{TxID: fmt.Sprintf("%064x", 1), Value: 5}, {TxID: fmt.Sprintf("%064x", 2), Value: 6}}
+	s := jsonrpc.NewServer(jsonrpc.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	specs := []jsonrpc.ParamSpec{{Name: "address"}, {Name: "include_mempool", Optional: true},
+		{Name: "x", Optional: true}, {Name: "y", Optional: true}}
+	s.Register(jsonrpc.Method{Name: "getutxosbyaddress", Params: specs, Handler: func(_ context.Context, p jsonrpc.Params) (any, error) {
+		if len(p) > 2 {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "paging is not supported by this node")
+		}
+		return outs, nil
+	}})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	c := NewClient(srv.URL)
+	defer c.Close()
+	us, err := c.GetUtxosByAddress(context.Background(), "tcoin1x", false)
+	if err != nil || len(us) != len(outs) {
+		t.Fatalf("%d outputs, %v; want %d", len(us), err, len(outs))
+	}
+}

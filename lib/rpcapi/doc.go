@@ -22,6 +22,13 @@
 // errors, an older node) come back as the *jsonrpc.Error itself; transport failures are
 // returned wrapped (see jsonrpc.IsConnRefused).
 //
+// # Notifications
+//
+// stream.go is the client side of the node's notification stream (GET StreamPath on the RPC
+// listener): the Event lines and Client.Follow, which follows it across reconnections,
+// resuming from the sequence after the last event delivered and reporting an EventGap when
+// some were missed.
+//
 // The package names kinds through lib/reason and imports neither lib/consensus nor
 // lib/mempool: a client of the node must not depend on the node's mempool to tell one
 // refusal from another. The kinds of those packages match a *NodeError all the same,

@@ -1,10 +1,25 @@
 package rpcapi
 
-// Pages of getutxosbyaddress: without a limit a call returns at most UtxoPageDefault
-// outputs, and no call more than UtxoPageMax. Client.GetUtxosByAddress pages through all.
+// getutxosbyaddress answers every output of the address when called without a limit (the
+// spec's one-parameter call), or one page when given one (paging is opt-in).
+// Client.GetUtxosByAddress pages through all with pages of UtxoPageMax.
 const (
+	// UtxoPageDefault is kept for callers that name it: the page size the documentation
+	// suggests for scripts that page.
 	UtxoPageDefault = 1000
-	UtxoPageMax     = 5000
+	// UtxoPageMax is the largest limit a paged call takes.
+	UtxoPageMax = 5000
+	// UtxoListMax is the most outputs an unpaged call answers; an address with more gets
+	// an error of kind reason.ResultTooLarge that names getaddressbalance and the paged form,
+	// never a short list. It follows from the response size a client accepts
+	// (jsonrpc.DefaultMaxResponseBytes, 256 MiB): an output's JSON object is at most
+	// UtxoJSONMaxBytes, so a full answer stays under a fifth of that limit (51.2 MB of
+	// 256 MiB), and the node builds it in a few seconds.
+	UtxoListMax = 100_000
+	// UtxoJSONMaxBytes bounds one getutxosbyaddress element in JSON (txid, cluster_id and
+	// pubkey_hash of 64 hex digits, five 20-digit integers, the field names and two
+	// booleans: 418 bytes at most; TestUtxoListBound checks it).
+	UtxoJSONMaxBytes = 512
 )
 
 // Param types: how coin-cli converts an argument and how the server decodes it.
@@ -103,11 +118,11 @@ var Methods = []Method{
 	{Name: "generatetoaddress", Category: "mining", Summary: "Mine blocks immediately to an address (regtest only).", Regtest: true,
 		Params: []Param{{Name: "nblocks", Type: TypeUint, Help: "how many blocks"}, {Name: "address", Type: TypeAddress, Help: "address the coinbases pay"}},
 		Result: "array of strings: the new block hashes"},
-	{Name: "getutxosbyaddress", Category: "chain", Summary: "Unspent outputs of an address, in outpoint order, a page at a time (default 1000, at most 5000).",
+	{Name: "getutxosbyaddress", Category: "chain", Summary: "Every unspent output of an address, in outpoint order (at most 100000: more is an error naming getaddressbalance and the paged form); with a limit, one page of them.",
 		Params: []Param{{Name: "address", Type: TypeAddress, Help: "address"},
 			{Name: "include_mempool", Type: TypeBool, Optional: true, Help: "apply mempool spends and add mempool outputs (default false)"},
 			{Name: "after", Type: TypeString, Optional: true, Help: "TXID:INDEX of the last output of the previous page; empty or omitted: from the start"},
-			{Name: "limit", Type: TypeUint, Optional: true, Help: "outputs per page (default 1000, at most 5000); a shorter page is the last"}},
+			{Name: "limit", Type: TypeUint, Optional: true, Help: "page: at most this many outputs (1 to 5000); a shorter page is the last. Omitted: every output (after the cursor)"}},
 		Result: "array of objects: txid, index, value, block_height, is_coinbase, cluster_id, pubkey_hash, effective_value, locked, confirmations"},
 	{Name: "getaddressbalance", Category: "chain", Summary: "Balances of an address, summed by the node without listing its outputs.",
 		Params: []Param{{Name: "address", Type: TypeAddress, Help: "address"},
@@ -135,6 +150,42 @@ var Methods = []Method{
 		Result: "object: contract_id, initiator, counterparty, value, value_coin, created_height, expires_at, status, closed_by, reviewed_by_initiator, reviewed_by_counterparty, confirmed"},
 	{Name: "getconductinfo", Category: "conduct", Summary: "Agent and contract statistics and a hash of the whole conduct state (confirmed).",
 		Result: "object: height, best_block_hash, agents, open_contracts, hash"},
+	// Bitcoin Core's staples, with Core's names and result fields (docs/protocol.md §11).
+	{Name: "getbestblockhash", Category: "chain", Summary: "Hash of the main chain's tip.", Result: "string: block hash (hex)"},
+	{Name: "getdifficulty", Category: "mining", Summary: "Difficulty of the tip: how many times harder its target is than the network's easiest.",
+		Result: "number"},
+	{Name: "getmininginfo", Category: "mining", Summary: "Mining summary: tip, difficulty, estimated network hash rate, mempool size.",
+		Result: "object: blocks, bits, difficulty, target, networkhashps, pooledtx, chain, warnings"},
+	{Name: "getnetworkhashps", Category: "mining", Summary: "Estimated network hashes per second from the work and time of recent blocks.",
+		Params: []Param{{Name: "nblocks", Type: TypeUint, Optional: true, Help: "blocks to average over (default 120; 0: since the genesis block)"},
+			{Name: "height", Type: TypeUint, Optional: true, Help: "estimate at this height (default: the tip)"}},
+		Result: "number: hashes per second"},
+	{Name: "getchaintips", Category: "chain", Summary: "Every branch tip of the block index: the active chain's and the forks'.",
+		Result: "array of objects: height, hash, branchlen, status (active, valid-fork, valid-headers, headers-only, invalid)"},
+	{Name: "getblockstats", Category: "chain", Summary: "Statistics of one block: fees, fee rates, sizes, inputs and outputs (fees in subunits, nominal).",
+		Params: []Param{{Name: "hash_or_height", Type: TypeString, Help: "block hash, or main-chain height"}},
+		Result: "object: avgfee, avgfeerate, avgtxsize, blockhash, feerate_percentiles (10th, 25th, 50th, 75th, 90th), height, ins, maxfee, maxfeerate, maxtxsize, medianfee, mediantime, mediantxsize, minfee, minfeerate, mintxsize, outs, subsidy, time, total_out, total_size, totalfee, txs, utxo_increase"},
+	{Name: "uptime", Category: "node", Summary: "Seconds since the node started.", Result: "integer: seconds"},
+	{Name: "getmempoolentry", Category: "mempool", Summary: "A mempool transaction: size, fees, time, in-pool ancestors and descendants.",
+		Params: []Param{{Name: "txid", Type: TypeHash, Help: "transaction id"}},
+		Result: "object: txid, vsize, size, fee (subunits), fees{base, modified, ancestor, descendant} (COIN), time, height, ancestorcount, ancestorsize, descendantcount, descendantsize, depends, spentby"},
+	{Name: "testmempoolaccept", Category: "mempool", Summary: "Whether the mempool would accept transactions, without adding or relaying them.",
+		Params: []Param{{Name: "rawtxs", Type: TypeString, Help: `hex of one transaction, or a JSON array of up to 25 ('["HEX",...]'), checked one by one against the pool`}},
+		Result: "array of objects: txid, allowed, vsize, fees{base} (COIN), reject-reason (the reason of docs/rpc-errors.md), reject-details"},
+	{Name: "decoderawtransaction", Category: "util", Summary: "Decode a transaction's hex without looking it up.",
+		Params: []Param{{Name: "hex_data", Type: TypeHex, Help: "hex-encoded bincode transaction"}},
+		Result: "object: txid, hash, version, size, vsize, locktime, kind, payload, vin[{txid, vout, pubkey, signature}], vout[{value (COIN), value_subunits, n, address, pubkey_hash}]"},
+	{Name: "estimatesmartfee", Category: "mempool", Summary: "A fee rate that should confirm within conf_target blocks, from the fee rates of recent blocks and of the mempool.",
+		Params: []Param{{Name: "conf_target", Type: TypeUint, Help: "blocks to confirm within (1 to 1008)"},
+			{Name: "estimate_mode", Type: TypeString, Optional: true, Help: "accepted for Bitcoin Core's callers (unset, economical, conservative); the estimate is the same"}},
+		Result: "object: feerate (COIN per 1000 bytes), feerate_per_byte (subunits), blocks, errors"},
+	{Name: "waitfornewblock", Category: "chain", Summary: "Wait for the tip to change, then return it (or the tip at the timeout).",
+		Params: []Param{{Name: "timeout", Type: TypeUint, Optional: true, Help: "milliseconds to wait at most (default and 0: until the node's 30-second call limit, less a second)"}},
+		Result: "object: hash, height"},
+	{Name: "waitforblockheight", Category: "chain", Summary: "Wait for the main chain to reach a height, then return the tip (or the tip at the timeout).",
+		Params: []Param{{Name: "height", Type: TypeUint, Help: "height to wait for"},
+			{Name: "timeout", Type: TypeUint, Optional: true, Help: "milliseconds to wait at most (default and 0: until the node's 30-second call limit, less a second)"}},
+		Result: "object: hash, height"},
 	{Name: "help", Category: "util", Summary: "List methods, or describe one.",
 		Params: []Param{{Name: "method", Type: TypeString, Optional: true, Help: "method name"}}, Result: "string"},
 	{Name: "stop", Category: "node", Summary: "Shut the node down cleanly.", Result: "string"},

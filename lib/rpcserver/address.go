@@ -3,17 +3,19 @@ package rpcserver
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// The outputs of an address: getutxosbyaddress (paged) and getaddressbalance (sums computed
+// The outputs of an address: getutxosbyaddress (all of them, or paged on request) and getaddressbalance (sums computed
 // here, so that a caller with thousands of outputs does not fetch them to add them up).
 
 // addrOutput is one output of an address in the view a call asked for: a confirmed one
@@ -103,12 +105,17 @@ func (a *api) getUtxosByAddress(_ context.Context, p jsonrpc.Params) (any, error
 	if err != nil {
 		return nil, err
 	}
-	limit, err := p.OptUint64(3, rpcapi.UtxoPageDefault)
-	if err != nil {
-		return nil, err
-	}
-	if limit < 1 || limit > rpcapi.UtxoPageMax {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid limit: want 1 to %d", rpcapi.UtxoPageMax)
+	// Paging is opt-in: without a limit the call answers every output (the spec's call), or
+	// refuses with result_too_large; it never answers a short list.
+	paged := len(p) > 3 && string(p[3]) != "null"
+	limit := uint64(utxoListMax)
+	if paged {
+		if limit, err = p.Uint64(3); err != nil {
+			return nil, err
+		}
+		if limit < 1 || limit > rpcapi.UtxoPageMax {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid limit: want 1 to %d", rpcapi.UtxoPageMax)
+		}
 	}
 	outs, err := a.addressOutputs(types.Hash(pkh), withPool)
 	if err != nil {
@@ -124,6 +131,9 @@ func (a *api) getUtxosByAddress(_ context.Context, p jsonrpc.Params) (any, error
 		outs = outs[i:]
 	}
 	if uint64(len(outs)) > limit {
+		if !paged {
+			return nil, tooManyOutputs(p, len(outs))
+		}
 		outs = outs[:limit]
 	}
 	tip := a.b.Chain().Tip().Height
@@ -136,6 +146,19 @@ func (a *api) getUtxosByAddress(_ context.Context, p jsonrpc.Params) (any, error
 		res = append(res, u)
 	}
 	return res, nil
+}
+
+// utxoListMax is rpcapi.UtxoListMax; tests lower it (export_test.go).
+var utxoListMax = rpcapi.UtxoListMax
+
+// tooManyOutputs is the refusal of an unpaged getutxosbyaddress for an address of n outputs,
+// more than one answer holds: it names the calls that do the job.
+func tooManyOutputs(p jsonrpc.Params, n int) error {
+	addr, _ := p.String(0)
+	return rpcapi.DomainError(reason.ResultTooLarge, fmt.Sprintf("result too large: %s has %d unspent outputs, more than the %d one "+
+		"getutxosbyaddress call lists: sum them with getaddressbalance %s, or list them a page at a time with "+
+		"getutxosbyaddress %s INCLUDE_MEMPOOL AFTER LIMIT (limit at most %d, after the TXID:INDEX of the last output of the previous page)",
+		addr, n, utxoListMax, addr, addr, rpcapi.UtxoPageMax))
 }
 
 // utxoResult is the getutxosbyaddress element of o, the chain's tip at height tip.

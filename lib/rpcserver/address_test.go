@@ -3,13 +3,18 @@ package rpcserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/rpcserver"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
@@ -155,4 +160,69 @@ func otherAddr(t *testing.T, e *env) string {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// TestUtxosByAddressAnswersEveryOutput: the spec's one-parameter call lists every output of
+// an address with more than 5,000 of them (before, it answered the first 1,000 and said
+// nothing of the rest); the paged form still pages; an address beyond the bound of one
+// answer gets result_too_large naming getaddressbalance and the paged form, never a short
+// list.
+func TestUtxosByAddressAnswersEveryOutput(t *testing.T) {
+	e := newEnv(t, params.Regtest)
+	var cbs []*types.Block
+	for i := 0; i < 106; i++ {
+		cbs = append(cbs, e.mineBlock())
+	}
+	var fans []*types.Transaction
+	for _, b := range cbs[:6] {
+		cb := b.Transactions[0]
+		fans = append(fans, e.transfer([]coin{{types.Outpoint{TxID: cb.TxID()}, cb.Outputs[0].Value}}, 100_000, consensus.MaxTxOutputs))
+	}
+	e.mineBlock(fans...)
+	ctx := context.Background()
+	bal, err := e.client.GetAddressBalance(ctx, e.addr, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 6*consensus.MaxTxOutputs + 101 // the fan-outs, the 100 unspent coinbases and the last block's
+	if bal.UtxoCount != uint64(want) {
+		t.Fatalf("getaddressbalance counts %d outputs, want %d", bal.UtxoCount, want)
+	}
+	for _, params := range [][]any{{e.addr}, {e.addr, true}, {e.addr, false, ""}, {e.addr, false, nil, nil}} {
+		var all []rpcapi.UTXO
+		if err := json.Unmarshal(e.mustCall("getutxosbyaddress", params...), &all); err != nil {
+			t.Fatal(err)
+		}
+		if len(all) != want {
+			t.Fatalf("getutxosbyaddress %v: %d outputs, want all %d", params[1:], len(all), want)
+		}
+		if got := sums(e.addr, all); got.Balance != bal.Balance {
+			t.Fatalf("getutxosbyaddress %v sums to %d, getaddressbalance says %d", params[1:], got.Balance, bal.Balance)
+		}
+	}
+	if got, _ := e.pages(e.addr, false, rpcapi.UtxoPageMax); len(got) != want {
+		t.Fatalf("pages of %d: %d outputs", rpcapi.UtxoPageMax, len(got))
+	}
+	if got, err := e.client.GetUtxosByAddress(ctx, e.addr, false); err != nil || len(got) != want {
+		t.Fatalf("client: %d outputs, %v", len(got), err)
+	}
+
+	// Beyond the bound: a refusal of its own kind, and the paged form still answers.
+	defer rpcserver.SetUtxoListMax(5_000)()
+	var res []rpcapi.UTXO
+	err = e.client.Call(ctx, "getutxosbyaddress", []any{e.addr}, &res)
+	if !errors.Is(err, reason.ResultTooLarge) || res != nil {
+		t.Fatalf("over the bound: %v (%d outputs), want result_too_large", err, len(res))
+	}
+	for _, s := range []string{"getaddressbalance", "getutxosbyaddress " + e.addr + " INCLUDE_MEMPOOL AFTER LIMIT", fmt.Sprint(want)} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("refusal %q does not say %q", err, s)
+		}
+	}
+	if got, _ := e.pages(e.addr, false, 1_000); len(got) != want {
+		t.Fatalf("pages of 1000 over the bound: %d outputs", len(got))
+	}
+	if got, err := e.client.GetUtxosByAddress(ctx, e.addr, true); err != nil || len(got) != want {
+		t.Fatalf("client over the bound: %d outputs, %v", len(got), err)
+	}
 }

@@ -7,8 +7,16 @@
 // Register installs one handler per method of the catalogue on a lib/jsonrpc Server; a test
 // checks that the two agree. Handlers are split by area: chain.go (blocks, transactions,
 // statistics), address.go (an address's outputs, paged by getutxosbyaddress, summed by
-// getaddressbalance), mempool.go, mining.go (templates, submission, generatetoaddress) and
-// util.go (addresses, help, stop).
+// getaddressbalance), mempool.go, mining.go (templates, submission, generatetoaddress),
+// util.go (addresses, help, stop), and Bitcoin Core's staples: staples.go (getbestblockhash,
+// getdifficulty, getmininginfo, getnetworkhashps, getchaintips, getblockstats, uptime),
+// mempool_staples.go (getmempoolentry, testmempoolaccept, decoderawtransaction,
+// estimatesmartfee) and wait.go (waitfornewblock, waitforblockheight).
+//
+// notify.go is the node's notification stream (GET rpcapi.StreamPath on the listener, routed
+// by Mux): the Notifier numbers the chain's and the mempool's events, keeps a backlog for
+// clients that resume, and writes them as JSON lines to at most MaxStreams followers, dropping
+// one that falls Buffer events behind.
 //
 // In front of the handlers, http.go and access.go are the node's RPC listener (Listen,
 // HTTPConfig) and who may call it (protocol §11, docs/security.md): 403 for a Content-Type other

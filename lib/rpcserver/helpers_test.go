@@ -58,7 +58,17 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func newEnv(t testing.TB, net *params.Network) *env {
 	t.Helper()
-	n, err := node.New(node.Config{Network: net, DataDir: t.TempDir(), Logger: quietLogger(), Values: consensus.NominalValue{}})
+	return newEnvWith(t, net, nil)
+}
+
+// newEnvWith is newEnv with the node's configuration changed by adjust.
+func newEnvWith(t testing.TB, net *params.Network, adjust func(*node.Config)) *env {
+	t.Helper()
+	cfg := node.Config{Network: net, DataDir: t.TempDir(), Logger: quietLogger(), Values: consensus.NominalValue{}}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	n, err := node.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,10 @@ type HTTPConfig struct {
 	// MaxConnections bounds the open connections; more wait in the kernel's accept queue.
 	// Zero or less: DefaultMaxConnections.
 	MaxConnections int
+	// MaxStreams bounds the notification streams open at once (lib/node gives it to its
+	// Notifier; zero or less: DefaultMaxStreams). Each stream holds one of the
+	// MaxConnections.
+	MaxStreams int
 	// AuthFailureDelay is the pause before a 401. Zero: DefaultAuthFailureDelay; negative:
 	// none.
 	AuthFailureDelay time.Duration

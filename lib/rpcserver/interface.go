@@ -40,6 +40,8 @@ type Chain interface {
 	ConductInfo(ctx context.Context) (chainstate.ConductInfo, error)
 	// NextBlock describes the block a miner builds on the tip.
 	NextBlock() chainstate.Template
+	// ChainTips lists the ends of the block index's branches (getchaintips).
+	ChainTips() []chainstate.ChainTip
 }
 
 // Mempool is what the handlers read of the mempool (*mempool.Pool).
@@ -54,6 +56,8 @@ type Mempool interface {
 	PendingAgents() map[types.Hash]*consensus.AgentRecord
 	// Select lists transactions for a block template, parents first.
 	Select(maxBytes int) []*mempool.Entry
+	// TestAccept runs Accept's checks without adding (testmempoolaccept).
+	TestAccept(tx *types.Transaction) (types.Hash, uint64, int, error)
 }
 
 // Backend is what the handlers ask of the node besides reading the chain and the mempool.

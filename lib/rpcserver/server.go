@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"time"
 
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
@@ -25,6 +27,7 @@ type api struct {
 func Register(s *jsonrpc.Server, chain Chain, pool Mempool, b Backend) {
 	a := &api{b: backend{Backend: b, chain: chain, pool: pool}}
 	handlers := a.handlers(s)
+	maps.Copy(handlers, a.stapleHandlers(time.Now()))
 	for _, m := range rpcapi.Methods {
 		h, ok := handlers[m.Name]
 		if !ok {

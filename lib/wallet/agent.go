@@ -141,11 +141,32 @@ func ReviewRequest(actor, contractID, subject types.Hash, score int) (Request, e
 // initiator with consensus.ErrNotInitiator. The signed transaction passes
 // consensus.CheckTransactionSanity (the kind's context-free rules) or is not returned.
 func BuildAgent(coins []Coin, req Request, key Key, magic [4]byte) (*Plan, error) {
+	plan, err := SelectAgent(coins, req, key.PKH)
+	if err != nil {
+		return nil, err
+	}
+	if err := Sign(plan, []Key{key}, magic); err != nil {
+		return nil, err
+	}
+	if err := consensus.CheckTransactionSanity(plan.Tx, plan.Size); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// SelectAgent is BuildAgent without the signature: the agent transaction req of the acting
+// agent actor (its pubkey hash), its coins selected, every public key and signature zero.
+// The plan's TxID is final (signatures are not part of it), and its Size and Fee are those
+// of the signed transaction (a witness has a fixed size), so a client that signs the txid
+// elsewhere gets exactly the transaction BuildAgent would have made. The kind's
+// context-free rules (consensus.CheckTransactionSanity) need the public keys: BuildAgent and
+// PlanUnsigned check them.
+func SelectAgent(coins []Coin, req Request, actor types.Hash) (*Plan, error) {
 	if !consensus.IsAgentKind(req.Kind) {
 		return nil, fmt.Errorf("%w: %s is no agent operation", ErrBadKind, req.Kind)
 	}
 	for _, c := range req.Inputs {
-		if c.signer() == key.PKH {
+		if c.signer() == actor {
 			continue
 		}
 		if req.Kind == types.KindContractRefund {
@@ -157,28 +178,18 @@ func BuildAgent(coins []Coin, req Request, key Key, magic [4]byte) (*Plan, error
 		return nil, ruleErr(consensus.ErrForeignInput, "input %s is not the acting agent's", c.Outpoint)
 	}
 	if req.Change == (types.Hash{}) {
-		req.Change = key.PKH
+		req.Change = actor
 	}
-	if req.Change != key.PKH {
+	if req.Change != actor {
 		return nil, fmt.Errorf("%w: the change of an agent transaction goes to the acting agent", ErrBadKind)
 	}
 	own := make([]Coin, 0, len(coins))
 	for _, c := range coins {
-		if c.PKH == key.PKH && c.Signer == (types.Hash{}) {
+		if c.PKH == actor && c.Signer == (types.Hash{}) {
 			own = append(own, c)
 		}
 	}
-	plan, err := Select(own, req)
-	if err != nil {
-		return nil, err
-	}
-	if err := Sign(plan, []Key{key}, magic); err != nil {
-		return nil, err
-	}
-	if err := consensus.CheckTransactionSanity(plan.Tx, plan.Size); err != nil {
-		return nil, err
-	}
-	return plan, nil
+	return Select(own, req)
 }
 
 // SpendAgent builds req for the acting agent key from the coins of key's address in the

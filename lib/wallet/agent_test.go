@@ -62,6 +62,24 @@ func TestAgentRequests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// SelectAgent builds the same transaction unsigned (the faucet's public_key form):
+			// the key's one signature of its txid makes it BuildAgent's, byte for byte.
+			unsigned, err := SelectAgent(agentCoins(c.key.PKH), c.req, c.key.PKH)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range unsigned.Tx.Inputs {
+				if in.PublicKey != ([32]byte{}) || in.Signature != ([64]byte{}) {
+					t.Fatal("an unsigned input has a key or signature")
+				}
+			}
+			if unsigned.TxID != plan.TxID || unsigned.Fee != plan.Fee || unsigned.Size != plan.Size || unsigned.TxID != unsigned.Tx.TxID() {
+				t.Fatalf("unsigned txid %s fee %d size %d, signed %s %d %d", unsigned.TxID, unsigned.Fee, unsigned.Size, plan.TxID, plan.Fee, plan.Size)
+			}
+			types.SignInputs(unsigned.Tx, c.key.Priv, magic)
+			if !bytes.Equal(unsigned.Tx.Bytes(), plan.Tx.Bytes()) {
+				t.Fatal("the unsigned transaction signed elsewhere differs from BuildAgent's")
+			}
 			tx := plan.Tx
 			if tx.Kind != c.kind || !bytes.Equal(tx.Payload, c.payload) {
 				t.Fatalf("kind %v payload %x, want %v %x", tx.Kind, tx.Payload, c.kind, c.payload)

@@ -16,6 +16,8 @@ package cliutiltest
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +45,12 @@ func GlobalFlags(t *testing.T, newApp func() *cli.App, commands [][]string, valu
 			val, ok := values[name]
 			if !ok {
 				val = valueFor(f)
+			}
+			if name == "conf" && !ok { // the configuration file must exist: an empty one
+				val = filepath.Join(t.TempDir(), "coin.conf")
+				if err := os.WriteFile(val, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
 			placements := map[string][]string{
 				"before": concat([]string{"--" + name + "=" + val}, path, rest),
@@ -112,6 +120,9 @@ func valueFor(f cli.Flag) string {
 		return "7"
 	case *cli.Float64Flag:
 		return "7.5"
+	}
+	if f.Names()[0] == "network" { // checked before any command runs: a real one
+		return "regtest"
 	}
 	return "x-" + f.Names()[0]
 }

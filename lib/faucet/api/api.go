@@ -89,9 +89,10 @@ type BalanceResult struct {
 // SendRequest is the body of POST /api/wallet/send; Amount is decimal COIN, read exactly
 // from its text.
 type SendRequest struct {
-	Mnemonic string `json:"mnemonic"`
-	To       string `json:"to"`
-	Amount   Number `json:"amount"`
+	Mnemonic  string `json:"mnemonic,omitempty"`
+	PublicKey string `json:"public_key,omitempty"`
+	To        string `json:"to"`
+	Amount    Number `json:"amount"`
 }
 
 // TransferResult is the body of POST /api/wallet/send.
@@ -126,11 +127,13 @@ type ErrorObject struct {
 }
 
 // The agent endpoints (7 to 13, and protocol §9.4's refund and contract lookup). Requests that
-// act for a wallet carry its mnemonic.
+// act for a wallet carry its mnemonic, or instead its public key (PublicKey, 64 hex): then
+// the answer is an UnsignedTx to sign and send with POST /api/tx/submit (protocol §9.5).
 
 // MnemonicRequest is the body of POST /api/agent/register.
 type MnemonicRequest struct {
-	Mnemonic string `json:"mnemonic"`
+	Mnemonic  string `json:"mnemonic,omitempty"`
+	PublicKey string `json:"public_key,omitempty"`
 }
 
 // RegisterResult is the body of POST /api/agent/register.
@@ -176,7 +179,8 @@ type Directory struct {
 
 // VouchRequest is the body of POST /api/agent/vouch.
 type VouchRequest struct {
-	Mnemonic      string `json:"mnemonic"`
+	Mnemonic      string `json:"mnemonic,omitempty"`
+	PublicKey     string `json:"public_key,omitempty"`
 	TargetAddress string `json:"target_address"`
 }
 
@@ -190,7 +194,8 @@ type VouchResult struct {
 // ContractCreateRequest is the body of POST /api/agent/contract/create. ValueCoin is
 // decimal COIN, read exactly from its text; ExpiryBlocks is optional (default 1,440).
 type ContractCreateRequest struct {
-	Mnemonic     string `json:"mnemonic"`
+	Mnemonic     string `json:"mnemonic,omitempty"`
+	PublicKey    string `json:"public_key,omitempty"`
 	Counterparty string `json:"counterparty"`
 	ValueCoin    Number `json:"value_coin"`
 	ExpiryBlocks Number `json:"expiry_blocks,omitempty"`
@@ -208,7 +213,8 @@ type ContractCreateResult struct {
 
 // ContractRequest is the body of POST /api/agent/contract/fulfil and /refund.
 type ContractRequest struct {
-	Mnemonic   string `json:"mnemonic"`
+	Mnemonic   string `json:"mnemonic,omitempty"`
+	PublicKey  string `json:"public_key,omitempty"`
 	ContractID string `json:"contract_id"`
 }
 
@@ -243,7 +249,8 @@ type Contract struct {
 
 // ReviewRequest is the body of POST /api/agent/review; Score is an integer from 1 to 10.
 type ReviewRequest struct {
-	Mnemonic       string `json:"mnemonic"`
+	Mnemonic       string `json:"mnemonic,omitempty"`
+	PublicKey      string `json:"public_key,omitempty"`
 	SubjectAddress string `json:"subject_address"`
 	Score          Number `json:"score"`
 	ContractID     string `json:"contract_id"`
@@ -258,4 +265,35 @@ type ReviewResult struct {
 	ContractID      string `json:"contract_id"`
 	NewConductScore uint32 `json:"new_conduct_score"`
 	TxID            string `json:"txid"`
+}
+
+// UnsignedTx is the answer of an operation asked with public_key instead of mnemonic
+// (protocol §9.5): the transaction built for the acting address,
+// nothing signed or broadcast. UnsignedTx is its bincode in hex with every input's public key
+// and signature zero; TxID is its id (BLAKE3 of the witness-stripped bincode, final before
+// signing); Sign is the message every input signs, "COIN-TX-V1" ‖ network magic ‖ txid, in
+// hex; Fee is what the inputs pay beyond the outputs; Inputs are the coins it spends.
+type UnsignedTx struct {
+	UnsignedTx string         `json:"unsigned_tx"`
+	TxID       string         `json:"txid"`
+	Sign       string         `json:"sign"`
+	Fee        string         `json:"fee"`
+	Inputs     []UnsignedCoin `json:"inputs"`
+}
+
+// UnsignedCoin is an input of an UnsignedTx: the output it spends and what that output is
+// worth when spent in the next block (its effective value, decimal COIN).
+type UnsignedCoin struct {
+	TxID  string `json:"txid"`
+	Index uint32 `json:"index"`
+	Value string `json:"value"`
+}
+
+// TxSubmitRequest is the body of POST /api/tx/submit: an UnsignedTx's transaction, the
+// acting address's Ed25519 public key (64 hex) and its signature of the sign message
+// (128 hex), which the faucet puts in every input.
+type TxSubmitRequest struct {
+	UnsignedTx string `json:"unsigned_tx"`
+	PublicKey  string `json:"public_key"`
+	Signature  string `json:"signature"`
 }

@@ -51,12 +51,18 @@
 // comma list; a retraction passes when "retracted" or the type it undoes is listed),
 // Last-Event-ID (header, or ?last_event_id= on a first connection) to resume; "id",
 // "event" (the type) and "data" (the event as JSON) per event, a ": ping" comment every
-// Heartbeat (15 s), a per-write deadline instead of the server's write timeout, and at
-// most MaxSubscribers streams (503 beyond).
+// Heartbeat (15 s), a per-write deadline instead of the server's write timeout, an end after
+// MaxAge (10 min, so a reader that never reads is dropped; the client resumes), and at most
+// MaxSubscribers streams (503 beyond; coin-faucetd bounds them per client and in all before,
+// lib/faucet's streams.go). A resumption is charged by the events it replays (replay.go:
+// token buckets per client and for all, at most MaxReplay events back with a gap event
+// "reason":"replay_limit" for older ones, 429 replay_rate_limited when the buckets cannot
+// pay). Subscribers' queues hold pointers to the published events, shared by all.
 //
 // # Errors
 //
 // [ErrStoreInUse] (another process has the store open), [ErrSlow] (the reason a
 // subscription ended). Request errors are 400 {"error":{"code","message"}} with the codes
-// invalid_address, invalid_types and invalid_last_event_id; 503 too_many_subscribers.
+// invalid_address, invalid_types and invalid_last_event_id; 503 too_many_subscribers; 429
+// replay_rate_limited.
 package events

@@ -5,7 +5,10 @@ import (
 	"sync"
 )
 
-// DefaultBuffer is how many events a subscriber may have waiting before it is dropped.
+// DefaultBuffer is how many events a subscriber may have waiting before it is dropped. The
+// queue holds pointers to the published events, which all subscribers share (8 bytes a
+// slot, 8 KiB a subscriber, rather than a copy of each 328-byte Event: 328 KiB a subscriber,
+// 3.2 GiB for 10,000 streams).
 const DefaultBuffer = 1024
 
 // ErrSlow is why a subscription ended when its reader fell DefaultBuffer (Hub.Buffer)
@@ -40,8 +43,9 @@ func (h *Hub) Store() *Store { return h.store }
 type Subscription struct {
 	// C carries the matching events published after the subscription began, in id order.
 	// It is closed by Cancel, or when the subscriber fell too far behind (Err is ErrSlow).
-	C      <-chan Event
-	c      chan Event
+	// The events are shared with the other subscribers: read them, never change them.
+	C      <-chan *Event
+	c      chan *Event
 	filter Filter
 	hub    *Hub
 	// After is the last id published when the subscription began: every event up to it is
@@ -69,7 +73,7 @@ func (s *Subscription) Cancel() {
 
 // SubscribeLive starts a subscription to the events that match f from now on.
 func (h *Hub) SubscribeLive(f Filter) *Subscription {
-	c := make(chan Event, h.buffer)
+	c := make(chan *Event, h.buffer)
 	s := &Subscription{C: c, c: c, filter: f, hub: h}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -97,7 +101,7 @@ func (h *Hub) Close() {
 // Subscribe is the hook for other transports (the MCP server's resource subscriptions):
 // the events that match f from now on, and the function that ends the subscription. The
 // channel is closed by cancel, or when the reader fell too far behind.
-func (h *Hub) Subscribe(f Filter) (<-chan Event, func()) {
+func (h *Hub) Subscribe(f Filter) (<-chan *Event, func()) {
 	s := h.SubscribeLive(f)
 	return s.C, s.Cancel
 }
@@ -118,13 +122,15 @@ func (h *Hub) Publish(evs []Event, meta map[string][]byte) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
+	shared := make([]Event, len(evs)) // the subscribers' copy, apart from the caller's
+	copy(shared, evs)
 	for s := range h.subs {
-		for i := range evs {
-			if !s.filter.Match(&evs[i]) {
+		for i := range shared {
+			if !s.filter.Match(&shared[i]) {
 				continue
 			}
 			select {
-			case s.c <- evs[i]:
+			case s.c <- &shared[i]:
 			default:
 				s.err = ErrSlow
 				delete(h.subs, s)

@@ -19,6 +19,10 @@ const (
 	DefaultWriteTimeout   = 10 * time.Second
 	DefaultMaxSubscribers = 10_000
 	DefaultRetry          = 2 * time.Second
+	// DefaultMaxAge ends a stream after 10 minutes (the client reconnects with
+	// Last-Event-ID and misses nothing), so a reader that never reads, whose kernel buffer
+	// takes the pings for hours before a write blocks, does not hold its connection longer.
+	DefaultMaxAge = 10 * time.Minute
 )
 
 // HandlerConfig configures the SSE endpoint.
@@ -36,6 +40,13 @@ type HandlerConfig struct {
 	MaxSubscribers int
 	// Retry is the reconnection delay the stream suggests to clients (default 2 s).
 	Retry time.Duration
+	// MaxAge ends each stream after that long (default DefaultMaxAge), with a comment
+	// saying to reconnect: a reader that does not read is dropped by then even when its
+	// kernel buffers still take the pings.
+	MaxAge time.Duration
+	// Replay charges resumptions by the events they replay (replay.go); the zero value
+	// is DefaultReplay's limits with every request one client.
+	Replay ReplayLimits
 }
 
 // Handler serves GET /api/agent/events as Server-Sent Events (text/event-stream): every
@@ -57,6 +68,10 @@ func (h *Hub) Handler(cfg HandlerConfig) http.Handler {
 	if cfg.Retry <= 0 {
 		cfg.Retry = DefaultRetry
 	}
+	if cfg.MaxAge <= 0 {
+		cfg.MaxAge = DefaultMaxAge
+	}
+	replay := newReplayLimiter(cfg.Replay)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
 			w.Header().Set("Allow", http.MethodGet)
@@ -75,7 +90,7 @@ func (h *Hub) Handler(cfg HandlerConfig) http.Handler {
 			writeError(w, http.StatusServiceUnavailable, "too_many_subscribers", "the event stream has as many subscribers as it serves; retry later")
 			return
 		}
-		h.stream(w, r, cfg, f, after, resume)
+		h.stream(w, r, cfg, replay, f, after, resume)
 	})
 }
 
@@ -118,11 +133,30 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
 }
 
-// stream runs one subscriber's stream until the client leaves, a write fails or the hub
-// drops it as too slow.
-func (h *Hub) stream(w http.ResponseWriter, r *http.Request, cfg HandlerConfig, f Filter, after uint64, resume bool) {
+// stream runs one subscriber's stream until the client leaves, a write fails (each write
+// has cfg.WriteTimeout), the hub drops it as too slow or cfg.MaxAge passes. A resumption is
+// charged first by the events it replays (replay.go): refused with 429 and Retry-After when
+// the client or the faucet has replayed too much lately, and started at most
+// ReplayLimits.MaxReplay events back, with a gap event for the older ones.
+func (h *Hub) stream(w http.ResponseWriter, r *http.Request, cfg HandlerConfig, replay *replayLimiter, f Filter, after uint64, resume bool) {
 	sub := h.SubscribeLive(f)
 	defer sub.Cancel()
+	var skipTo uint64 // a resumption too far back starts after skipTo instead (a gap before)
+	if resume && after < sub.After {
+		first, _ := h.store.Bounds()
+		from := max(after, first-1) // the first replayed event is from+1
+		n := sub.After - from
+		if n > replay.maxReplay {
+			skipTo, n = sub.After-replay.maxReplay, replay.maxReplay
+		}
+		if ok, wait := replay.take(r, n); !ok {
+			secs := int64((wait + time.Second - 1) / time.Second)
+			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+			writeError(w, http.StatusTooManyRequests, "replay_rate_limited",
+				fmt.Sprintf("resuming here replays %d events, more than this client or the faucet may replay now; retry in %d s, or connect without Last-Event-ID", n, secs))
+			return
+		}
+	}
 	rc := http.NewResponseController(w)
 	// The stream outlives the server's read timeout, whose expiry would cancel the request.
 	_ = rc.SetReadDeadline(time.Time{})
@@ -145,8 +179,15 @@ func (h *Hub) stream(w http.ResponseWriter, r *http.Request, cfg HandlerConfig, 
 	cur := sub.After
 	if resume {
 		cur = after
-		if first, _ := h.store.Bounds(); after+1 < first {
+		// after < first-1, not after+1 < first: Last-Event-ID 18446744073709551615 must not
+		// wrap to 0.
+		if first, _ := h.store.Bounds(); first > 0 && after < first-1 {
 			fmt.Fprintf(&buf, "event: gap\ndata: {\"type\":\"gap\",\"from\":%d,\"to\":%d}\n\n", after+1, first-1)
+			cur = first - 1
+		}
+		if skipTo > cur {
+			fmt.Fprintf(&buf, "event: gap\ndata: {\"type\":\"gap\",\"from\":%d,\"to\":%d,\"reason\":\"replay_limit\"}\n\n", cur+1, skipTo)
+			cur = skipTo
 		}
 		if after > sub.After {
 			// An id this log never gave (its store was replaced): go on from the live end.
@@ -178,8 +219,14 @@ func (h *Hub) stream(w http.ResponseWriter, r *http.Request, cfg HandlerConfig, 
 	}
 	tick := time.NewTicker(cfg.Heartbeat)
 	defer tick.Stop()
+	expire := time.NewTimer(cfg.MaxAge)
+	defer expire.Stop()
 	for {
 		select {
+		case <-expire.C:
+			buf.WriteString(": stream expired; reconnect with Last-Event-ID\n\n")
+			flush()
+			return
 		case e, ok := <-sub.C:
 			if !ok {
 				if sub.Err() != nil {
@@ -189,7 +236,7 @@ func (h *Hub) stream(w http.ResponseWriter, r *http.Request, cfg HandlerConfig, 
 				return
 			}
 			if e.ID > cur {
-				writeEvent(&buf, &e)
+				writeEvent(&buf, e)
 				cur = e.ID
 			}
 			// Take what else is waiting, then write once.
@@ -201,7 +248,7 @@ func (h *Hub) stream(w http.ResponseWriter, r *http.Request, cfg HandlerConfig, 
 						break more
 					}
 					if e.ID > cur {
-						writeEvent(&buf, &e)
+						writeEvent(&buf, e)
 						cur = e.ID
 					}
 				default:

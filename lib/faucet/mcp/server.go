@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/faucet/internal/inproc"
@@ -46,7 +47,7 @@ Start with wallet_new, then faucet_claim to the new address, then agent_register
 A contract: contract_create by the initiator, contract_fulfil by the counterparty, then agent_review both ways; agent_profile shows the scores.
 Amounts are JSON numbers of COIN with at most 8 decimals; answers give amounts as strings with 8 decimals.
 A refusal is a tool error whose text is {"error":{"code","message"},"status"}: the same code as the HTTP API (docs/rpc-errors.md reasons such as not_an_agent, score_too_low, insufficient_balance; 429 codes with retry_after_seconds).
-Tools that act for a wallet take its mnemonic; the safer way is coin-wallet, which keeps the key and signs locally ('coin-wallet agent ...').`
+Tools that act for a wallet take its mnemonic, or instead its public_key (64 hex): then nothing is signed, the answer is the unsigned transaction (unsigned_tx, txid, sign, fee, inputs); check it, sign the bytes of sign with your Ed25519 key and call tx_submit, so the key never leaves you (docs/agents.md).`
 
 // numberSchema is api.Number's schema: a JSON number (a string is refused).
 var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
@@ -77,6 +78,23 @@ func (t *Tool) OutputSchema() (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: output schema: %w", t.Name, err)
 	}
+	if !t.TakesPublicKey {
+		return s, nil
+	}
+	// Either answer: the operation's result (mnemonic) or the transaction to sign
+	// (public_key). One object of the properties of both, which has all the required
+	// properties of one or of the other.
+	u, err := jsonschema.ForType(reflect.TypeFor[api.UnsignedTx](), schemaOptions)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: output schema: %w", t.Name, err)
+	}
+	for name, p := range u.Properties {
+		if _, ok := s.Properties[name]; !ok {
+			s.Properties[name] = p
+		}
+	}
+	s.AnyOf = []*jsonschema.Schema{{Required: s.Required}, {Required: u.Required}}
+	s.Required = nil
 	return s, nil
 }
 
@@ -134,9 +152,139 @@ func NewHandler(h http.Handler, opts *Options) (http.Handler, error) {
 		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: opts.AllowAnyHost,
 			MaxRequestBodyBytes: maxBody, Logger: sdkLogger(opts.Log)})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !sameOrigin(r, opts.AllowAnyHost) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"forbidden Origin: /mcp serves pages of its own origin and clients that send no Origin"}}`+"\n")
+			return
+		}
 		r.Header.Set(PeerHeader, r.RemoteAddr)
-		sh.ServeHTTP(w, r)
+		sw := &scrubWriter{ResponseWriter: w}
+		sh.ServeHTTP(sw, r)
+		sw.finish()
 	}), nil
+}
+
+// sameOrigin reports whether r may be served: it has no Origin (not a browser's
+// cross-origin request), or its Origin is the server's own (scheme http or https, the
+// Host the request was sent to; behind the operator's reverse proxies, proxied true, also
+// the X-Forwarded-Host they set). MCP's transport requires refusing other origins, so that
+// a page in a browser cannot drive a local server's tools (DNS rebinding, CSRF); "null"
+// (sandboxed frames, file: pages) is refused too.
+func sameOrigin(r *http.Request, proxied bool) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {
+		return false
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	if proxied {
+		// The proxy next to us appends the host the client asked for last.
+		if xs := r.Header.Values("X-Forwarded-Host"); len(xs) > 0 {
+			parts := strings.Split(xs[len(xs)-1], ",")
+			return strings.EqualFold(u.Host, strings.TrimSpace(parts[len(parts)-1]))
+		}
+	}
+	return false
+}
+
+// scrubWriter holds the SDK's answer and, on finish, replaces the message of its JSON-RPC
+// errors of malformed requests (parse error, invalid request, invalid params): the SDK's
+// text quotes the request's params, which carry mnemonics, and no answer may echo a secret.
+type scrubWriter struct {
+	http.ResponseWriter
+	status int
+	buf    bytes.Buffer
+}
+
+func (w *scrubWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+
+func (w *scrubWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.buf.Write(b)
+}
+
+// Flush is a no-op: the answer is written whole by finish (the transport answers JSON, not
+// streams).
+func (w *scrubWriter) Flush() {}
+
+// scrubbed are the messages that replace the SDK's, by JSON-RPC error code.
+var scrubbed = map[int]string{
+	-32700: "parse error: the body is not valid JSON",
+	-32600: "invalid request: not a JSON-RPC 2.0 request",
+	-32602: "invalid params: the params do not match the method (params are not repeated in errors; check _meta is an object and arguments match the tool's input schema)",
+}
+
+func (w *scrubWriter) finish() {
+	body := w.buf.Bytes()
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if out, ok := scrubJSONRPC(body); ok {
+		body = out
+		w.ResponseWriter.Header().Del("Content-Length")
+	}
+	w.ResponseWriter.WriteHeader(w.status)
+	_, _ = w.ResponseWriter.Write(body)
+}
+
+// scrubJSONRPC replaces the messages of scrubbed errors in a JSON-RPC answer (one message or
+// a batch); ok is false when there was nothing to replace.
+func scrubJSONRPC(body []byte) (out []byte, ok bool) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || (trimmed[0] != '{' && trimmed[0] != '[') || !bytes.Contains(trimmed, []byte(`"error"`)) {
+		return nil, false
+	}
+	var msgs []map[string]json.RawMessage
+	batch := trimmed[0] == '['
+	if batch {
+		if json.Unmarshal(trimmed, &msgs) != nil {
+			return nil, false
+		}
+	} else {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(trimmed, &m) != nil {
+			return nil, false
+		}
+		msgs = []map[string]json.RawMessage{m}
+	}
+	changed := false
+	for _, m := range msgs {
+		var e struct {
+			Code int `json:"code"`
+		}
+		if raw, has := m["error"]; !has || json.Unmarshal(raw, &e) != nil {
+			continue
+		}
+		if text, has := scrubbed[e.Code]; has {
+			m["error"], _ = json.Marshal(map[string]any{"code": e.Code, "message": text})
+			changed = true
+		}
+	}
+	if !changed {
+		return nil, false
+	}
+	var err error
+	if batch {
+		out, err = json.Marshal(msgs)
+	} else {
+		out, err = json.Marshal(msgs[0])
+	}
+	if err != nil {
+		return nil, false
+	}
+	return append(out, '\n'), true
 }
 
 // sdkLogger is log for the SDK's records of warn and above: it logs every stateless
@@ -261,7 +409,11 @@ func result(t *Tool, rec *inproc.Response) *sdk.CallToolResult {
 		}
 		return errorResult(te)
 	}
-	out := reflect.New(t.Out)
+	typ := t.Out
+	if t.TakesPublicKey && bytes.Contains(rec.Body(), []byte(`"unsigned_tx"`)) {
+		typ = reflect.TypeFor[api.UnsignedTx]() // asked with public_key
+	}
+	out := reflect.New(typ)
 	if err := json.Unmarshal(rec.Body(), out.Interface()); err != nil {
 		return errorResult(&ToolError{Status: http.StatusInternalServerError,
 			Error: api.ErrorObject{Code: "internal", Message: "the endpoint's answer is not its type: " + err.Error()}})

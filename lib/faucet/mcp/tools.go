@@ -17,6 +17,9 @@ type Tool struct {
 	Path        string
 	// TakesMnemonic marks tools that act for a wallet: their input carries its mnemonic.
 	TakesMnemonic bool
+	// TakesPublicKey marks the operations that take public_key in place of mnemonic (protocol
+	// §9.5): their answer is then an api.UnsignedTx, which tx_submit completes.
+	TakesPublicKey bool
 	// In and Out are the endpoint's request and response types (lib/faucet/api).
 	In, Out reflect.Type
 }
@@ -29,6 +32,11 @@ const mnemonicNote = " Acts for the wallet whose 12-word mnemonic is given (acco
 	"travels to the faucet, which never logs or stores it. Safer: keep the key in coin-wallet and run " +
 	"'coin-wallet agent ...' (it signs locally and submits the signed transaction to a node)."
 
+// publicKeyNote ends the description of the operations that take public_key.
+const publicKeyNote = " Non-custodial: give public_key (the wallet's Ed25519 public key, 64 hex) instead of mnemonic, " +
+	"and nothing is signed or broadcast: the answer is {unsigned_tx, txid, sign, fee, inputs}; decode unsigned_tx, " +
+	"check it is what you asked, sign the bytes of sign with your key and call tx_submit."
+
 func tool[In, Out any](name, title, method, path, desc string) Tool {
 	return Tool{Name: name, Title: title, Description: desc, Method: method, Path: path,
 		In: reflect.TypeFor[In](), Out: reflect.TypeFor[Out]()}
@@ -37,6 +45,13 @@ func tool[In, Out any](name, title, method, path, desc string) Tool {
 func signer[In, Out any](name, title, path, desc string) Tool {
 	t := tool[In, Out](name, title, http.MethodPost, path, desc+mnemonicNote)
 	t.TakesMnemonic = true
+	return t
+}
+
+// keyed is signer for an operation that also takes public_key.
+func keyed[In, Out any](name, title, path, desc string) Tool {
+	t := tool[In, Out](name, title, http.MethodPost, path, desc+mnemonicNote+publicKeyNote)
+	t.TakesMnemonic, t.TakesPublicKey = true, true
 	return t
 }
 
@@ -56,26 +71,28 @@ var tools = []Tool{
 		"Block height, mempool size, the faucet's balance and address, the claim amount and cooldown."),
 	tool[api.AddressQuery, api.BalanceResult]("wallet_balance", "Balance", http.MethodGet, "/api/wallet/balance",
 		"The confirmed balance of an address (nominal, stake and escrow included), its UTXO count, and what of it is spendable at the next block after decay."),
-	signer[api.SendRequest, api.TransferResult]("wallet_send", "Send COIN", "/api/wallet/send",
+	keyed[api.SendRequest, api.TransferResult]("wallet_send", "Send COIN", "/api/wallet/send",
 		"Build, sign and broadcast a transfer of amount COIN (a JSON number, at most 8 decimals) to an address."),
-	signer[api.MnemonicRequest, api.RegisterResult]("agent_register", "Register as an agent", "/api/agent/register",
+	keyed[api.MnemonicRequest, api.RegisterResult]("agent_register", "Register as an agent", "/api/agent/register",
 		"Register the wallet as a Proof of Conduct agent: stakes 50 COIN for good; the agent starts at conduct score 500."),
 	tool[api.AddressQuery, api.AgentProfile]("agent_profile", "Agent profile", http.MethodGet, "/api/agent/profile",
 		"An agent's conduct profile: score (0-1000), tier, contracts, vouches, reviews. agent_not_found for an address that is no agent."),
 	tool[api.DirectoryQuery, api.Directory]("agent_directory", "Agent directory", http.MethodGet, "/api/agent/directory",
 		"Registered agents, highest conduct score first, paginated by offset (default 0) and limit (1 to 100, default 20)."),
-	signer[api.VouchRequest, api.VouchResult]("agent_vouch", "Vouch for an agent", "/api/agent/vouch",
+	keyed[api.VouchRequest, api.VouchResult]("agent_vouch", "Vouch for an agent", "/api/agent/vouch",
 		"Vouch for another agent (+30 to its score, scaled). The voucher needs a conduct score of at least 700 and vouches for a target once."),
-	signer[api.ContractCreateRequest, api.ContractCreateResult]("contract_create", "Create a contract", "/api/agent/contract/create",
+	keyed[api.ContractCreateRequest, api.ContractCreateResult]("contract_create", "Create a contract", "/api/agent/contract/create",
 		"Open a contract with another agent (the counterparty), locking value_coin COIN in escrow until the counterparty fulfils it or, after expiry_blocks (default 1440), the initiator refunds it. The contract id is the transaction id."),
-	signer[api.ContractRequest, api.FulfilResult]("contract_fulfil", "Fulfil a contract", "/api/agent/contract/fulfil",
+	keyed[api.ContractRequest, api.FulfilResult]("contract_fulfil", "Fulfil a contract", "/api/agent/contract/fulfil",
 		"Fulfil an open contract as its counterparty: the escrow is released to the counterparty; counterparty +20, initiator +10 (scaled, less for repeats between the same two agents)."),
-	signer[api.ContractRequest, api.RefundResult]("contract_refund", "Refund an expired contract", "/api/agent/contract/refund",
+	keyed[api.ContractRequest, api.RefundResult]("contract_refund", "Refund an expired contract", "/api/agent/contract/refund",
 		"Take the escrow of an expired, unfulfilled contract back as its initiator; the counterparty loses 50 (scaled)."),
 	tool[api.ContractQuery, api.Contract]("contract_get", "Contract", http.MethodGet, "/api/agent/contract",
 		"A contract's record: parties, value, status (open, fulfilled, expired), expiry height, reviews."),
-	signer[api.ReviewRequest, api.ReviewResult]("agent_review", "Review an agent", "/api/agent/review",
+	keyed[api.ReviewRequest, api.ReviewResult]("agent_review", "Review an agent", "/api/agent/review",
 		"Review the other participant of a fulfilled contract with a score from 1 (terrible) to 10 (excellent): its conduct score changes by (2*score-11)*10, scaled. Once per reviewer and contract."),
+	tool[api.TxSubmitRequest, map[string]any]("tx_submit", "Submit a signed transaction", http.MethodPost, "/api/tx/submit",
+		"Complete an operation asked with public_key: send back its unsigned_tx with public_key and signature (128 hex, your Ed25519 signature of the bytes of the answer's sign field). The faucet puts the key and signature in every input, checks them, broadcasts, and answers what the operation answers with a mnemonic (by the transaction's kind), with the same error codes; bad_signature, pubkey_mismatch or invalid_unsigned_tx when the transaction, key or signature do not match."),
 	tool[api.BlockQuery, api.Block]("block_get", "Block", http.MethodGet, "/api/block",
 		"A block by hash or by main-chain height: header fields, confirmations and its transaction ids."),
 	tool[api.TxQuery, api.Transaction]("transaction_get", "Transaction", http.MethodGet, "/api/tx",
@@ -89,7 +106,10 @@ func Tools() []Tool { return append([]Tool(nil), tools...) }
 
 // propertyDoc describes the input properties, by JSON name.
 var propertyDoc = map[string]string{
-	"mnemonic":        "the acting wallet's BIP-39 mnemonic (12 words separated by spaces)",
+	"mnemonic":        "the acting wallet's BIP-39 mnemonic (12 words separated by spaces); or give public_key instead",
+	"public_key":      "the acting wallet's Ed25519 public key (64 hex): in an operation, given instead of its mnemonic, the answer is the unsigned transaction to sign yourself and send with tx_submit; in tx_submit, the key that signed",
+	"unsigned_tx":     "the unsigned_tx of an operation's answer, as it came (hex)",
+	"signature":       "your Ed25519 signature (128 hex) of the bytes of the answer's sign field",
 	"address":         "a bech32 address of the faucet's network (tcoin1... on testnet and regtest)",
 	"to":              "the recipient's address",
 	"amount":          "COIN to send, a JSON number with at most 8 decimals, e.g. 1.5",
