@@ -95,15 +95,15 @@ type State struct {
 // Paths of a devnet's files under Dir.
 type Paths struct{ Dir string }
 
-func (p Paths) State() string             { return filepath.Join(p.Dir, "state.json") }
-func (p Paths) Node(i int) string         { return filepath.Join(p.Dir, "node"+strconv.Itoa(i)) }
-func (p Paths) Faucet() string            { return filepath.Join(p.Dir, "faucet") }
-func (p Paths) FaucetMnemonic() string    { return filepath.Join(p.Dir, "faucet.mnemonic") }
-func (p Paths) Wallet() string            { return filepath.Join(p.Dir, "wallet") }
-func (p Paths) WalletPassphrase() string  { return filepath.Join(p.Dir, "wallet.passphrase") }
-func (p Paths) Conf() string              { return filepath.Join(p.Dir, "coin.conf") }
-func (p Paths) Logs() string              { return filepath.Join(p.Dir, "logs") }
-func (p Paths) Log(name string) string    { return filepath.Join(p.Dir, "logs", name+".log") }
+func (p Paths) State() string            { return filepath.Join(p.Dir, "state.json") }
+func (p Paths) Node(i int) string        { return filepath.Join(p.Dir, "node"+strconv.Itoa(i)) }
+func (p Paths) Faucet() string           { return filepath.Join(p.Dir, "faucet") }
+func (p Paths) FaucetMnemonic() string   { return filepath.Join(p.Dir, "faucet.mnemonic") }
+func (p Paths) Wallet() string           { return filepath.Join(p.Dir, "wallet") }
+func (p Paths) WalletPassphrase() string { return filepath.Join(p.Dir, "wallet.passphrase") }
+func (p Paths) Conf() string             { return filepath.Join(p.Dir, "coin.conf") }
+func (p Paths) Logs() string             { return filepath.Join(p.Dir, "logs") }
+func (p Paths) Log(name string) string   { return filepath.Join(p.Dir, "logs", name+".log") }
 
 // Run starts the devnet, prints its screen and runs until ctx ends; then it stops every
 // process it started and returns nil (the data stays). It returns an error when a port is

@@ -110,11 +110,11 @@ type Lab struct {
 	externalIP bool
 	// p2pBind: coin-node has --p2p-bind (regtest then binds loopback by default, so every
 	// node binds its lab address).
-	p2pBind bool
-	prefix     string
-	nsList     []string
-	closeOne   sync.Once
-	sigStop    chan struct{}
+	p2pBind  bool
+	prefix   string
+	nsList   []string
+	closeOne sync.Once
+	sigStop  chan struct{}
 }
 
 // DefaultInter is the default between-region one-way delays (40 to 150 ms).
@@ -182,7 +182,7 @@ func New(cfg Config) (l *Lab, err error) {
 		n := &Node{Index: i, Region: i % cfg.Regions, NS: fmt.Sprintf("%sn%02d", l.prefix, i),
 			// Each node in a network group (IPv4 /16) of its own, as hosts on the internet
 			// are: outbound peers are drawn from distinct groups (docs/p2p.md).
-			IP: netip.AddrFrom4([4]byte{10, byte(10 + i), byte(1 + i%cfg.Regions), 10}),
+			IP:      netip.AddrFrom4([4]byte{10, byte(10 + i), byte(1 + i%cfg.Regions), 10}),
 			DataDir: filepath.Join(cfg.WorkDir, fmt.Sprintf("n%02d", i)), Miner: i < cfg.Miners}
 		n.LogPath = filepath.Join(n.DataDir, "lab.log")
 		if err := os.MkdirAll(n.DataDir, 0o700); err != nil {
