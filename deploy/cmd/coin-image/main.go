@@ -47,6 +47,12 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("-tag: %w", err)
 	}
+	// The full name as containerd and Docker spell it (docker.io, not index.docker.io).
+	reg := ref.RegistryStr()
+	if reg == name.DefaultRegistry {
+		reg = "docker.io"
+	}
+	full := reg + "/" + ref.RepositoryStr() + ":" + ref.TagStr()
 	img, err := image.Build(image.Options{BinDir: *bin, Version: *version, Created: time.Unix(0, 0)}, *arch)
 	if err != nil {
 		return err
@@ -63,17 +69,19 @@ func run() error {
 		if err != nil {
 			return err
 		}
+		// ref.name is the tag (skopeo copy oci:DIR:dev), io.containerd.image.name the full name
+		// (ctr images import of the layout).
 		if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{
-			"org.opencontainers.image.ref.name": ref.Name()})); err != nil {
+			"org.opencontainers.image.ref.name": ref.TagStr(), "io.containerd.image.name": full})); err != nil {
 			return err
 		}
-		fmt.Printf("OCI layout %s: %s %s\n", *oci, ref.Name(), digest)
+		fmt.Printf("OCI layout %s: %s %s\n", *oci, full, digest)
 	}
 	if *tarPath != "" {
 		if err := tarball.WriteToFile(*tarPath, ref, img); err != nil {
 			return err
 		}
-		fmt.Printf("docker archive %s: %s %s\n", *tarPath, ref.Name(), digest)
+		fmt.Printf("docker archive %s: %s %s\n", *tarPath, full, digest)
 	}
 	return nil
 }
