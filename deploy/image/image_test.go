@@ -339,6 +339,9 @@ func freePort(t *testing.T) int {
 	return 0
 }
 
+// rpcUser and rpcPassword, when set, are sent as HTTP Basic credentials.
+var rpcUser, rpcPassword string
+
 // call is one JSON-RPC request to the node on loopback.
 func call(ctx context.Context, port int, method string) (json.RawMessage, error) {
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":[]}`, method)
@@ -347,6 +350,9 @@ func call(ctx context.Context, port int, method string) (json.RawMessage, error)
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if rpcUser != "" {
+		req.SetBasicAuth(rpcUser, rpcPassword)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
