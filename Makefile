@@ -7,7 +7,7 @@ FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 5
 
-.PHONY: all build test test-short soak bench bench-miner scale fuzz man completions docs vet fmt clean openapi-check vectors-check image deploy-test
+.PHONY: all build test test-short soak bench bench-miner scale fuzz man completions docs vet fmt clean openapi-check vectors-check
 
 all: build
 
@@ -27,6 +27,7 @@ test-short:
 # static executables: an OCI layout in bin/image and a docker-archive in bin/coin-image.tar
 # (docker load, kind load image-archive, k3s ctr images import). docs/deploy.md.
 IMAGE_TAG ?= cointoolkit/coin:dev
+.PHONY: image deploy-test
 image:
 	@mkdir -p $(BIN)/static
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/static/ $(addprefix ./cmd/,$(TOOLS))
