@@ -16,19 +16,20 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
 
 // TestImageRunsChartConf starts a node from the image's root filesystem with the coin.conf the
-// chart renders for node-0 (default values) at /etc/coin/coin.conf and --conf, as a pod
-// runs it, with the rpcauth line in COIN_RPC_AUTH as the chart's Secret gives it: what the
+// chart renders for node-0 (default values) at /etc/coin/coin.conf and the arguments of the
+// chart's StatefulSet (--conf, --externalip with the pod's IP on loopback), as a pod runs it, with the rpcauth line in COIN_RPC_AUTH as the chart's Secret gives it: what the
 // chart deploys is a configuration the node accepts. Only the binds are moved to free loopback
 // ports (flags override the file). It skips while the image's coin-node lacks a flag the file
 // uses (--conf and the P2P flags land on other branches).
 func TestImageRunsChartConf(t *testing.T) {
 	unshare := needNamespaces(t)
-	conf := chartNodeConf(t)
+	conf, args := chartNode(t)
 
 	// The executables that go into the image, asked before the image is built.
 	help, err := exec.Command(filepath.Join(staticBinaries(t), "coin-node"), "--help").CombinedOutput()
@@ -36,7 +37,7 @@ func TestImageRunsChartConf(t *testing.T) {
 		t.Fatalf("coin-node --help: %v\n%s", err, help)
 	}
 	var missing []string
-	for _, k := range append([]string{"conf"}, confKeys(conf)...) {
+	for _, k := range append(flagNames(args), confKeys(conf)...) {
 		if !regexp.MustCompile(`--` + regexp.QuoteMeta(k) + `\b`).Match(help) {
 			missing = append(missing, "--"+k)
 		}
@@ -58,9 +59,9 @@ func TestImageRunsChartConf(t *testing.T) {
 	t.Cleanup(func() { rpcUser, rpcPassword = "", "" })
 
 	rpcPort := freePort(t)
-	node := inImage(unshare, root, "coin-node", "--conf", ConfPath,
+	node := inImage(unshare, root, "coin-node", append(args,
 		"--rpc-bind", "127.0.0.1:"+strconv.Itoa(rpcPort), "--p2p-bind", "127.0.0.1:"+strconv.Itoa(freePort(t)),
-		"--metrics-bind", "127.0.0.1:"+strconv.Itoa(freePort(t)))
+		"--metrics-bind", "127.0.0.1:"+strconv.Itoa(freePort(t)))...)
 	node.Env = append(node.Env, "COIN_RPC_AUTH="+auth)
 	log := &syncBuffer{}
 	node.Stdout, node.Stderr = log, log
@@ -85,8 +86,10 @@ func TestImageRunsChartConf(t *testing.T) {
 	}
 }
 
-// chartNodeConf renders the chart with its default values and returns node-0's coin.conf.
-func chartNodeConf(t *testing.T) string {
+// chartNode renders the chart with its default values and returns node-0's coin.conf and the
+// arguments of the StatefulSet's coin-node container, with the pod's IP ($(POD_IP)) on
+// loopback.
+func chartNode(t *testing.T) (string, []string) {
 	t.Helper()
 	ch, err := loader.Load(filepath.Join("..", "helm", "coin-network"))
 	if err != nil {
@@ -109,7 +112,34 @@ func chartNodeConf(t *testing.T) string {
 	if !ok {
 		t.Fatalf("no node-0.conf in %v", cm.Data)
 	}
-	return c
+	var sts appsv1.StatefulSet
+	if err := yaml.UnmarshalStrict([]byte(files["coin-network/templates/statefulset.yaml"]), &sts); err != nil {
+		t.Fatal(err)
+	}
+	ctr := sts.Spec.Template.Spec.Containers[0]
+	if strings.Join(ctr.Command, " ") != BinDir+"/coin-node" {
+		t.Fatalf("the chart's node command %q is not the image's coin-node", ctr.Command)
+	}
+	var args []string
+	for _, a := range ctr.Args {
+		args = append(args, strings.ReplaceAll(a, "$(POD_IP)", "127.0.0.1"))
+	}
+	if !strings.Contains(strings.Join(args, " "), "--conf "+ConfPath) {
+		t.Fatalf("the chart's node args %q do not name %s", args, ConfPath)
+	}
+	return c, args
+}
+
+// flagNames are the --names among args.
+func flagNames(args []string) []string {
+	var ns []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "--") {
+			n, _, _ := strings.Cut(a[2:], "=")
+			ns = append(ns, n)
+		}
+	}
+	return ns
 }
 
 // confKeys are the distinct keys of a coin.conf.
