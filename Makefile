@@ -29,6 +29,23 @@ test:
 test-short:
 	$(GO) test -short $(PKGS)
 
+# The container image, built without a Docker daemon (deploy/image, go-containerregistry) from
+# static executables: an OCI layout in bin/image and a docker-archive in bin/coin-image.tar
+# (docker load, kind load image-archive, k3s ctr images import). docs/deploy.md.
+IMAGE_TAG ?= cointoolkit/coin:dev
+.PHONY: image deploy-test
+image:
+	@mkdir -p $(BIN)/static
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/static/ $(addprefix ./cmd/,$(TOOLS))
+	cd deploy && $(GO) run ./cmd/coin-image -bin $(CURDIR)/$(BIN)/static -oci $(CURDIR)/$(BIN)/image \
+	  -tar $(CURDIR)/$(BIN)/coin-image.tar -tag $(IMAGE_TAG) -version "$$(git describe --always --dirty 2>/dev/null)"
+
+# The deploy module's tests (its own go.mod: Helm and Kubernetes stay out of the main module):
+# the image starts a regtest node from its unpacked root filesystem (needs root and unshare,
+# skipped otherwise) and the Helm chart renders into valid Kubernetes objects.
+deploy-test:
+	cd deploy && $(GO) vet ./... && $(GO) test -count 1 -timeout 20m ./...
+
 # Long crash tests, bounded in time, real processes on loopback only: coin-faucetd's
 # exactly-once payment over COIN_SOAK_ROUNDS (default 8) rounds of kill -9 of the faucet
 # and the node (COIN_CRASH_SEED replays a run), and that agent operations answered 200
