@@ -92,7 +92,6 @@ func newApp() *cli.App {
 		UsageText:            appName + " [global options] METHOD [ARGUMENTS...]",
 		Description:          appDescription,
 		EnableBashCompletion: true,
-		HideVersion:          true,
 		// The "help" subcommand is the node's help method: urfave/cli adds neither its own
 		// help command nor its --help flag, and globalFlags declares --help itself.
 		HideHelp:     true,

@@ -58,7 +58,6 @@ func newApp() *cli.App {
 		Description:          appDescription,
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
-		HideVersion:          true,
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return fmt.Errorf("%w (see '%s --help')", err, appName)
 		},

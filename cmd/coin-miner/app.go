@@ -86,7 +86,6 @@ func newApp() *cli.App {
 		Description:          appDescription,
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
-		HideVersion:          true,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "rpc", EnvVars: []string{"COIN_RPC"},
 				Usage: "node RPC `URL` (default: http://127.0.0.1:PORT, the RPC port of the network); credentials as http://USER:PASSWORD@HOST:PORT or --rpc-user"},

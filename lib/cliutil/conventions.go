@@ -51,6 +51,10 @@ const GlobalCategory = "GLOBAL OPTIONS (before or after the command)"
 // take the global options out of their arguments with TakeGlobalFlags. Call Conventions once,
 // in the app's constructor, after its commands are in place.
 func Conventions(app *cli.App) *cli.App {
+	if app.Version == "" {
+		app.Version = Version
+	}
+	app.HideVersion = false
 	if globalFlag(app, confile.FlagName) == nil {
 		app.Flags = append(app.Flags, confile.Flag())
 	}
@@ -598,4 +602,13 @@ func peekGlobal(c *cli.Context, args []string, name string) (string, bool) {
 		val, found = v, true
 	}
 	return val, found
+}
+
+// Version is the toolkit's version, which every tool prints with --version.
+const Version = "0.1.0"
+
+func init() {
+	// --version alone (urfave's default also takes -v, which reads as "verbose" to many).
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and exit"}
+	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintf(c.App.Writer, "%s %s\n", c.App.Name, c.App.Version) }
 }
