@@ -127,7 +127,7 @@ func TestCreateNeedsPassphrase(t *testing.T) {
 	if _, err := runApp(t, "", "--network", "regtest", "--wallet-dir", dir, "create"); !errors.Is(err, wallet.ErrEmptyPassphrase) {
 		t.Fatalf("empty passphrase: %v", err)
 	}
-	t.Setenv(passphraseEnv, "pw")
+	t.Setenv(passphraseEnv, "a passphrase")
 	out, err := runApp(t, "", "--network", "regtest", "--wallet-dir", dir, "create")
 	if err != nil {
 		t.Fatal(err)
