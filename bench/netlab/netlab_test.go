@@ -34,6 +34,7 @@ type plan struct {
 	splits      int
 	report      string // where the Markdown report goes ("": nowhere)
 	bound       time.Duration
+	discover    time.Duration // how long discovery may take before the other scenarios start
 }
 
 func runLab(t *testing.T, pl plan) []*netlab.Result {
@@ -60,7 +61,7 @@ func runLab(t *testing.T, pl plan) []*netlab.Result {
 	t.Logf("lab of %d nodes in %d regions, peer mode %s, set up in %v", len(l.Nodes), pl.cfg.Regions, l.Mode, time.Since(start).Round(time.Millisecond))
 
 	var results []*netlab.Result
-	disc := l.Discovery(ctx)
+	disc := l.Discovery(ctx, pl.discover)
 	results = append(results, disc)
 	logResult(t, disc)
 
@@ -135,7 +136,7 @@ func TestNetlabReduced(t *testing.T) {
 		cfg: netlab.Config{Nodes: 6, Regions: 3, IntraDelay: 10 * time.Millisecond, InterDelay: netlab.DefaultInter,
 			Jitter: 0.1, Loss: 0.001, Miners: 3, Outbound: 2, Seed: 1},
 		interval: 3 * time.Second, rate: 2, gateways: 2, steady: 20 * time.Second, partition: 10 * time.Second,
-		converge: 45 * time.Second, premine: 103, splits: 1, bound: 110 * time.Second,
+		converge: 45 * time.Second, premine: 103, splits: 1, bound: 110 * time.Second, discover: 20 * time.Second,
 	})
 	checkResults(t, res)
 }
@@ -170,7 +171,7 @@ func TestNetlabFull(t *testing.T) {
 			Jitter: 0.1, Loss: 0.001, Miners: 5, Outbound: 3, Attacker: 50, Seed: 7},
 		interval: 10 * time.Second, rate: 2, gateways: 4, steady: 4 * time.Minute, partition: 40 * time.Second,
 		deep: []int{2100, 2200}, converge: 3 * time.Minute, churn: 2 * time.Minute, adversarial: true,
-		premine: 115, splits: 12, report: report, bound: 19 * time.Minute,
+		premine: 115, splits: 12, report: report, bound: 19 * time.Minute, discover: 2 * time.Minute,
 	}
 	if os.Getenv("COIN_NETLAB_QUICK") == "1" {
 		// Every scenario on a small lab in a few minutes, to try a change to the lab itself.
