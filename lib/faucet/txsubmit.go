@@ -79,7 +79,7 @@ func (s *Server) txSubmit(w http.ResponseWriter, r *http.Request) error {
 	}
 	what := submitWhat(tx.Kind)
 	hexTx := hex.EncodeToString(tx.Bytes())
-	got, err := s.txNode.SendRawTransaction(ctx, hexTx) // journaled, as the mnemonic forms are
+	got, err := s.cfg.Node.SendRawTransaction(ctx, hexTx)
 	if err == nil && got != txid.String() {
 		err = fmt.Errorf("node returned txid %s for transaction %s", got, txid)
 	}
