@@ -68,6 +68,10 @@ type nodeOpts struct {
 	hostileLoopback bool
 }
 
+// noDial keeps a node from dialling the addresses it learns by gossip, so that a test's
+// topology is the one it sets up (the node still accepts connections).
+func noDial(c *Config) { c.MaxOutbound = -1 }
+
 func startNode(t testing.TB, name string, o nodeOpts) *tnode {
 	t.Helper()
 	if o.dir == "" {

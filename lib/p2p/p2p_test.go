@@ -78,7 +78,7 @@ func TestLineRelay(t *testing.T) {
 
 func TestSyncFromTwoPeers(t *testing.T) {
 	w := newWallet(2)
-	a := startNode(t, "A", quiet(nodeOpts{}))
+	a := startNode(t, "A", quiet(nodeOpts{tweak: noDial}))
 	blocks := a.mine(w, 110)
 	ops := a.mineAgentOps(w, "sync", blocks[0].Transactions[0], blocks[1].Transactions[0], blocks[2].Transactions[0])
 	a.mine(w, 600-110-len(ops))
@@ -185,7 +185,7 @@ func TestStalledPeerReplaced(t *testing.T) {
 // Nothing is ever banned: bans are manual.
 func TestHostilePeers(t *testing.T) {
 	w := newWallet(4)
-	n := startNode(t, "N", nodeOpts{hostileLoopback: true})
+	n := startNode(t, "N", nodeOpts{hostileLoopback: true, tweak: noDial})
 	h := startNode(t, "H", nodeOpts{connect: []string{n.addr()}})
 	blocks := n.mine(w, 101)
 	waitFor(t, 30*time.Second, "H synced", func() bool { return h.tip() == n.tip() })
@@ -441,7 +441,7 @@ func TestReorgAcrossNetwork(t *testing.T) {
 
 func TestPeersJSONReconnect(t *testing.T) {
 	w := newWallet(7)
-	a := startNode(t, "A", nodeOpts{})
+	a := startNode(t, "A", nodeOpts{tweak: noDial})
 	dirB := t.TempDir()
 	b := startNode(t, "B", nodeOpts{dir: dirB, connect: []string{a.addr()}})
 	waitFor(t, 5*time.Second, "B connected", func() bool { return b.peerCount() == 1 })

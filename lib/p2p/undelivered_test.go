@@ -15,7 +15,7 @@ import (
 // "syncing" (templates refused) while the liar stays connected.
 func TestUndeliveredHeaderChainAbandoned(t *testing.T) {
 	w := newWallet(43)
-	m := startNode(t, "M", quiet(nodeOpts{}))
+	m := startNode(t, "M", quiet(nodeOpts{tweak: noDial}))
 	m.mine(w, 20)
 	heavy := startNode(t, "S", quiet(nodeOpts{discard: true}))
 	heavy.mine(w, wire.MaxHeaders)
