@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/atomicfile"
 	"github.com/cointoolkit/coin/lib/bincode"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/types"
@@ -141,50 +141,10 @@ func (p *Pool) Snapshot() []SavedTx {
 // either the previous file or the new one. It returns the number of transactions written.
 func (p *Pool) Save(path string) (int, error) {
 	txs := p.Snapshot()
-	if err := WriteFileAtomic(path, EncodeSnapshot(p.magic, txs)); err != nil {
+	if err := atomicfile.Write(path, EncodeSnapshot(p.magic, txs)); err != nil {
 		return 0, err
 	}
 	return len(txs), nil
-}
-
-// WriteFileAtomic writes data to path through a synced temporary file renamed over it,
-// with mode 0600.
-func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	// CreateTemp makes the file 0600 already; keep it so whatever the umask.
-	if err := tmp.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		return err
-	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // the rename itself; best effort where directories cannot be synced
-		d.Close()
-	}
-	return nil
 }
 
 // LoadResult says what Load made of a mempool.dat.

@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/atomicfile"
 	"github.com/cointoolkit/coin/lib/reason"
 )
 
@@ -218,7 +218,7 @@ func (m *BanManager) Save() error {
 	}
 	raw, err := json.MarshalIndent(f, "", "  ")
 	if err == nil {
-		err = writeFileAtomic(m.path, append(raw, '\n'))
+		err = atomicfile.Write(m.path, append(raw, '\n'))
 	}
 	if err != nil {
 		m.mu.Lock()
@@ -227,30 +227,6 @@ func (m *BanManager) Save() error {
 		return fmt.Errorf("p2p: saving banlist.json: %w", err)
 	}
 	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file and a rename, mode 0600.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // Ban bans subnet until the given time (setban add). A subnet banned already is refused

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/cointoolkit/coin/lib/atomicfile"
 )
 
 // Sources of an address.
@@ -166,34 +167,11 @@ func (m *Manager) Save() error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(m.cfg.Path, append(raw, '\n')); err != nil {
+	if err := atomicfile.Write(m.cfg.Path, append(raw, '\n')); err != nil {
 		m.mu.Lock()
 		m.dirty = true
 		m.mu.Unlock()
 		return fmt.Errorf("addrman: save: %w", err)
 	}
 	return nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".peers-*.json")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
