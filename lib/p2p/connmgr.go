@@ -202,7 +202,7 @@ func (cm *connManager) evictionVictimLocked() *connEntry {
 	cands = cands[evictProtectOldest:]
 	groups := map[string][]*connEntry{}
 	for _, e := range cands {
-		g := netGroup(e.ip)
+		g := addrman.Group(e.ip.String()) // IPv4 /16, IPv6 /32, as for outbound peers
 		groups[g] = append(groups[g], e)
 	}
 	var best []*connEntry
@@ -213,19 +213,6 @@ func (cm *connManager) evictionVictimLocked() *connEntry {
 		}
 	}
 	return best[len(best)-1]
-}
-
-// netGroup is the network range an address is counted in for eviction: IPv4 /16, IPv6 /32.
-func netGroup(ip netip.Addr) string {
-	ip = ip.Unmap()
-	bits := 32
-	if ip.Is4() {
-		bits = 16
-	}
-	if pfx, err := ip.Prefix(bits); err == nil {
-		return pfx.String()
-	}
-	return ip.String()
 }
 
 // skipDial reports whether addr must not be dialled now: being dialled already, our own
