@@ -1,7 +1,11 @@
 // Command genconf writes deploy/coin.conf.example and lib/confile/known_keys.txt from the
 // options of the six coin executables, which it builds and asks ("gendoc conf"): see
-// confile.Generate. Run it from the repository root (make conf); deploy's TestConfFresh fails
-// when either file is stale.
+// confile.Generate. Run it from the repository root (make conf); TestConfFresh fails when
+// either file is stale. Its tests also hold what an operator installs from deploy/ to the
+// executables: one coin.conf serving a node and its clients (TestConfServesNodeAndClients),
+// the systemd units (TestSystemdUnitsHardened, TestSystemdAnalyzeVerify) and exit status 2
+// for every usage error of the six tools (TestUsageErrorsExit2). (deploy/ is a module of its
+// own, for the image and the chart, so these live here, in the main module's make test.)
 //
 //	go run ./scripts/genconf            # build the executables, write both files
 //	go run ./scripts/genconf -bin bin   # use executables already built in bin/

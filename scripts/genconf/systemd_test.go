@@ -1,4 +1,4 @@
-package deploy
+package main
 
 import (
 	"os"
@@ -15,7 +15,7 @@ var units = map[string]string{"coin-node.service": "coin-node", "coin-faucetd.se
 // readUnit is the text of a unit, continuation lines joined.
 func readUnit(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("systemd", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "systemd", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package deploy
+package main
 
 import (
 	"encoding/json"
@@ -97,7 +97,7 @@ func TestConfFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	for path, want := range files {
-		got, err := os.ReadFile(filepath.Join("..", path))
+		got, err := os.ReadFile(filepath.Join("..", "..", path))
 		if err != nil || string(got) != want {
 			t.Errorf("%s is stale: run make conf (go run ./scripts/genconf)", path)
 		}
