@@ -75,7 +75,7 @@ scale:
 # The network lab (docs/network.md; not part of make test): 20 coin-node processes, each in its
 # own network namespace, joined by a user-space forwarder with per-link delay, jitter and loss,
 # through every scenario, bounded to 20 minutes; it writes the figures and plots into
-# docs/network.md and docs/network-*.svg. Needs root, iproute2 and ethtool. make test runs a
+# docs/network.md and its SVG plots beside it. Needs root, iproute2 and ethtool. make test runs a
 # reduced lab (TestNetlabReduced) where it can. COIN_NETLAB_QUICK=1 runs a small lab instead.
 netlab:
 	COIN_NETLAB=1 COIN_NETLAB_REPORT=docs/network.md $(GO) test -count 1 -timeout 25m -run '^TestNetlabFull$$' -v ./bench/netlab

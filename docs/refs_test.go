@@ -137,12 +137,7 @@ func TestReferencesExist(t *testing.T) {
 
 // notYetFixed are references in files another change owns, to be fixed there; each entry
 // must still occur (the test fails on a stale entry, so the list empties as they are fixed).
-var notYetFixed = []struct{ file, text, why string }{
-	// lib/rpcserver belongs to the getutxosbyaddress and RPC changes of issue 25: there, cite
-	// "endpoint 9, protocol §9.4" and "protocol §11" instead.
-	{"lib/rpcserver/conduct.go", "spec: endpoint 9", "lib/rpcserver is changed elsewhere (issue 25)"},
-	{"lib/rpcserver/rpcserver_test.go", "spec/node-rpc-mining-config.md", "lib/rpcserver is changed elsewhere (issue 25)"},
-}
+var notYetFixed = []struct{ file, text, why string }{}
 
 var (
 	// reForbidden: citations of documents outside the repository.

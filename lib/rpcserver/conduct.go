@@ -22,7 +22,7 @@ import (
 // a client sees the effect of an operation the moment the node accepted it;
 // getconductinfo is the confirmed state, comparable between nodes.
 
-// Directory page bounds (spec: endpoint 9).
+// Directory page bounds (endpoint 9, protocol §9.4).
 const (
 	defaultDirectoryLimit = 20
 	maxDirectoryLimit     = 100

@@ -19,7 +19,7 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// Spec tables of spec/node-rpc-mining-config.md section 2, field → JSON type.
+// The RPC result tables of protocol §11, field → JSON type.
 var (
 	specBlock = map[string]string{"hash": tString, "height": tInteger, "version": tInteger, "prev_hash": tString,
 		"merkle_root": tString, "timestamp": tInteger, "difficulty_target": tInteger, "nonce": tInteger,
