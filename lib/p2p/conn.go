@@ -308,6 +308,16 @@ func (s *Server) HandleMessage(p *peer.Peer, m wire.Message, size int) {
 		}
 	case *wire.MsgSendBlocks:
 		s.sync.onSendBlocks(ps, m)
+	case *wire.MsgCmpctBlock:
+		st := s.chain.HeaderState(m.Header.Hash())
+		s.sync.onCmpctBlock(ps, m)
+		if !st.HaveBlock && !st.Invalid && p.Err() == nil {
+			s.noteUseful(ps, true)
+		}
+	case *wire.MsgGetBlockTxn:
+		s.sync.onGetBlockTxn(ps, m)
+	case *wire.MsgBlockTxn:
+		s.sync.onBlockTxn(ps, m)
 	case *wire.MsgTx:
 		s.onTx(ps, m.Tx) // acceptTx notes the peer useful when the mempool takes the transaction
 	}

@@ -142,9 +142,17 @@ func (s *syncManager) announce(hash types.Hash) {
 	}
 	push, others := s.pushTargets(st.Node)
 	if len(push) > 0 {
+		var b *types.Block
+		var ids []types.Hash
 		raw, err := s.chain.BlockBytes(hash)
+		if err == nil {
+			b, err = types.DecodeBlock(raw)
+		}
+		if err == nil {
+			ids = b.TxIDs()
+		}
 		for _, ps := range push {
-			if err == nil && ps.p.TrySendRaw(wire.CmdBlock, raw) {
+			if err == nil && ps.p.TrySend(compactFor(ps, b, ids)) {
 				s.blocksPushed.Add(1)
 				ps.p.SetHeight(st.Node.Height)
 			} else {
