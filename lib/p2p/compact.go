@@ -23,12 +23,23 @@ type partialBlock struct {
 	missing []uint32
 }
 
-// compactFor is the compact form of b for ps: the transactions ps is not known to have are
-// sent in full.
+// maxHasTxs bounds each peer's hasTxs set.
+const maxHasTxs = 10_000
+
+// noteHasTx records that the peer has the transaction for sure.
+func (ps *peerState) noteHasTx(txid types.Hash) {
+	if ps.hasTxs != nil {
+		ps.hasTxs.Add(txid)
+	}
+}
+
+// compactFor is the compact form of b for ps: the transactions ps does not have for sure
+// (hasTxs: announced or sent to us, or fetched from us) are sent whole, so that the peer
+// rarely needs a round trip, even for a transaction we announced and it did not fetch yet.
 func compactFor(ps *peerState, b *types.Block, ids []types.Hash) *wire.MsgCmpctBlock {
 	m := &wire.MsgCmpctBlock{Header: b.Header, TxIDs: ids}
 	for i, tx := range b.Transactions {
-		if i == 0 || !ps.p.KnownTxs().Has(ids[i]) {
+		if i == 0 || ps.hasTxs == nil || !ps.hasTxs.Has(ids[i]) {
 			m.Prefilled = append(m.Prefilled, wire.PrefilledTx{Index: uint32(i), Tx: tx})
 		}
 	}

@@ -162,6 +162,7 @@ func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string, manual
 	}
 	v := p.Version()
 	ps := &peerState{p: p, dialAddr: dialAddr, bucket: newBucket(100, 500)}
+	ps.hasTxs = peer.NewKnownSet(maxHasTxs)
 	if inbound && v.ListenPort != 0 && p.IP().IsValid() {
 		ps.listenAddr = netip.AddrPortFrom(p.IP(), v.ListenPort).String()
 	}

@@ -251,6 +251,7 @@ func (s *syncManager) onInv(ps *peerState, m *wire.MsgInv) {
 			}
 		case wire.InvTx:
 			ps.p.KnownTxs().Add(iv.Hash)
+			ps.noteHasTx(iv.Hash)
 			txids = append(txids, iv.Hash)
 		}
 	}
@@ -354,6 +355,7 @@ func (s *syncManager) onGetData(ps *peerState, m *wire.MsgGetData) {
 				continue
 			}
 			ps.p.KnownTxs().Add(iv.Hash)
+			ps.noteHasTx(iv.Hash)
 			if ps.p.Send(&wire.MsgTx{Tx: e.Tx}) != nil {
 				return
 			}
@@ -427,6 +429,7 @@ func txBanScore(err error) int {
 func (s *syncManager) onTx(ps *peerState, tx *types.Transaction) {
 	txid := tx.TxID()
 	ps.p.KnownTxs().Add(txid)
+	ps.noteHasTx(txid)
 	s.txMu.Lock()
 	r, requested := s.txReqs.requested(ps, txid)
 	var ready []burstTx

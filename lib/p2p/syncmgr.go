@@ -56,6 +56,10 @@ type peerSync struct {
 	pushFrom bool          // we asked the peer to push its new tips to us (it is in syncManager.hb)
 	offChain int           // unrequested blocks in a row stored off our best chain
 	partial  *partialBlock // a compact block waiting for blocktxn (compact.go)
+	// hasTxs holds transactions the peer has for sure (it announced or sent them, or fetched
+	// them from us), unlike its known inventory, which also holds those we only announced:
+	// a compact block sends the others whole (compact.go).
+	hasTxs *peer.KnownSet
 }
 
 // syncManager owns the sync; see above.
