@@ -162,7 +162,6 @@ func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string, manual
 	}
 	v := p.Version()
 	ps := &peerState{p: p, dialAddr: dialAddr, bucket: newBucket(100, 500)}
-	ps.hasTxs = peer.NewKnownSet(maxHasTxs)
 	if inbound && v.ListenPort != 0 && p.IP().IsValid() {
 		ps.listenAddr = netip.AddrPortFrom(p.IP(), v.ListenPort).String()
 	}
@@ -309,16 +308,6 @@ func (s *Server) HandleMessage(p *peer.Peer, m wire.Message, size int) {
 		}
 	case *wire.MsgSendBlocks:
 		s.sync.onSendBlocks(ps, m)
-	case *wire.MsgCmpctBlock:
-		st := s.chain.HeaderState(m.Header.Hash())
-		s.sync.onCmpctBlock(ps, m)
-		if !st.HaveBlock && !st.Invalid && p.Err() == nil {
-			s.noteUseful(ps, true)
-		}
-	case *wire.MsgGetBlockTxn:
-		s.sync.onGetBlockTxn(ps, m)
-	case *wire.MsgBlockTxn:
-		s.sync.onBlockTxn(ps, m)
 	case *wire.MsgTx:
 		s.onTx(ps, m.Tx) // acceptTx notes the peer useful when the mempool takes the transaction
 	}

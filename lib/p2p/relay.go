@@ -142,17 +142,9 @@ func (s *syncManager) announce(hash types.Hash) {
 	}
 	push, others := s.pushTargets(st.Node)
 	if len(push) > 0 {
-		var b *types.Block
-		var ids []types.Hash
 		raw, err := s.chain.BlockBytes(hash)
-		if err == nil {
-			b, err = types.DecodeBlock(raw)
-		}
-		if err == nil {
-			ids = b.TxIDs()
-		}
 		for _, ps := range push {
-			if err == nil && ps.p.TrySend(compactFor(ps, b, ids)) {
+			if err == nil && ps.p.TrySendRaw(wire.CmdBlock, raw) {
 				s.blocksPushed.Add(1)
 				ps.p.SetHeight(st.Node.Height)
 			} else {
@@ -251,7 +243,6 @@ func (s *syncManager) onInv(ps *peerState, m *wire.MsgInv) {
 			}
 		case wire.InvTx:
 			ps.p.KnownTxs().Add(iv.Hash)
-			ps.noteHasTx(iv.Hash)
 			txids = append(txids, iv.Hash)
 		}
 	}
@@ -355,7 +346,6 @@ func (s *syncManager) onGetData(ps *peerState, m *wire.MsgGetData) {
 				continue
 			}
 			ps.p.KnownTxs().Add(iv.Hash)
-			ps.noteHasTx(iv.Hash)
 			if ps.p.Send(&wire.MsgTx{Tx: e.Tx}) != nil {
 				return
 			}
@@ -429,7 +419,6 @@ func txBanScore(err error) int {
 func (s *syncManager) onTx(ps *peerState, tx *types.Transaction) {
 	txid := tx.TxID()
 	ps.p.KnownTxs().Add(txid)
-	ps.noteHasTx(txid)
 	s.txMu.Lock()
 	r, requested := s.txReqs.requested(ps, txid)
 	var ready []burstTx

@@ -52,14 +52,9 @@ type peerSync struct {
 	pendingTx []types.Hash // transactions to announce (relay.go)
 
 	// High-bandwidth relay (push.go).
-	pushTo   bool          // the peer asked us to push our new tips to it
-	pushFrom bool          // we asked the peer to push its new tips to us (it is in syncManager.hb)
-	offChain int           // unrequested blocks in a row stored off our best chain
-	partial  *partialBlock // a compact block waiting for blocktxn (compact.go)
-	// hasTxs holds transactions the peer has for sure (it announced or sent them, or fetched
-	// them from us), unlike its known inventory, which also holds those we only announced:
-	// a compact block sends the others whole (compact.go).
-	hasTxs *peer.KnownSet
+	pushTo   bool // the peer asked us to push our new tips to it
+	pushFrom bool // we asked the peer to push its new tips to us (it is in syncManager.hb)
+	offChain int  // unrequested blocks in a row stored off our best chain
 }
 
 // syncManager owns the sync; see above.
@@ -112,10 +107,9 @@ type syncManager struct {
 	announceQueue []types.Hash
 	announceWake  chan struct{}
 
-	headersRequests  atomic.Int64 // getheaders sent (tests bound round trips with it)
-	blockRequests    atomic.Int64 // blocks asked for with getdata
-	blocksPushed     atomic.Int64 // new tips pushed to high-bandwidth peers
-	blockTxnRequests atomic.Int64 // getblocktxn sent for compact blocks
+	headersRequests atomic.Int64 // getheaders sent (tests bound round trips with it)
+	blockRequests   atomic.Int64 // blocks asked for with getdata
+	blocksPushed    atomic.Int64 // new tips pushed whole to high-bandwidth peers
 }
 
 func newSyncManager(cfg *Config, chain Chain, pool Mempool, b Backend, log *slog.Logger, policy syncPolicy) *syncManager {

@@ -46,18 +46,7 @@ const (
 	// CmdSendBlocks asks a peer to push its new blocks in full, unannounced (high-bandwidth
 	// relay, after BIP 152's sendcmpct); a peer that does not know it ignores it.
 	CmdSendBlocks = "sendblocks"
-	// CmdCmpctBlock, CmdGetBlockTxn and CmdBlockTxn carry a pushed block compactly: its
-	// header and transaction ids, the receiver taking the transactions from its mempool and
-	// asking for those it lacks in one round trip (after BIP 152). Sent only to peers that
-	// sent sendblocks.
-	CmdCmpctBlock  = "cmpctblock"
-	CmdGetBlockTxn = "getblocktxn"
-	CmdBlockTxn    = "blocktxn"
 )
-
-// MaxBlockTxs bounds the transactions of a compact block and of a getblocktxn: no more fit
-// in a block.
-const MaxBlockTxs = MaxBlockPayload / 32
 
 // Decoding errors.
 var (
@@ -98,12 +87,6 @@ func MaxPayload(cmd string) uint32 {
 		return MaxTxPayload
 	case CmdSendBlocks:
 		return 1
-	case CmdCmpctBlock:
-		return 2 * MaxBlockPayload // ids of every transaction, or the whole block prefilled
-	case CmdGetBlockTxn:
-		return 32 + 5 + MaxBlockTxs*5
-	case CmdBlockTxn:
-		return 32 + MaxBlockPayload
 	}
 	return MaxPayloadSize
 }
@@ -146,12 +129,6 @@ func New(cmd string) Message {
 		return new(MsgTx)
 	case CmdSendBlocks:
 		return new(MsgSendBlocks)
-	case CmdCmpctBlock:
-		return new(MsgCmpctBlock)
-	case CmdGetBlockTxn:
-		return new(MsgGetBlockTxn)
-	case CmdBlockTxn:
-		return new(MsgBlockTxn)
 	}
 	return nil
 }
@@ -259,103 +236,6 @@ type MsgSendBlocks struct{ Push bool }
 func (*MsgSendBlocks) Command() string            { return CmdSendBlocks }
 func (m *MsgSendBlocks) Encode(w *bincode.Writer) { w.Bool(m.Push) }
 func (m *MsgSendBlocks) Decode(r *bincode.Reader) { m.Push = r.Bool() }
-
-// MsgCmpctBlock is a block pushed compactly: its header, the id of every transaction in
-// order, and the transactions the sender thinks the receiver lacks (the coinbase always).
-type MsgCmpctBlock struct {
-	Header    types.BlockHeader
-	TxIDs     []types.Hash
-	Prefilled []PrefilledTx
-}
-
-// PrefilledTx is a transaction of a compact block with its index in the block.
-type PrefilledTx struct {
-	Index uint32
-	Tx    *types.Transaction
-}
-
-func (*MsgCmpctBlock) Command() string { return CmdCmpctBlock }
-
-func (m *MsgCmpctBlock) Encode(w *bincode.Writer) {
-	m.Header.Encode(w)
-	w.Varint(uint64(len(m.TxIDs)))
-	for _, id := range m.TxIDs {
-		w.Raw(id[:])
-	}
-	w.Varint(uint64(len(m.Prefilled)))
-	for _, p := range m.Prefilled {
-		w.U32(p.Index)
-		p.Tx.Encode(w)
-	}
-}
-
-func (m *MsgCmpctBlock) Decode(r *bincode.Reader) {
-	m.Header.Decode(r)
-	n := listLen(r, 32, MaxBlockTxs, "transaction ids")
-	m.TxIDs = make([]types.Hash, n)
-	for i := range m.TxIDs {
-		r.Raw(m.TxIDs[i][:])
-	}
-	k := listLen(r, 2, n, "prefilled transactions")
-	m.Prefilled = make([]PrefilledTx, 0, k)
-	for i := 0; i < k && r.Err() == nil; i++ {
-		p := PrefilledTx{Index: r.U32(), Tx: new(types.Transaction)}
-		p.Tx.Decode(r)
-		m.Prefilled = append(m.Prefilled, p)
-	}
-}
-
-// MsgGetBlockTxn asks for transactions of a block by their index.
-type MsgGetBlockTxn struct {
-	Hash    types.Hash
-	Indexes []uint32
-}
-
-func (*MsgGetBlockTxn) Command() string { return CmdGetBlockTxn }
-
-func (m *MsgGetBlockTxn) Encode(w *bincode.Writer) {
-	w.Raw(m.Hash[:])
-	w.Varint(uint64(len(m.Indexes)))
-	for _, i := range m.Indexes {
-		w.U32(i)
-	}
-}
-
-func (m *MsgGetBlockTxn) Decode(r *bincode.Reader) {
-	r.Raw(m.Hash[:])
-	n := listLen(r, 1, MaxBlockTxs, "indexes")
-	m.Indexes = make([]uint32, n)
-	for i := range m.Indexes {
-		m.Indexes[i] = r.U32()
-	}
-}
-
-// MsgBlockTxn answers a getblocktxn with the transactions asked for, in its order.
-type MsgBlockTxn struct {
-	Hash types.Hash
-	Txs  []*types.Transaction
-}
-
-func (*MsgBlockTxn) Command() string { return CmdBlockTxn }
-
-func (m *MsgBlockTxn) Encode(w *bincode.Writer) {
-	w.Raw(m.Hash[:])
-	w.Varint(uint64(len(m.Txs)))
-	for _, tx := range m.Txs {
-		tx.Encode(w)
-	}
-}
-
-func (m *MsgBlockTxn) Decode(r *bincode.Reader) {
-	r.Raw(m.Hash[:])
-	n := listLen(r, 2, MaxBlockTxs, "transactions")
-	m.Txs = make([]*types.Transaction, 0, n)
-	for i := 0; i < n && r.Err() == nil; i++ {
-		tx := new(types.Transaction)
-		tx.Decode(r)
-		m.Txs = append(m.Txs, tx)
-	}
-}
 
 // MsgPong answers a ping.
 type MsgPong struct{ Nonce uint64 }
