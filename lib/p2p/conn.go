@@ -239,6 +239,8 @@ func (s *Server) HandleMessage(p *peer.Peer, m wire.Message, size int) {
 		if !st.HaveBlock && !st.Invalid && p.Err() == nil {
 			s.noteUseful(ps, true)
 		}
+	case *wire.MsgSendBlocks:
+		s.sync.onSendBlocks(ps, m)
 	case *wire.MsgTx:
 		s.onTx(ps, m.Tx) // acceptTx notes the peer useful when the mempool takes the transaction
 	}

@@ -261,6 +261,7 @@ func (s *syncManager) scheduleLocked() {
 		batches[pick] = append(batches[pick], wire.InvVect{Type: wire.InvBlock, Hash: n.Hash})
 	}
 	for ps, inv := range batches {
+		s.blockRequests.Add(int64(len(inv)))
 		if !ps.p.TrySend(&wire.MsgGetData{Inv: inv}) {
 			for _, iv := range inv {
 				delete(s.inflight, iv.Hash)
@@ -315,9 +316,10 @@ func (s *syncManager) onBlock(ps *peerState, b *types.Block, size int) {
 	s.onUnsolicitedBlock(ps, b, hash, size)
 }
 
-// onUnsolicitedBlock handles a block we did not ask this peer for. A new block on our path or
-// on a stored parent is processed (its proof of work is its cost); known blocks and orphans
-// count against the peer's flood allowance.
+// onUnsolicitedBlock handles a block we did not ask this peer for (a high-bandwidth peer's
+// push, push.go). A new block on our path or on a stored parent is processed (its proof of
+// work is its cost); known blocks and orphans count against the peer's flood allowance, and
+// blocks stored off our best chain against freeOffChainPushes.
 func (s *syncManager) onUnsolicitedBlock(ps *peerState, b *types.Block, hash types.Hash, size int) {
 	if err := consensus.CheckProofOfWork(&b.Header, hash, s.net.PowLimit); err != nil {
 		s.misbehave(ps, 100, "block "+hash.String()+": "+err.Error())
@@ -344,7 +346,7 @@ func (s *syncManager) onUnsolicitedBlock(ps *peerState, b *types.Block, hash typ
 		return
 	}
 	if s.chain.HeaderState(b.Header.PrevHash).HaveBlock {
-		s.submit(ps, b, hash)
+		s.submitPushed(ps, b, hash)
 		return
 	}
 	if !s.unrequested(ps, "blocks") {
@@ -354,6 +356,38 @@ func (s *syncManager) onUnsolicitedBlock(ps *peerState, b *types.Block, hash typ
 	s.orphanBlocks.add(&orphanBlock{block: b, hash: hash, from: ps, size: size, added: time.Now()})
 	s.mu.Unlock()
 	s.requestHeaders(ps, types.ZeroHash)
+}
+
+// submitPushed validates an unrequested block on a stored parent, once even when several
+// peers push it at the same time (the others' copies are dropped unvalidated), and charges
+// the peer when the block, valid, is not on our best chain.
+func (s *syncManager) submitPushed(ps *peerState, b *types.Block, hash types.Hash) {
+	s.mu.Lock()
+	if s.pushing[hash] {
+		s.mu.Unlock()
+		return
+	}
+	s.pushing[hash] = true
+	s.mu.Unlock()
+	stored, err := s.submit(ps, b, hash)
+	s.mu.Lock()
+	delete(s.pushing, hash)
+	s.mu.Unlock()
+	if !stored || err != nil {
+		return // invalid ones are charged by blockRejected
+	}
+	st := s.chain.HeaderState(hash)
+	if st.Node == nil {
+		return
+	}
+	if onMainChain(s.chain.Tip(), st.Node) {
+		s.mu.Lock()
+		ps.offChain = 0
+		s.updatePeerBestLocked(ps, st.Node)
+		s.mu.Unlock()
+		return
+	}
+	s.offChainPush(ps, hash)
 }
 
 func (s *syncManager) wakeProcessor() {

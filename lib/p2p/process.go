@@ -165,6 +165,7 @@ func (s *syncManager) processLoop() {
 // is stored now and the node's error.
 func (s *syncManager) submit(from *peerState, b *types.Block, hash types.Hash) (bool, error) {
 	res, err := s.b.SubmitBlock(b)
+	fresh := err == nil // stored now, not before
 	stored := false
 	switch {
 	case err == nil || errors.Is(err, consensus.ErrDuplicateBlock):
@@ -188,6 +189,9 @@ func (s *syncManager) submit(from *peerState, b *types.Block, hash types.Hash) (
 		children = s.orphanBlocks.takeChildren(hash)
 	}
 	s.mu.Unlock()
+	if fresh && from != nil && t.Hash == hash {
+		s.hbDelivered(from) // the first to bring us a new tip
+	}
 	for _, c := range children {
 		s.submit(c.from, c.block, c.hash)
 	}

@@ -10,8 +10,9 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// Relay: new tips are announced with their header to every peer not known to have them
-// (held back while syncing, then the tip once caught up); mempool transactions are announced
+// Relay: new tips are pushed whole to the peers that asked for it (push.go) and announced
+// with their header to every other peer not known to have them (held back while syncing,
+// then the tip once caught up); mempool transactions are announced
 // by inv, batched for RelayDelay; peers fetch what they lack with getdata. Each peer's known
 // inventory is a bounded set, so nothing is announced twice to the same peer.
 
@@ -137,11 +138,21 @@ func (s *syncManager) announce(hash types.Hash) {
 	if !st.HaveBlock {
 		return
 	}
-	msg := &wire.MsgHeaders{Headers: []types.BlockHeader{st.Node.BlockHeader()}}
-	for _, ps := range s.peerList() {
-		if ps.p.KnownBlocks().Add(hash) {
-			ps.p.TrySend(msg)
+	push, others := s.pushTargets(st.Node)
+	if len(push) > 0 {
+		raw, err := s.chain.BlockBytes(hash)
+		for _, ps := range push {
+			if err == nil && ps.p.TrySendRaw(wire.CmdBlock, raw) {
+				s.blocksPushed.Add(1)
+				ps.p.SetHeight(st.Node.Height)
+			} else {
+				others = append(others, ps)
+			}
 		}
+	}
+	msg := &wire.MsgHeaders{Headers: []types.BlockHeader{st.Node.BlockHeader()}}
+	for _, ps := range others {
+		ps.p.TrySend(msg)
 	}
 }
 

@@ -50,6 +50,11 @@ type peerSync struct {
 	blocks    int // blocks received as requested
 	notFound  *peer.KnownSet
 	pendingTx []types.Hash // transactions to announce (relay.go)
+
+	// High-bandwidth relay (push.go).
+	pushTo   bool // the peer asked us to push our new tips to it
+	pushFrom bool // we asked the peer to push its new tips to us (it is in syncManager.hb)
+	offChain int  // unrequested blocks in a row stored off our best chain
 }
 
 // syncManager owns the sync; see above.
@@ -81,6 +86,8 @@ type syncManager struct {
 	syncStart       time.Time
 	announcePending bool
 	wakeProc        chan struct{}
+	hb              []*peerState        // our high-bandwidth peers, most recent deliverer first (push.go)
+	pushing         map[types.Hash]bool // unrequested blocks being validated now
 
 	bulkMu sync.Mutex // serialises setBulk
 	bulk   bool       // the chain is in bulk mode (bulkMu)
@@ -101,12 +108,14 @@ type syncManager struct {
 	announceWake  chan struct{}
 
 	headersRequests atomic.Int64 // getheaders sent (tests bound round trips with it)
+	blockRequests   atomic.Int64 // blocks asked for with getdata
+	blocksPushed    atomic.Int64 // new tips pushed whole to high-bandwidth peers
 }
 
 func newSyncManager(cfg *Config, chain Chain, pool Mempool, b Backend, log *slog.Logger, policy syncPolicy) *syncManager {
 	s := &syncManager{cfg: cfg, b: b, chain: chain, pool: pool, net: cfg.Network, log: log, policy: policy,
 		peers: make(map[*peerState]struct{}), bodyFailures: make(map[types.Hash]int),
-		inflight: make(map[types.Hash]*blockReq), received: make(map[types.Hash]*recvBlock),
+		inflight: make(map[types.Hash]*blockReq), received: make(map[types.Hash]*recvBlock), pushing: make(map[types.Hash]bool),
 		orphanBlocks: newOrphanBlocks(64, 32<<20), wakeProc: make(chan struct{}, 1),
 		txReqs: newTxRequests(), recentRejects: peer.NewKnownSet(20_000), orphanTxs: newOrphanTxs(100),
 		preverifyQ: make(chan preverifyJob, 1024), announceWake: make(chan struct{}, 1)}
@@ -147,6 +156,7 @@ func (s *syncManager) peerConnected(ps *peerState) {
 	s.peers[ps] = struct{}{}
 	ahead := ps.p.Height() > s.knownHeightLocked()
 	s.mu.Unlock()
+	s.hbConnected(ps)
 	if ahead {
 		s.requestHeaders(ps, types.ZeroHash)
 	}
@@ -165,7 +175,11 @@ func (s *syncManager) peerGone(ps *peerState) {
 	ps.inflight = 0
 	ps.headersPending = false
 	s.scheduleLocked()
+	next := s.hbGoneLocked(ps)
 	s.mu.Unlock()
+	if next != nil {
+		setHB([]*peerState{next}, nil)
+	}
 	s.txPeerGone(ps)
 }
 

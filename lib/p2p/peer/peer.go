@@ -500,6 +500,11 @@ func (p *Peer) SendRaw(cmd string, payload []byte) error {
 	return nil
 }
 
+// TrySendRaw is TrySend for an already encoded payload (a stored block pushed to a peer).
+func (p *Peer) TrySendRaw(cmd string, payload []byte) bool {
+	return p.q.push(wire.EncodeFrameRaw(p.cfg.Magic, cmd, payload), false, p.quit)
+}
+
 // QueueLen is the number of frames and bytes waiting to be written.
 func (p *Peer) QueueLen() (frames, bytes int) { return p.q.len() }
 

@@ -43,6 +43,9 @@ const (
 	CmdHeaders    = "headers"
 	CmdBlock      = "block"
 	CmdTx         = "tx"
+	// CmdSendBlocks asks a peer to push its new blocks in full, unannounced (high-bandwidth
+	// relay, after BIP 152's sendcmpct); a peer that does not know it ignores it.
+	CmdSendBlocks = "sendblocks"
 )
 
 // Decoding errors.
@@ -82,6 +85,8 @@ func MaxPayload(cmd string) uint32 {
 		return MaxBlockPayload
 	case CmdTx:
 		return MaxTxPayload
+	case CmdSendBlocks:
+		return 1
 	}
 	return MaxPayloadSize
 }
@@ -122,6 +127,8 @@ func New(cmd string) Message {
 		return new(MsgBlock)
 	case CmdTx:
 		return new(MsgTx)
+	case CmdSendBlocks:
+		return new(MsgSendBlocks)
 	}
 	return nil
 }
@@ -219,6 +226,16 @@ type MsgPing struct{ Nonce uint64 }
 func (*MsgPing) Command() string            { return CmdPing }
 func (m *MsgPing) Encode(w *bincode.Writer) { w.U64(m.Nonce) }
 func (m *MsgPing) Decode(r *bincode.Reader) { m.Nonce = r.U64() }
+
+// MsgSendBlocks tells the peer whether to push its new tips to us as whole `block`
+// messages, unannounced and unrequested (Push true: we chose it as one of our few
+// high-bandwidth peers), or to announce them with `headers` as to any peer (false, the
+// default). Like BIP 152's sendcmpct in high-bandwidth mode, with full blocks.
+type MsgSendBlocks struct{ Push bool }
+
+func (*MsgSendBlocks) Command() string            { return CmdSendBlocks }
+func (m *MsgSendBlocks) Encode(w *bincode.Writer) { w.Bool(m.Push) }
+func (m *MsgSendBlocks) Decode(r *bincode.Reader) { m.Push = r.Bool() }
 
 // MsgPong answers a ping.
 type MsgPong struct{ Nonce uint64 }

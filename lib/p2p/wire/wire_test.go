@@ -25,6 +25,7 @@ func sampleMessages() []Message {
 			ListenPort: 38333, Nonce: 0xdeadbeefcafe, UserAgent: "coin-node/test"},
 		&MsgVerack{},
 		&MsgPing{Nonce: 7},
+		&MsgSendBlocks{Push: true}, &MsgSendBlocks{},
 		&MsgPong{Nonce: 1 << 60},
 		&MsgGetAddr{},
 		&MsgAddr{Addrs: []NetAddress{NewNetAddress(netip.MustParseAddrPort("127.0.0.1:38333"), 1_767_225_600),

@@ -1,0 +1,205 @@
+package p2p
+
+import (
+	"github.com/cointoolkit/coin/lib/chainstate"
+	"github.com/cointoolkit/coin/lib/p2p/wire"
+	"github.com/cointoolkit/coin/lib/types"
+)
+
+// High-bandwidth block relay, after BIP 152's high-bandwidth mode (with whole blocks, not
+// compact ones). Announcing a block with `headers` costs three link crossings per hop
+// (headers, getdata, block); a block pushed whole costs one. Each node chooses up to
+// maxHBPeers of its peers as high-bandwidth peers and sends them `sendblocks` (Push true):
+// at first the first peers to connect, then the peers that most recently delivered a new
+// tip first, keeping at least one outbound peer among them (so inbound peers alone cannot
+// take every slot). A peer that asked us so gets each new tip we validated (mined,
+// submitted or received) as a whole `block` message right away, unless it is known to have
+// it, and when it is known to have the parent (or to be at the parent's height); every
+// other peer gets the `headers` announcement as before, so peers that do not know
+// `sendblocks` (they ignore it) relay as before. A pushed block is validated once, like any
+// block (download.go, onUnsolicitedBlock), and relayed only after it became our tip.
+
+const (
+	// maxHBPeers is how many peers a node asks to push blocks to it (BIP 152: 3).
+	maxHBPeers = 3
+	// maxBlockPushes bounds the peers one new tip is pushed to; the others get headers.
+	maxBlockPushes = 8
+	// freeOffChainPushes is how many unrequested blocks in a row a peer may send that are
+	// valid but do not extend our best chain (a race between two miners' blocks) before each
+	// further one costs offChainPushScore.
+	freeOffChainPushes = 3
+	offChainPushScore  = 20
+)
+
+// onSendBlocks records whether the peer wants our new tips pushed.
+func (s *syncManager) onSendBlocks(ps *peerState, m *wire.MsgSendBlocks) {
+	if !s.unrequested(ps, "sendblocks") {
+		return
+	}
+	s.mu.Lock()
+	ps.pushTo = m.Push
+	s.mu.Unlock()
+}
+
+// setHB sends each peer whether it is (now) one of our high-bandwidth peers.
+func setHB(on, off []*peerState) {
+	for _, ps := range on {
+		ps.p.TrySend(&wire.MsgSendBlocks{Push: true})
+	}
+	for _, ps := range off {
+		ps.p.TrySend(&wire.MsgSendBlocks{Push: false})
+	}
+}
+
+// hbAddLocked makes ps a high-bandwidth peer at the front (first) or back of the list; when
+// the list is then too long it drops the last peer, sparing the only outbound one. It
+// returns the peer dropped, if any.
+func (s *syncManager) hbAddLocked(ps *peerState, first bool) (added bool, dropped *peerState) {
+	for i, h := range s.hb {
+		if h == ps {
+			if first {
+				copy(s.hb[1:i+1], s.hb[:i])
+				s.hb[0] = ps
+			}
+			return false, nil
+		}
+	}
+	if first {
+		s.hb = append([]*peerState{ps}, s.hb...)
+	} else {
+		s.hb = append(s.hb, ps)
+	}
+	ps.pushFrom = true
+	if len(s.hb) <= maxHBPeers {
+		return true, nil
+	}
+	victim := len(s.hb) - 1
+	outbound := 0
+	for _, h := range s.hb {
+		if !h.p.Inbound() {
+			outbound++
+		}
+	}
+	if !s.hb[victim].p.Inbound() && outbound == 1 {
+		for i := len(s.hb) - 1; i >= 0; i-- {
+			if s.hb[i].p.Inbound() {
+				victim = i
+				break
+			}
+		}
+	}
+	dropped = s.hb[victim]
+	dropped.pushFrom = false
+	s.hb = append(s.hb[:victim], s.hb[victim+1:]...)
+	return dropped != ps, dropped
+}
+
+// hbConnected makes a newly connected peer a high-bandwidth peer while there is room.
+func (s *syncManager) hbConnected(ps *peerState) {
+	s.mu.Lock()
+	room := len(s.hb) < maxHBPeers
+	if room {
+		s.hbAddLocked(ps, false)
+	}
+	s.mu.Unlock()
+	if room {
+		setHB([]*peerState{ps}, nil)
+	}
+}
+
+// hbGoneLocked forgets a disconnected high-bandwidth peer and takes another connected peer
+// in its place (outbound first), which it returns.
+func (s *syncManager) hbGoneLocked(ps *peerState) *peerState {
+	found := false
+	for i, h := range s.hb {
+		if h == ps {
+			s.hb = append(s.hb[:i], s.hb[i+1:]...)
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil
+	}
+	var pick *peerState
+	for o := range s.peers {
+		if o == ps || o.pushFrom {
+			continue
+		}
+		if pick == nil || (pick.p.Inbound() && !o.p.Inbound()) {
+			pick = o
+		}
+	}
+	if pick != nil {
+		s.hbAddLocked(pick, false)
+	}
+	return pick
+}
+
+// hbDelivered notes that ps delivered a block that became our tip before any other peer:
+// it becomes (or stays) our first high-bandwidth peer.
+func (s *syncManager) hbDelivered(ps *peerState) {
+	s.mu.Lock()
+	if _, connected := s.peers[ps]; !connected {
+		s.mu.Unlock()
+		return
+	}
+	added, dropped := s.hbAddLocked(ps, true)
+	s.mu.Unlock()
+	var on, off []*peerState
+	if added {
+		on = append(on, ps)
+	}
+	if dropped != nil {
+		off = append(off, dropped)
+	}
+	setHB(on, off)
+}
+
+// pushTargets splits the peers not known to have the block of n into those it is pushed to
+// (they asked for pushes, and have its parent or are at its parent's height; at most
+// maxBlockPushes) and those it is announced to. Both sets are then known to have it.
+func (s *syncManager) pushTargets(n *chainstate.Node) (push, announce []*peerState) {
+	var parent types.Hash
+	if n.Parent != nil {
+		parent = n.Parent.Hash
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ps := range s.peers {
+		if !ps.p.KnownBlocks().Add(n.Hash) {
+			continue
+		}
+		if ps.pushTo && len(push) < maxBlockPushes && (ps.p.KnownBlocks().Has(parent) || ps.p.Height()+1 >= n.Height) {
+			push = append(push, ps)
+		} else {
+			announce = append(announce, ps)
+		}
+	}
+	return push, announce
+}
+
+// offChainPush charges ps for a block it sent unasked that we stored but that is not on our
+// best chain; a block that extended it clears the count.
+func (s *syncManager) offChainPush(ps *peerState, hash types.Hash) {
+	s.mu.Lock()
+	ps.offChain++
+	n := ps.offChain
+	s.mu.Unlock()
+	if n > freeOffChainPushes {
+		s.misbehave(ps, offChainPushScore, "unrequested block off our best chain "+hash.String())
+	}
+}
+
+// onMainChain reports whether the stored block n is the tip or one of its ancestors.
+func onMainChain(tip, n *chainstate.Node) bool {
+	if tip.Height > n.Height+100 { // not a block just stored on our best chain
+		return false
+	}
+	for t := tip; t != nil && t.Height >= n.Height; t = t.Parent {
+		if t == n {
+			return true
+		}
+	}
+	return false
+}
