@@ -31,7 +31,7 @@ func pushReady(tn *tnode) bool {
 // headers announcements it took headers, getdata and block at each hop).
 func TestBlockPushLine(t *testing.T) {
 	w := newWallet(21)
-	a := startNode(t, "A", nodeOpts{})
+	a := startNode(t, "A", nodeOpts{tweak: noDial})
 	b := startNode(t, "B", nodeOpts{connect: []string{a.addr()}})
 	c := startNode(t, "C", nodeOpts{connect: []string{b.addr()}})
 	d := startNode(t, "D", nodeOpts{connect: []string{c.addr()}})
@@ -70,7 +70,7 @@ func TestBlockPushLine(t *testing.T) {
 // announced new tips with headers and fetches them with getdata, as before.
 func TestBlockPushOldPeerGetsHeaders(t *testing.T) {
 	w := newWallet(22)
-	n := startNode(t, "N", nodeOpts{})
+	n := startNode(t, "N", nodeOpts{tweak: noDial})
 	r, err := dialRaw(t, n.addr(), "")
 	if err != nil {
 		t.Fatal(err)
