@@ -12,7 +12,8 @@ import (
 // What an AI agent finds besides the HTTP API (docs/agents.md): the MCP endpoint (POST
 // /mcp, lib/faucet/mcp: one tool per endpoint, served in-process through the API's own
 // handler, so a tool's limits and error codes are its endpoint's), and the discovery files
-// /.well-known/agent.json (an A2A-style agent card; also at /.well-known/agent-card.json),
+// /.well-known/agent.json (the A2A 0.3 agent card, for older clients; the current shape is
+// /.well-known/agent-card.json, discovery.go, with the MCP cards and /llms.txt),
 // /.well-known/ai-plugin.json (an AI-plugin manifest pointing to /openapi.json and /mcp) and
 // /robots.txt. They are generated from the route table and the tool list. They are not API
 // endpoints (not in openapi.json); the per-client token bucket applies to them too (a
@@ -46,7 +47,8 @@ func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
-		case mcp.Path, AgentCardPath, AgentCardPathA2A, AIPluginPath, RobotsPath, IndexPath:
+		case mcp.Path, AgentCardPath, AgentCardPathA2A, AIPluginPath, RobotsPath, IndexPath,
+			MCPCardPath, MCPServerCardPath, MCPServerJSONPath, LLMsPath:
 		default:
 			apiH.ServeHTTP(w, r)
 			return
@@ -73,8 +75,11 @@ func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
 		base := publicBase(r, s.cfg.TrustedProxies)
 		var body []byte
 		ctype := "application/json"
+		if b, ct, ok := s.discoveryDoc(r.URL.Path, base); ok {
+			body, ctype = b, ct
+		}
 		switch r.URL.Path {
-		case AgentCardPath, AgentCardPathA2A:
+		case AgentCardPath:
 			body, _ = json.MarshalIndent(AgentCard(base, s.cfg.Net.Name), "", "  ")
 		case AIPluginPath:
 			body, _ = json.MarshalIndent(AIPlugin(base, s.cfg.Net.Name), "", "  ")
@@ -178,13 +183,17 @@ func AgentCard(base, netName string) any {
 // Index is the answer at the service's base URL: where everything is.
 func Index(base, netName string) any {
 	return map[string]any{
-		"name":        "coin-faucetd (" + netName + ")",
-		"description": serviceDescription,
-		"openapi":     base + "/openapi.json",
-		"mcp":         base + mcp.Path,
-		"agent_card":  base + AgentCardPath,
-		"ai_plugin":   base + AIPluginPath,
-		"robots":      base + RobotsPath,
+		"name":            "coin-faucetd (" + netName + ")",
+		"description":     serviceDescription,
+		"openapi":         base + "/openapi.json",
+		"mcp":             base + mcp.Path,
+		"agent_card":      base + AgentCardPath,
+		"ai_plugin":       base + AIPluginPath,
+		"robots":          base + RobotsPath,
+		"agent_card_a2a":  base + AgentCardPathA2A,
+		"mcp_card":        base + MCPCardPath,
+		"mcp_server_json": base + MCPServerJSONPath,
+		"llms":            base + LLMsPath,
 	}
 }
 
@@ -213,7 +222,7 @@ func (s *Server) Robots() string {
 	b.WriteString("# Agents: " + AgentCardPath + " (agent card), " + AIPluginPath + " (AI plugin manifest),\n")
 	b.WriteString("# /openapi.json (OpenAPI 3.1) and the MCP endpoint " + mcp.Path + " (streamable HTTP).\n")
 	b.WriteString("User-agent: *\n")
-	allow := []string{"/.well-known/", "/openapi.json", RobotsPath}
+	allow := []string{"/.well-known/", "/openapi.json", RobotsPath, LLMsPath}
 	seen := map[string]bool{}
 	var disallow []string
 	for _, rt := range s.routes {
