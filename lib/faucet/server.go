@@ -106,7 +106,10 @@ type Route struct {
 	// TakesMnemonic marks endpoints whose body carries a mnemonic (and costs a PBKDF2):
 	// they are rate limited per client by IPRate as well as by RequestRate.
 	TakesMnemonic bool
-	Handle        func(w http.ResponseWriter, r *http.Request) error
+	// Idempotent marks the endpoints that build a transaction: they honour an
+	// Idempotency-Key header (idempotency.go).
+	Idempotent bool
+	Handle     func(w http.ResponseWriter, r *http.Request) error
 }
 
 // Server is the faucet's HTTP API.
@@ -127,6 +130,8 @@ type Server struct {
 	// send them through, writes them there first (agentjournal.go).
 	txj    *txJournal
 	txNode wallet.Node
+	// idem holds the answers of the requests that carried an Idempotency-Key.
+	idem *idemStore
 }
 
 // NewServer checks cfg and fills its defaults.
@@ -186,7 +191,8 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.MaxStreamsPerClient <= 0 {
 		cfg.MaxStreamsPerClient = DefaultMaxStreamsPerClient
 	}
-	s := &Server{cfg: cfg, log: cfg.Log.With("sys", "faucet"), streams: newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerClient)}
+	s := &Server{cfg: cfg, log: cfg.Log.With("sys", "faucet"), streams: newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerClient),
+		idem: newIdemStore(idemMaxKeys, idemTTL)}
 	if cfg.AccessLog != nil {
 		s.access = cfg.AccessLog.With("sys", "http")
 	}
@@ -215,19 +221,19 @@ func NewServer(cfg Config) (*Server, error) {
 		{Method: http.MethodPost, Path: "/api/faucet", Handle: s.faucet},
 		{Method: http.MethodGet, Path: "/api/status", Handle: s.status},
 		{Method: http.MethodGet, Path: "/api/wallet/balance", Handle: s.balance},
-		{Method: http.MethodPost, Path: "/api/wallet/send", TakesMnemonic: true, Handle: s.send},
+		{Method: http.MethodPost, Path: "/api/wallet/send", TakesMnemonic: true, Idempotent: true, Handle: s.send},
 		{Method: http.MethodPost, Path: "/api/wallet/derive", TakesMnemonic: true, Handle: s.derive},
-		{Method: http.MethodPost, Path: "/api/agent/register", TakesMnemonic: true, Handle: s.agentRegister},
+		{Method: http.MethodPost, Path: "/api/agent/register", TakesMnemonic: true, Idempotent: true, Handle: s.agentRegister},
 		{Method: http.MethodGet, Path: "/api/agent/profile", Handle: s.agentProfile},
 		{Method: http.MethodGet, Path: "/api/agent/directory", Handle: s.agentDirectory},
-		{Method: http.MethodPost, Path: "/api/agent/vouch", TakesMnemonic: true, Handle: s.agentVouch},
-		{Method: http.MethodPost, Path: "/api/agent/contract/create", TakesMnemonic: true, Handle: s.agentContractCreate},
-		{Method: http.MethodPost, Path: "/api/agent/contract/fulfil", TakesMnemonic: true, Handle: s.agentContractFulfil},
-		{Method: http.MethodPost, Path: "/api/agent/contract/refund", TakesMnemonic: true, Handle: s.agentContractRefund},
+		{Method: http.MethodPost, Path: "/api/agent/vouch", TakesMnemonic: true, Idempotent: true, Handle: s.agentVouch},
+		{Method: http.MethodPost, Path: "/api/agent/contract/create", TakesMnemonic: true, Idempotent: true, Handle: s.agentContractCreate},
+		{Method: http.MethodPost, Path: "/api/agent/contract/fulfil", TakesMnemonic: true, Idempotent: true, Handle: s.agentContractFulfil},
+		{Method: http.MethodPost, Path: "/api/agent/contract/refund", TakesMnemonic: true, Idempotent: true, Handle: s.agentContractRefund},
 		{Method: http.MethodGet, Path: "/api/agent/contract", Handle: s.agentContract},
 		{Method: http.MethodGet, Path: "/api/agent/events", Handle: s.agentEvents},
-		{Method: http.MethodPost, Path: "/api/agent/review", TakesMnemonic: true, Handle: s.agentReview},
-		{Method: http.MethodPost, Path: "/api/tx/submit", Handle: s.txSubmit}, // txsubmit.go (protocol §9.5)
+		{Method: http.MethodPost, Path: "/api/agent/review", TakesMnemonic: true, Idempotent: true, Handle: s.agentReview},
+		{Method: http.MethodPost, Path: "/api/tx/submit", Idempotent: true, Handle: s.txSubmit}, // txsubmit.go (protocol §9.5)
 		{Method: http.MethodGet, Path: "/openapi.json", Handle: s.openapi},
 	}
 	s.routes = append(s.routes, s.chainRoutes()...) // chain.go
@@ -307,9 +313,16 @@ func (s *Server) apiHandler() http.Handler {
 				return
 			}
 		}
-		if err := rt.Handle(rw, r); err != nil {
-			s.writeError(rw, s.toAPIError(err))
+		run := func(w http.ResponseWriter, r *http.Request) {
+			if err := rt.Handle(w, r); err != nil {
+				s.writeError(w, s.toAPIError(err))
+			}
 		}
+		if rt.Idempotent {
+			s.idempotent(rw, r, client, run)
+			return
+		}
+		run(rw, r)
 	})
 }
 
