@@ -19,7 +19,8 @@ import (
 // 422 idempotency_key_reused. A retry arriving while the first still runs waits for it.
 // Keys are per client (the network clientNet names), so one client cannot replay or block
 // another's. An answer that is 5xx or 429 is not kept: the request built nothing the
-// client has, and a retry runs again. At most idemMaxKeys keys are kept; the oldest go first.
+// client has, and a retry runs again. At most idemMaxKeys keys and idemMaxBytes of answers are
+// kept; the oldest go first.
 
 const (
 	IdempotencyHeader = "Idempotency-Key"
@@ -28,8 +29,9 @@ const (
 	idemTTL           = 24 * time.Hour
 	idemMaxKeyLen     = 255
 	// idemMaxBody bounds a kept answer; a larger one is not kept (the API's answers are
-	// a few kilobytes).
-	idemMaxBody = 64 << 10
+	// a few kilobytes). idemMaxBytes bounds them all: past it the oldest keys go.
+	idemMaxBody  = 64 << 10
+	idemMaxBytes = 32 << 20
 )
 
 type idemEntry struct {
@@ -48,14 +50,16 @@ type idemEntry struct {
 type idemStore struct {
 	mu    sync.Mutex
 	max   int
+	maxB  int // bytes of kept answers
+	bytes int
 	ttl   time.Duration
 	now   func() time.Time
 	byKey map[string]*idemEntry
 	order *list.List
 }
 
-func newIdemStore(max int, ttl time.Duration) *idemStore {
-	return &idemStore{max: max, ttl: ttl, now: time.Now, byKey: map[string]*idemEntry{}, order: list.New()}
+func newIdemStore(max, maxBytes int, ttl time.Duration) *idemStore {
+	return &idemStore{max: max, maxB: maxBytes, ttl: ttl, now: time.Now, byKey: map[string]*idemEntry{}, order: list.New()}
 }
 
 // begin looks key up for a request with digest req. It returns the entry and whether the
@@ -82,6 +86,7 @@ func (st *idemStore) begin(key string, req [32]byte) (*idemEntry, bool) {
 
 func (st *idemStore) drop(e *idemEntry) {
 	st.order.Remove(e.elem)
+	st.bytes -= len(e.body)
 	if st.byKey[e.key] == e {
 		delete(st.byKey, e.key)
 	}
@@ -91,8 +96,12 @@ func (st *idemStore) drop(e *idemEntry) {
 // to be kept, and wakes the waiters.
 func (st *idemStore) finish(e *idemEntry, status int, ctype string, body []byte, keep bool) {
 	st.mu.Lock()
-	if keep {
+	if keep && st.byKey[e.key] == e {
 		e.kept, e.status, e.ctype, e.body = true, status, ctype, body
+		st.bytes += len(body)
+		for st.bytes > st.maxB && st.order.Front() != nil {
+			st.drop(st.order.Front().Value.(*idemEntry))
+		}
 	} else if st.byKey[e.key] == e {
 		st.drop(e)
 	}

@@ -94,7 +94,7 @@ func TestIdempotencyKey(t *testing.T) {
 
 // The store keeps at most max keys and each for ttl, oldest out first.
 func TestIdempotencyStoreBounds(t *testing.T) {
-	st := newIdemStore(3, time.Hour)
+	st := newIdemStore(3, 100, time.Hour)
 	now := time.Unix(1e9, 0)
 	st.now = func() time.Time { return now }
 	var d [32]byte
@@ -114,8 +114,19 @@ func TestIdempotencyStoreBounds(t *testing.T) {
 		t.Fatalf("a kept past the bound, %d keys", st.len())
 	}
 	now = now.Add(time.Hour)
-	if _, owner := st.begin("b", d); !owner || st.len() != 1 {
+	eb, owner := st.begin("b", d)
+	if !owner || st.len() != 1 {
 		t.Fatalf("b kept past its time, %d keys", st.len())
+	}
+	st.finish(eb, 200, "", make([]byte, 60), true)
+	// The answers' bytes are bounded too: a large one pushes the older out.
+	e, _ = st.begin("big", d)
+	st.finish(e, 200, "", make([]byte, 60), true)
+	if _, owner := st.begin("big", d); owner {
+		t.Fatal("the newest answer was dropped")
+	}
+	if _, owner := st.begin("b", d); !owner || st.len() != 2 {
+		t.Fatalf("b kept over the byte bound: %d keys", st.len())
 	}
 	// An answer not kept (5xx) forgets the key: the retry runs.
 	e, _ = st.begin("x", d)

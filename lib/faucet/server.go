@@ -192,7 +192,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.MaxStreamsPerClient = DefaultMaxStreamsPerClient
 	}
 	s := &Server{cfg: cfg, log: cfg.Log.With("sys", "faucet"), streams: newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerClient),
-		idem: newIdemStore(idemMaxKeys, idemTTL)}
+		idem: newIdemStore(idemMaxKeys, idemMaxBytes, idemTTL)}
 	if cfg.AccessLog != nil {
 		s.access = cfg.AccessLog.With("sys", "http")
 	}
