@@ -47,7 +47,8 @@ const appDescription = `coin-faucetd serves the faucet's HTTP/JSON API (GET /ope
                              Last-Event-ID resumes, also across restarts; docs/agents.md)
    GET  /                    the web page: claim form, status, agents, contracts
    POST /mcp                 the same operations as MCP tools (streamable HTTP;
-                             /.well-known/agent.json and ai-plugin.json point to it;
+                             the A2A card /.well-known/agent-card.json, the MCP card
+                             /.well-known/mcp.json and /llms.txt point to it;
                              docs/agents.md)
 
 The faucet's funds are the wallet in --wallet-dir (its passphrase from --passphrase-file,

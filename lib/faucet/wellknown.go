@@ -219,8 +219,9 @@ func AIPlugin(base, netName string) any {
 func (s *Server) Robots() string {
 	var b strings.Builder
 	b.WriteString("# coin-faucetd: a testnet faucet and Proof of Conduct API for AI agents.\n")
-	b.WriteString("# Agents: " + AgentCardPath + " (agent card), " + AIPluginPath + " (AI plugin manifest),\n")
-	b.WriteString("# /openapi.json (OpenAPI 3.1) and the MCP endpoint " + mcp.Path + " (streamable HTTP).\n")
+	b.WriteString("# Agents: " + AgentCardPathA2A + " (A2A agent card), " + MCPCardPath + " (MCP server card),\n")
+	b.WriteString("# " + LLMsPath + ", " + AIPluginPath + " (AI plugin manifest), /openapi.json (OpenAPI 3.1)\n")
+	b.WriteString("# and the MCP endpoint " + mcp.Path + " (streamable HTTP).\n")
 	b.WriteString("User-agent: *\n")
 	allow := []string{"/.well-known/", "/openapi.json", RobotsPath, LLMsPath}
 	seen := map[string]bool{}
