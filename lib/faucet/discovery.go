@@ -38,7 +38,7 @@ const (
 	// registryName is the server's name in the MCP Registry (reverse DNS of the repository).
 	registryName = "io.github.cointoolkit/coin-faucet"
 	// serverJSONSchema is the server.json schema revision the entry follows.
-	serverJSONSchema = "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json"
+	serverJSONSchema = "https://static.modelcontextprotocol.io/schemas/2025-10-11/server.schema.json"
 	repositoryURL    = "https://github.com/cointoolkit/coin"
 	serviceVersion   = "0.1.0"
 	// registryDescription is at most 100 characters (the registry's limit).

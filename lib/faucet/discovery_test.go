@@ -189,6 +189,16 @@ func TestDiscoverySchemas(t *testing.T) {
 	for _, e := range checkSchema(schema, schema, doc, "mcp/server.json") {
 		t.Error(e)
 	}
+	// A package entry (not used by the faucet) goes through oneOf, allOf and const.
+	pkg := map[string]any{"name": "io.github.x/y", "description": "d", "version": "1.0.0", "packages": []any{
+		map[string]any{"registryType": "npm", "identifier": "y", "version": "1.0.0", "transport": map[string]any{"type": "stdio"}}}}
+	if errs := checkSchema(schema, schema, pkg, "pkg"); len(errs) != 0 {
+		t.Errorf("a valid npm package: %v", errs)
+	}
+	delete(pkg["packages"].([]any)[0].(map[string]any), "identifier")
+	if errs := checkSchema(schema, schema, pkg, "pkg"); len(errs) == 0 {
+		t.Error("a package without an identifier passes")
+	}
 	bad := map[string]any{"name": "no-slash", "description": strings.Repeat("x", 101), "remotes": []any{map[string]any{"type": "stdio"}}}
 	if errs := checkSchema(schema, schema, bad, "bad"); len(errs) < 4 {
 		t.Errorf("a bad server.json gives %v", errs)
@@ -308,17 +318,32 @@ func checkProto(msgs map[string][]protoField, msg string, v any, at string) []st
 	return errs
 }
 
-// checkSchema checks v against a JSON Schema node: $ref, anyOf, type, required,
-// properties, items, enum, minLength, maxLength and pattern (the keywords the schema's
-// definitions for a remote server use).
+// checkSchema checks v against a JSON Schema node: $ref, allOf, anyOf, oneOf, type,
+// required, properties, items, enum, minLength, maxLength, pattern, const and format uri
+// (the keywords of the registry's schema; not and discriminator are not checked).
 func checkSchema(root, node map[string]any, v any, at string) []string {
 	if ref, ok := node["$ref"].(string); ok {
 		name := strings.TrimPrefix(ref, "#/definitions/")
 		def, ok := root["definitions"].(map[string]any)[name].(map[string]any)
 		if !ok {
-			return nil // a definition the excerpt leaves out (packages): not used here
+			return []string{at + ": no definition " + ref}
 		}
 		return checkSchema(root, def, v, at)
+	}
+	var errs []string
+	for _, sub := range asList(node["allOf"]) {
+		errs = append(errs, checkSchema(root, sub.(map[string]any), v, at)...)
+	}
+	if alts, ok := node["oneOf"].([]any); ok {
+		n := 0
+		for _, a := range alts {
+			if len(checkSchema(root, a.(map[string]any), v, at)) == 0 {
+				n++
+			}
+		}
+		if n != 1 {
+			errs = append(errs, fmt.Sprintf("%s: matches %d of oneOf's %d", at, n, len(alts)))
+		}
 	}
 	if alts, ok := node["anyOf"].([]any); ok {
 		var all []string
@@ -331,10 +356,9 @@ func checkSchema(root, node map[string]any, v any, at string) []string {
 			all = append(all, errs...)
 		}
 		if all != nil {
-			return []string{at + ": matches none of anyOf: " + strings.Join(all, "; ")}
+			errs = append(errs, at+": matches none of anyOf: "+strings.Join(all, "; "))
 		}
 	}
-	var errs []string
 	typ, _ := node["type"].(string)
 	switch typ {
 	case "object":
@@ -385,6 +409,9 @@ func checkSchema(root, node map[string]any, v any, at string) []string {
 		if _, ok := v.(bool); !ok {
 			return []string{at + ": not a boolean"}
 		}
+	}
+	if c, ok := node["const"]; ok && c != v {
+		errs = append(errs, fmt.Sprintf("%s: %v is not %v", at, v, c))
 	}
 	if enum := asList(node["enum"]); enum != nil {
 		found := false
