@@ -107,8 +107,9 @@ func processesUnder(dir string) []string {
 }
 
 // TestDevnet runs `coin-node devnet` as `make devnet` does: from its screen alone it claims
-// through the printed faucet URL, registers an agent through the printed MCP URL and sees the
-// registration in the printed event stream; SIGINT stops every process and keeps the data,
+// through the printed faucet URL (and sees the claim on the node's notification stream),
+// registers an agent through the printed MCP URL and sees the registration in the printed
+// event stream; SIGINT stops every process and keeps the data,
 // and a second start resumes the same network.
 func TestDevnet(t *testing.T) {
 	if testing.Short() {
@@ -144,6 +145,26 @@ func TestDevnet(t *testing.T) {
 	if err := tool("wallet_new", map[string]any{}, &w); err != nil {
 		t.Fatal(err)
 	}
+	// The node's notification stream, from before the claim: the claim must show as tx_added.
+	sreq, _ := http.NewRequestWithContext(ctx, http.MethodGet, urls["node RPC"]+"/stream", nil)
+	sresp, err := http.DefaultClient.Do(sreq)
+	if err != nil || sresp.StatusCode != http.StatusOK {
+		t.Fatalf("node stream: %v %v", err, sresp)
+	}
+	defer sresp.Body.Close()
+	added := make(chan string, 4096)
+	go func() {
+		sc := bufio.NewScanner(sresp.Body)
+		for sc.Scan() {
+			var e rpcapi.Event
+			if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == "tx_added" {
+				select {
+				case added <- e.TxID:
+				default:
+				}
+			}
+		}
+	}()
 	body, _ := json.Marshal(map[string]string{"address": w.Address})
 	resp, err := http.Post(strings.TrimSuffix(urls["faucet page"], "/")+"/api/faucet", "application/json", bytes.NewReader(body))
 	if err != nil {
@@ -156,6 +177,14 @@ func TestDevnet(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || claim.Txid == "" {
 		t.Fatalf("claim: HTTP %d, txid %q", resp.StatusCode, claim.Txid)
+	}
+	for seen := false; !seen; {
+		select {
+		case id := <-added:
+			seen = id == claim.Txid
+		case <-ctx.Done():
+			t.Fatalf("the claim %s never showed on the node's stream", claim.Txid)
+		}
 	}
 
 	// The event stream, from the start, filtered to the new agent.
