@@ -141,7 +141,9 @@ func TestEventStreamEndToEnd(t *testing.T) {
 	n, burn := fx.node, fx.burn
 	ctx := context.Background()
 	// A second node, in step now; later it mines a longer fork alone.
-	n2 := &node{proctest.NewNode(t, n.Bin, "--connect", n.P2PAddr())}
+	// Node 2 does not listen: node 1 must not reach it by the address it learned, so that
+	// node 2 can mine a fork alone below.
+	n2 := &node{proctest.NewNode(t, n.Bin, "--connect", n.P2PAddr(), "--listen=false")}
 	n2.Start(t)
 	waitFor(t, 20*time.Second, "node 2 in step", func() bool { return sameTip(n, n2) })
 
@@ -274,7 +276,7 @@ func TestEventStreamEndToEnd(t *testing.T) {
 	// Reorg: node 2 alone mines a longer fork while node 1 mines a block with a contract.
 	n2.Proc.Stop(t, 20*time.Second)
 	os.Remove(filepath.Join(n2.DataDir, "peers.json"))
-	n2.Extra = nil
+	n2.Extra = []string{"--listen=false"}
 	n2.Start(t)
 	waitFor(t, 20*time.Second, "node 1 without peers", func() bool { return peers(n) == 0 })
 	live := subscribe(t, f.url, "?address="+b.address, 0)
@@ -287,7 +289,7 @@ func TestEventStreamEndToEnd(t *testing.T) {
 	}
 	n2.generate(t, 3, burn)
 	n2.Proc.Stop(t, 20*time.Second)
-	n2.Extra = []string{"--connect", n.P2PAddr()}
+	n2.Extra = []string{"--connect", n.P2PAddr(), "--listen=false"}
 	n2.Start(t)
 	waitFor(t, 30*time.Second, "node 1 on node 2's longer fork", func() bool { return sameTip(n, n2) })
 	r, _ := live.next("retracted", wait)
