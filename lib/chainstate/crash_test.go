@@ -2,10 +2,13 @@ package chainstate
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -78,9 +81,21 @@ func TestCrashRecovery(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashWorker$", "-test.count=1")
 		cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, crashSeedEnv+"="+strconv.FormatUint(seed+uint64(r), 10))
 		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
+		opened := &lineWatch{line: crashWorkerOpen, seen: make(chan struct{})}
+		both := io.MultiWriter(&out, opened) // one writer for both, so exec writes one at a time
+		cmd.Stdout, cmd.Stderr = both, both
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
+		}
+		// Odd rounds count the delay from the worker's start (a kill while it opens the
+		// store is a crash too), even rounds from its open store, so that on a loaded machine,
+		// where a -race worker may take longer than any delay to start, kills still land
+		// among its writes.
+		if r%2 == 0 {
+			select {
+			case <-opened.seen:
+			case <-time.After(30 * time.Second):
+			}
 		}
 		time.Sleep(delay)
 		_ = cmd.Process.Signal(syscall.SIGKILL) // fails only when the worker is gone already
@@ -162,6 +177,28 @@ func sideValid(c *Chain) int {
 const crashBlockFileMax = 16 << 10
 
 // TestCrashWorker is the child of TestCrashRecovery; it does nothing in a normal run.
+// crashWorkerOpen is the line a worker prints once its store is open.
+const crashWorkerOpen = "crash-worker: open"
+
+// lineWatch closes seen when line has been written through it.
+type lineWatch struct {
+	line string
+	buf  []byte
+	once sync.Once
+	seen chan struct{}
+}
+
+func (w *lineWatch) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	if bytes.Contains(w.buf, []byte(w.line)) {
+		w.once.Do(func() { close(w.seen) })
+		w.buf = w.buf[:0]
+	} else if len(w.buf) > 4096 {
+		w.buf = w.buf[len(w.buf)-len(w.line):]
+	}
+	return len(p), nil
+}
+
 func TestCrashWorker(t *testing.T) {
 	dir := os.Getenv(crashDirEnv)
 	if dir == "" {
@@ -190,6 +227,7 @@ func TestCrashWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fmt.Println(crashWorkerOpen) // the parent may count its delay from here
 	// The parent kills the worker within a second; the deadline only bounds a stray one.
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
 		if err := w.step(); err != nil {
