@@ -79,6 +79,8 @@ func AgentCardA2A(base, netName string) any {
 		Skills:             skills()}
 }
 
+// skills are the agent cards' skills (this card and the older one in wellknown.go): one per
+// MCP tool, tagged with its API area, "read" and "mnemonic".
 func skills() []agentSkill {
 	out := make([]agentSkill, 0, len(mcp.Tools()))
 	for _, t := range mcp.Tools() {

@@ -159,18 +159,7 @@ const serviceDescription = "COIN testnet faucet and Proof of Conduct: free testn
 
 // AgentCard is the agent card of the service at base (scheme://host) on network netName.
 func AgentCard(base, netName string) any {
-	skills := make([]agentSkill, 0, len(mcp.Tools()))
-	for _, t := range mcp.Tools() {
-		tags := []string{strings.Split(strings.TrimPrefix(t.Path, "/api/"), "/")[0]}
-		if t.ReadOnly() {
-			tags = append(tags, "read")
-		}
-		if t.TakesMnemonic {
-			tags = append(tags, "mnemonic")
-		}
-		skills = append(skills, agentSkill{ID: t.Name, Name: t.Title, Description: t.Description, Tags: tags,
-			Endpoint: t.Method + " " + t.Path})
-	}
+	skills := skills() // discovery.go: the same skills as the current card
 	return agentCard{ProtocolVersion: "0.3.0", Name: "coin-faucetd (" + netName + ")", Description: serviceDescription,
 		URL: base, Version: "0.1.0", DocumentationURL: base + "/openapi.json",
 		Provider:          map[string]any{"organization": "COIN toolkit", "url": base},
