@@ -159,12 +159,11 @@ const serviceDescription = "COIN testnet faucet and Proof of Conduct: free testn
 
 // AgentCard is the agent card of the service at base (scheme://host) on network netName.
 func AgentCard(base, netName string) any {
-	skills := skills() // discovery.go: the same skills as the current card
 	return agentCard{ProtocolVersion: "0.3.0", Name: "coin-faucetd (" + netName + ")", Description: serviceDescription,
 		URL: base, Version: "0.1.0", DocumentationURL: base + "/openapi.json",
 		Provider:          map[string]any{"organization": "COIN toolkit", "url": base},
 		Capabilities:      map[string]any{"streaming": false, "pushNotifications": false, "stateTransitionHistory": false},
-		DefaultInputModes: []string{"application/json"}, DefaultOutputModes: []string{"application/json"}, Skills: skills,
+		DefaultInputModes: []string{"application/json"}, DefaultOutputModes: []string{"application/json"}, Skills: skills(),
 		MCP:     map[string]string{"url": base + mcp.Path, "transport": "streamable-http"},
 		OpenAPI: base + "/openapi.json"}
 }
