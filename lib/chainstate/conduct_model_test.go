@@ -192,13 +192,13 @@ func (m *condModel) apply(tx *types.Transaction, h, ts uint64) consensus.ErrorKi
 		}
 		switch {
 		case c.stake:
-			return consensus.ErrSpendLocked
+			return consensus.ErrLockedOutput
 		case c.escrow:
 			own := i == 0 && refID == op.TxID
 			fulfil := own && tx.Kind == types.KindContractFulfil && key(0) == c.owner
 			refund := own && tx.Kind == types.KindContractRefund && key(0) == m.contracts[op.TxID].initiator
 			if !fulfil && !refund {
-				return consensus.ErrSpendLocked
+				return consensus.ErrLockedOutput
 			}
 		default:
 			if key(i) != c.owner {
@@ -1163,7 +1163,7 @@ func TestConductModel(t *testing.T) {
 		for _, want := range []string{"ok register", "ok vouch", "ok create", "ok fulfil", "ok refund", "ok review",
 			"vouch → ErrScoreTooLow", "vouch-unregistered → ErrNotAnAgent", "create-bad-expiry → ErrInvalidExpiry",
 			"fulfil → ErrContractExpired", "refund → ErrContractNotExpired", "review → ErrAlreadyReviewed",
-			"review-not-participant → ErrNotParticipant", "transfer-escrow → ErrSpendLocked",
+			"review-not-participant → ErrNotParticipant", "transfer-escrow → ErrLockedOutput",
 			"damped fulfil k≥3", "damped review k≥3, positive true", "damped review k≥3, positive false",
 			"reorg that changed the conduct state"} {
 			if r.cov[want] == 0 {

@@ -81,7 +81,7 @@ func (c *Chain) acceptHeader(h *types.BlockHeader) (*Node, bool, error) {
 		return n, false, nil
 	}
 	if h.Version != consensus.BlockVersion {
-		return nil, false, ruleErr(consensus.ErrBlockVersion, "unsupported block version %d", h.Version)
+		return nil, false, ruleErr(consensus.ErrBadBlockVersion, "unsupported block version %d", h.Version)
 	}
 	if err := consensus.CheckProofOfWork(h, hash, c.net.PowLimit); err != nil {
 		return nil, false, err

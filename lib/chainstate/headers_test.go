@@ -137,12 +137,12 @@ func TestProcessBlockHeaderRejected(t *testing.T) {
 		b    *types.Block
 		kind consensus.ErrorKind
 	}{
-		{"bad proof of work", highHash, consensus.ErrHighHash},
+		{"bad proof of work", highHash, consensus.ErrBadProofOfWork},
 		{"wrong difficulty", harder, consensus.ErrWrongDifficulty},
 		{"time too old", tooOld, consensus.ErrTimeTooOld},
 		{"time too new", tooNew, consensus.ErrTimeTooNew},
 		{"unknown parent", orphan, consensus.ErrUnknownParent},
-		{"block version", version, consensus.ErrBlockVersion},
+		{"block version", version, consensus.ErrBadBlockVersion},
 	} {
 		err := c.ProcessBlockHeader(&tc.b.Header)
 		wantRule(t, err, tc.kind)

@@ -50,7 +50,7 @@ func testScenario(t *testing.T, bulk bool) {
 		reject("bad-merkle", consensus.ErrBadMerkleRoot, "a5").Built(func(g *G) {
 			g.Next("bad-merkle", "a5", nil, chaingen.BadMerkleRoot)
 		}),
-		reject("high-hash", consensus.ErrHighHash, "a5").Built(func(g *G) {
+		reject("high-hash", consensus.ErrBadProofOfWork, "a5").Built(func(g *G) {
 			chaingen.Unsolve(g.Next("high-hash", "a5", nil), limit)
 		}),
 		// A target below the limit but not the expected one.
@@ -70,7 +70,7 @@ func testScenario(t *testing.T, bulk bool) {
 		reject("bits-overflow", consensus.ErrBadTarget, "a5").Built(func(g *G) {
 			g.Next("bits-overflow", "a5", nil).Header.DifficultyTarget = 0xff123456
 		}),
-		reject("version2", consensus.ErrBlockVersion, "a5").Built(func(g *G) {
+		reject("version2", consensus.ErrBadBlockVersion, "a5").Built(func(g *G) {
 			g.Next("version2", "a5", nil, chaingen.Version(2))
 		}),
 		reject("no-txs", consensus.ErrNoTransactions, "a5").Built(func(g *G) {

@@ -17,7 +17,7 @@ func CheckProofOfWork(h *types.BlockHeader, hash types.Hash, powLimit *big.Int) 
 	case err == nil:
 		return nil
 	case errors.Is(err, pow.ErrHighHash):
-		return ruleError(ErrHighHash, "invalid proof of work: block hash %s is above the target", hash)
+		return ruleError(ErrBadProofOfWork, "invalid proof of work: block hash %s is above the target", hash)
 	default:
 		return ruleError(ErrBadTarget, "invalid proof of work: difficulty target 0x%08x: %v", h.DifficultyTarget, err)
 	}
@@ -28,7 +28,7 @@ func CheckProofOfWork(h *types.BlockHeader, hash types.Hash, powLimit *big.Int) 
 // the txids so callers need not compute them again.
 func CheckBlockSanity(b *types.Block, hash types.Hash, size int, powLimit *big.Int) ([]types.Hash, error) {
 	if b.Header.Version != BlockVersion {
-		return nil, ruleError(ErrBlockVersion, "unsupported block version %d", b.Header.Version)
+		return nil, ruleError(ErrBadBlockVersion, "unsupported block version %d", b.Header.Version)
 	}
 	if size > MaxBlockSize {
 		return nil, ruleError(ErrBlockTooLarge, "block of %d bytes exceeds %d", size, MaxBlockSize)
@@ -113,7 +113,7 @@ func CheckHeaderContext(h *types.BlockHeader, c HeaderContext) error {
 func CheckCoinbaseHeight(cb *types.Transaction, height uint64) error {
 	p, err := types.DecodeCoinbasePayload(cb.Payload)
 	if err != nil {
-		return ruleError(ErrCoinbasePayload, "invalid coinbase payload: %v", err)
+		return ruleError(ErrBadCoinbasePayload, "invalid coinbase payload: %v", err)
 	}
 	if p.Height != height {
 		return ruleError(ErrBadCoinbaseHeight, "coinbase names height %d in a block at height %d", p.Height, height)

@@ -50,9 +50,9 @@ func TestCheckBlockSanityRules(t *testing.T) {
 		mutate func(b *types.Block)
 		want   consensus.ErrorKind
 	}{
-		{"version 0", func(b *types.Block) { b.Header.Version = 0; fix(b) }, consensus.ErrBlockVersion},
-		{"version 2", func(b *types.Block) { b.Header.Version = 2; fix(b) }, consensus.ErrBlockVersion},
-		{"hash above target", func(b *types.Block) { mine(b, false) }, consensus.ErrHighHash},
+		{"version 0", func(b *types.Block) { b.Header.Version = 0; fix(b) }, consensus.ErrBadBlockVersion},
+		{"version 2", func(b *types.Block) { b.Header.Version = 2; fix(b) }, consensus.ErrBadBlockVersion},
+		{"hash above target", func(b *types.Block) { mine(b, false) }, consensus.ErrBadProofOfWork},
 		{"target above the pow limit", func(b *types.Block) { b.Header.DifficultyTarget = 0x2100ffff; fix(b) }, consensus.ErrBadTarget},
 		{"sign bit with zero mantissa", func(b *types.Block) { b.Header.DifficultyTarget = 0x20800000 }, consensus.ErrBadTarget},
 		{"negative target", func(b *types.Block) { b.Header.DifficultyTarget = 0x1d800001 }, consensus.ErrBadTarget},
@@ -102,7 +102,7 @@ func TestCheckBlockSanityRules(t *testing.T) {
 		wantKind(t, err, consensus.ErrBadTarget)
 		// The hash that is checked is the one passed in.
 		_, err = consensus.CheckBlockSanity(b, types.Hash{0: 0xff}, b.SerializeSize(), regtestLimit)
-		wantKind(t, err, consensus.ErrHighHash)
+		wantKind(t, err, consensus.ErrBadProofOfWork)
 		_, err = consensus.CheckBlockSanity(b, types.Hash{}, b.SerializeSize(), regtestLimit)
 		noErr(t, err)
 	})
@@ -110,11 +110,11 @@ func TestCheckBlockSanityRules(t *testing.T) {
 		b := baseBlock()
 		mine(b, false)
 		_, err := sanity(b)
-		wantKind(t, err, consensus.ErrHighHash)
+		wantKind(t, err, consensus.ErrBadProofOfWork)
 		if !strings.HasPrefix(err.Error(), "invalid proof of work") || !strings.Contains(err.Error(), b.Hash().String()) {
 			t.Fatalf("message %q", err)
 		}
-		wantKind(t, consensus.CheckProofOfWork(&b.Header, b.Hash(), regtestLimit), consensus.ErrHighHash)
+		wantKind(t, consensus.CheckProofOfWork(&b.Header, b.Hash(), regtestLimit), consensus.ErrBadProofOfWork)
 		mine(b, true)
 		noErr(t, consensus.CheckProofOfWork(&b.Header, b.Hash(), regtestLimit))
 	})
@@ -146,11 +146,11 @@ func TestCheckBlockSanityRules(t *testing.T) {
 			want   consensus.ErrorKind
 		}{
 			{"zero output", 2, func(tx *types.Transaction) { tx.Outputs[0].Value = 0 }, consensus.ErrZeroOutput},
-			{"transfer payload", 1, func(tx *types.Transaction) { tx.Payload = []byte("x") }, consensus.ErrTransferPayload},
-			{"agent payload", 2, func(tx *types.Transaction) { tx.Kind = types.KindVouch }, consensus.ErrAgentPayload},
-			{"tx version", 1, func(tx *types.Transaction) { tx.Version = 9 }, consensus.ErrTxVersion},
-			{"coinbase payload", 0, func(tx *types.Transaction) { tx.Payload = []byte{1, 2, 3} }, consensus.ErrCoinbasePayload},
-			{"coinbase inputs", 0, func(tx *types.Transaction) { tx.Inputs = []types.TxInput{input(op("z", 0), alice)} }, consensus.ErrCoinbaseInputs},
+			{"transfer payload", 1, func(tx *types.Transaction) { tx.Payload = []byte("x") }, consensus.ErrBadTransferPayload},
+			{"agent payload", 2, func(tx *types.Transaction) { tx.Kind = types.KindVouch }, consensus.ErrBadAgentPayload},
+			{"tx version", 1, func(tx *types.Transaction) { tx.Version = 9 }, consensus.ErrBadTxVersion},
+			{"coinbase payload", 0, func(tx *types.Transaction) { tx.Payload = []byte{1, 2, 3} }, consensus.ErrBadCoinbasePayload},
+			{"coinbase inputs", 0, func(tx *types.Transaction) { tx.Inputs = []types.TxInput{input(op("z", 0), alice)} }, consensus.ErrBadCoinbaseInputs},
 			{"no inputs", 2, func(tx *types.Transaction) { tx.Inputs = nil }, consensus.ErrNoInputs},
 		}
 		for _, tc := range tests {
@@ -252,9 +252,9 @@ func TestCheckCoinbaseHeight(t *testing.T) {
 	wantKind(t, consensus.CheckCoinbaseHeight(cb, 1233), consensus.ErrBadCoinbaseHeight)
 	wantKind(t, consensus.CheckCoinbaseHeight(cb, 1235), consensus.ErrBadCoinbaseHeight)
 	cb.Payload = cb.Payload[:1]
-	wantKind(t, consensus.CheckCoinbaseHeight(cb, 1234), consensus.ErrCoinbasePayload)
+	wantKind(t, consensus.CheckCoinbaseHeight(cb, 1234), consensus.ErrBadCoinbasePayload)
 	cb.Payload = types.CoinbasePayload{Height: 1234, Extra: make([]byte, 65)}.Bytes()
-	wantKind(t, consensus.CheckCoinbaseHeight(cb, 1234), consensus.ErrCoinbasePayload)
+	wantKind(t, consensus.CheckCoinbaseHeight(cb, 1234), consensus.ErrBadCoinbasePayload)
 }
 
 func TestCheckCoinbaseValue(t *testing.T) {

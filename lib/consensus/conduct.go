@@ -80,7 +80,7 @@ func CheckAgentKind(tx *types.Transaction) error {
 	switch tx.Kind {
 	case types.KindAgentRegister:
 		if len(tx.Payload) != 0 {
-			return ruleError(ErrAgentPayload, "agent registration carries a payload")
+			return ruleError(ErrBadAgentPayload, "agent registration carries a payload")
 		}
 		if o := tx.Outputs[0]; o.Value != AgentStake || o.PubKeyHash != actor {
 			return ruleError(ErrBadStake, "output 0 must stake exactly %s COIN to the registering address", amount.Format(AgentStake))
@@ -88,7 +88,7 @@ func CheckAgentKind(tx *types.Transaction) error {
 	case types.KindVouch:
 		p, err := types.DecodeVouchPayload(tx.Payload)
 		if err != nil {
-			return ruleError(ErrAgentPayload, "%v", err)
+			return ruleError(ErrBadAgentPayload, "%v", err)
 		}
 		if p.Target == actor {
 			return ruleError(ErrSelfTarget, "an agent cannot vouch for itself")
@@ -96,7 +96,7 @@ func CheckAgentKind(tx *types.Transaction) error {
 	case types.KindContractCreate:
 		p, err := types.DecodeContractCreatePayload(tx.Payload)
 		if err != nil {
-			return ruleError(ErrAgentPayload, "%v", err)
+			return ruleError(ErrBadAgentPayload, "%v", err)
 		}
 		if p.Counterparty == actor {
 			return ruleError(ErrSelfTarget, "an agent cannot make a contract with itself")
@@ -109,12 +109,12 @@ func CheckAgentKind(tx *types.Transaction) error {
 		}
 	case types.KindContractFulfil, types.KindContractRefund:
 		if _, err := types.DecodeContractRefPayload(tx.Payload); err != nil {
-			return ruleError(ErrAgentPayload, "%v", err)
+			return ruleError(ErrBadAgentPayload, "%v", err)
 		}
 	case types.KindReview:
 		p, err := types.DecodeReviewPayload(tx.Payload)
 		if err != nil {
-			return ruleError(ErrAgentPayload, "%v", err)
+			return ruleError(ErrBadAgentPayload, "%v", err)
 		}
 		if p.Score < MinReviewScore || p.Score > MaxReviewScore {
 			return ruleError(ErrInvalidScore, "review score %d is outside %d to %d", p.Score, MinReviewScore, MaxReviewScore)
@@ -123,7 +123,7 @@ func CheckAgentKind(tx *types.Transaction) error {
 			return ruleError(ErrSelfTarget, "an agent cannot review itself")
 		}
 	default:
-		return ruleError(ErrAgentPayload, "unknown transaction kind %s", tx.Kind)
+		return ruleError(ErrBadAgentPayload, "unknown transaction kind %s", tx.Kind)
 	}
 	return nil
 }
@@ -515,13 +515,13 @@ func CheckConduct(tx *types.Transaction, txid types.Hash, ctx ConductContext, vi
 		c.Reviewed |= bit
 
 	default:
-		return nil, ruleError(ErrAgentPayload, "transaction kind %s is no agent operation", tx.Kind)
+		return nil, ruleError(ErrBadAgentPayload, "transaction kind %s is no agent operation", tx.Kind)
 	}
 	return t.ch, nil
 }
 
 // LockedSpender is who may sign for the locked output e spent by input i of tx (protocol §9.1),
-// or ErrSpendLocked: the stake never, the escrow only as input 0 of its own contract's
+// or ErrLockedOutput: the stake never, the escrow only as input 0 of its own contract's
 // ContractFulfil (the counterparty, whom it pays) or ContractRefund (the initiator).
 func LockedSpender(tx *types.Transaction, i int, e *UtxoEntry, view ConductView) (types.Hash, error) {
 	op := tx.Inputs[i].Outpoint()
@@ -539,7 +539,7 @@ func LockedSpender(tx *types.Transaction, i int, e *UtxoEntry, view ConductView)
 			}
 		}
 	}
-	return types.Hash{}, ruleError(ErrSpendLocked, "input %d spends the locked output %s (a stake, or an escrow outside its own contract's fulfilment or refund)", i, op)
+	return types.Hash{}, ruleError(ErrLockedOutput, "input %d spends the locked output %s (a stake, or an escrow outside its own contract's fulfilment or refund)", i, op)
 }
 
 // String names a contract status as the API does.

@@ -186,12 +186,12 @@ func TestCheckAgentKind(t *testing.T) {
 		t.Run(k.String()+" payload", func(t *testing.T) {
 			tx := bases[k]()
 			tx.Payload = append(tx.Payload, 0) // one byte too many
-			wantKind(t, checkSanity(tx), consensus.ErrAgentPayload)
+			wantKind(t, checkSanity(tx), consensus.ErrBadAgentPayload)
 			if len(tx.Payload) > 1 {
 				tx.Payload = tx.Payload[:len(tx.Payload)-2] // one byte short
-				wantKind(t, checkSanity(tx), consensus.ErrAgentPayload)
+				wantKind(t, checkSanity(tx), consensus.ErrBadAgentPayload)
 				tx.Payload = nil
-				wantKind(t, checkSanity(tx), consensus.ErrAgentPayload)
+				wantKind(t, checkSanity(tx), consensus.ErrBadAgentPayload)
 			}
 		})
 	}
@@ -239,8 +239,8 @@ func TestCheckAgentKind(t *testing.T) {
 		{"score 255", review, func(tx *types.Transaction) { tx.Payload = reviewPayload(cid, bob, 255) }, consensus.ErrInvalidScore},
 		{"review of oneself", review, func(tx *types.Transaction) { tx.Payload = reviewPayload(cid, alice, 9) }, consensus.ErrSelfTarget},
 		// Fulfil and refund carry only the contract id.
-		{"fulfil payload short", fulfil, func(tx *types.Transaction) { tx.Payload = tx.Payload[:31] }, consensus.ErrAgentPayload},
-		{"refund payload empty", refund, func(tx *types.Transaction) { tx.Payload = nil }, consensus.ErrAgentPayload},
+		{"fulfil payload short", fulfil, func(tx *types.Transaction) { tx.Payload = tx.Payload[:31] }, consensus.ErrBadAgentPayload},
+		{"refund payload empty", refund, func(tx *types.Transaction) { tx.Payload = nil }, consensus.ErrBadAgentPayload},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -259,7 +259,7 @@ func TestCheckAgentKind(t *testing.T) {
 		for _, k := range []types.TxKind{types.KindTransfer, types.KindReview + 1} {
 			tx := vouch()
 			tx.Kind = k
-			wantKind(t, consensus.CheckAgentKind(tx), consensus.ErrAgentPayload)
+			wantKind(t, consensus.CheckAgentKind(tx), consensus.ErrBadAgentPayload)
 		}
 	})
 }
@@ -549,7 +549,7 @@ func TestCheckConductRules(t *testing.T) {
 	})
 	t.Run("not an agent kind", func(t *testing.T) {
 		_, err := checkConduct(t, transfer([]types.TxInput{input(op("x", 0), alice)}, pay(1, bob)), conductHeight, conductFixture(), nil)
-		wantKind(t, err, consensus.ErrAgentPayload)
+		wantKind(t, err, consensus.ErrBadAgentPayload)
 	})
 	t.Run("storage errors pass through", func(t *testing.T) {
 		for _, tx := range []*types.Transaction{registerTx(dave), vouchTx(carol, alice), createTx(alice, bob, 10),
@@ -913,19 +913,19 @@ func TestLockedOutputs(t *testing.T) {
 		want consensus.ErrorKind // "": accepted
 		fee  uint64
 	}{
-		{"transfer of the stake", transfer(ins(stakeA, alice), pay(1, alice)), consensus.ErrSpendLocked, 0},
-		{"transfer of the stake as input 1", transfer(ins(coinsA, alice, stakeA, alice), pay(1, alice)), consensus.ErrSpendLocked, 0},
-		{"transfer of an escrow by its payee", transfer(ins(escrowOf(cOpen), bob), pay(1, bob)), consensus.ErrSpendLocked, 0},
-		{"transfer of an escrow by the initiator", transfer(ins(escrowOf(cOpen), alice), pay(1, alice)), consensus.ErrSpendLocked, 0},
-		{"vouch spending the stake", agentTx(types.KindVouch, vouchPayload(bob), ins(stakeA, alice), pay(1, alice)), consensus.ErrSpendLocked, 0},
-		{"register spending the stake", agentTx(types.KindAgentRegister, nil, ins(stakeA, alice), pay(consensus.AgentStake, alice)), consensus.ErrSpendLocked, 0},
-		{"review spending an escrow", agentTx(types.KindReview, reviewPayload(cDone, alice, 9), ins(escrowOf(cOpen), bob), pay(1, bob)), consensus.ErrSpendLocked, 0},
-		{"create spending an escrow", agentTx(types.KindContractCreate, createPayload(alice, 10), ins(escrowOf(cOpen), bob), pay(1_000, alice)), consensus.ErrSpendLocked, 0},
-		{"fulfil with the escrow as input 1", fulfilSecond, consensus.ErrSpendLocked, 0},
-		{"refund with the escrow as input 1", refundSecond, consensus.ErrSpendLocked, 0},
-		{"fulfil spending the stake", fulfilStake, consensus.ErrSpendLocked, 0},
-		{"refund spending the stake", refundStake, consensus.ErrSpendLocked, 0},
-		{"fulfil spending another contract's escrow", fulfilOther, consensus.ErrSpendLocked, 0},
+		{"transfer of the stake", transfer(ins(stakeA, alice), pay(1, alice)), consensus.ErrLockedOutput, 0},
+		{"transfer of the stake as input 1", transfer(ins(coinsA, alice, stakeA, alice), pay(1, alice)), consensus.ErrLockedOutput, 0},
+		{"transfer of an escrow by its payee", transfer(ins(escrowOf(cOpen), bob), pay(1, bob)), consensus.ErrLockedOutput, 0},
+		{"transfer of an escrow by the initiator", transfer(ins(escrowOf(cOpen), alice), pay(1, alice)), consensus.ErrLockedOutput, 0},
+		{"vouch spending the stake", agentTx(types.KindVouch, vouchPayload(bob), ins(stakeA, alice), pay(1, alice)), consensus.ErrLockedOutput, 0},
+		{"register spending the stake", agentTx(types.KindAgentRegister, nil, ins(stakeA, alice), pay(consensus.AgentStake, alice)), consensus.ErrLockedOutput, 0},
+		{"review spending an escrow", agentTx(types.KindReview, reviewPayload(cDone, alice, 9), ins(escrowOf(cOpen), bob), pay(1, bob)), consensus.ErrLockedOutput, 0},
+		{"create spending an escrow", agentTx(types.KindContractCreate, createPayload(alice, 10), ins(escrowOf(cOpen), bob), pay(1_000, alice)), consensus.ErrLockedOutput, 0},
+		{"fulfil with the escrow as input 1", fulfilSecond, consensus.ErrLockedOutput, 0},
+		{"refund with the escrow as input 1", refundSecond, consensus.ErrLockedOutput, 0},
+		{"fulfil spending the stake", fulfilStake, consensus.ErrLockedOutput, 0},
+		{"refund spending the stake", refundStake, consensus.ErrLockedOutput, 0},
+		{"fulfil spending another contract's escrow", fulfilOther, consensus.ErrLockedOutput, 0},
 		{"fulfil by the counterparty", fulfilTx(cOpen, bob), "", 100},
 		{"fulfil by the counterparty with more coins", fulfilPlus, "", 1_000},
 		{"fulfil with the initiator's key", fulfilTx(cOpen, alice), consensus.ErrPubKeyMismatch, 0},
@@ -952,7 +952,7 @@ func TestLockedOutputs(t *testing.T) {
 		st := lockedState()
 		delete(st.conduct.(*memConduct).contracts, cOpen)
 		_, err := consensus.CheckTransactionInputs(fulfilTx(cOpen, bob), conductHeight, st)
-		wantKind(t, err, consensus.ErrSpendLocked)
+		wantKind(t, err, consensus.ErrLockedOutput)
 	})
 	t.Run("LockedSpender names the signer", func(t *testing.T) {
 		st := lockedState()
@@ -1147,10 +1147,10 @@ func TestCheckBlockConnectConduct(t *testing.T) {
 	})
 	t.Run("the stake cannot be spent in the block that made it", func(t *testing.T) {
 		spend := sign(transfer([]types.TxInput{input(types.Outpoint{TxID: reg1.TxID()}, alice)}, pay(coin, bob)), regtestMagic, alice)
-		wantTx(t, agentBlock(h, agentBlockState(newMemConduct()), reg1, spend), 2, consensus.ErrSpendLocked)
+		wantTx(t, agentBlock(h, agentBlockState(newMemConduct()), reg1, spend), 2, consensus.ErrLockedOutput)
 		// Nor the escrow outside its fulfil.
 		spend = sign(transfer([]types.TxInput{input(types.Outpoint{TxID: create.TxID()}, bob)}, pay(1, bob)), regtestMagic, bob)
-		wantTx(t, agentBlock(h, agentBlockState(newMemConduct()), reg1, reg2, create, spend), 4, consensus.ErrSpendLocked)
+		wantTx(t, agentBlock(h, agentBlockState(newMemConduct()), reg1, reg2, create, spend), 4, consensus.ErrLockedOutput)
 	})
 	t.Run("refund over the chain's contract", func(t *testing.T) {
 		st := agentBlockState(conductFixture())

@@ -279,7 +279,7 @@ func TestCheckBlockConnectRules(t *testing.T) {
 		in = connectInput(connectLimit, tx1, tx2, tx3, tx4)
 		in.Block.Transactions[0].Payload = nil
 		_, err = consensus.CheckBlockConnect(in)
-		wantKind(t, err, consensus.ErrCoinbasePayload)
+		wantKind(t, err, consensus.ErrBadCoinbasePayload)
 	})
 	t.Run("coinbase in second position", func(t *testing.T) {
 		// CheckBlockSanity rejects this first; CheckBlockConnect still refuses it.

@@ -24,10 +24,11 @@
 // # Errors
 //
 // Every rule violation is a RuleError whose Err is an ErrorKind, so callers test it with
-// errors.Is(err, consensus.ErrHighHash) and tell it from a storage failure with
+// errors.Is(err, consensus.ErrBadProofOfWork) and tell it from a storage failure with
 // errors.As(err, &consensus.RuleError{}). The RuleError's text is the message users see (for
-// example through the node's RPC: "invalid proof of work: ..."). Each kind also has a stable
-// reason (ErrorKind.Reason, one table in errors.go): the node's RPC sends it as
-// error.data.reason, and a kind matches the lib/reason value of its reason with errors.Is,
-// as it matches the same error received by an RPC client (protocol §11).
+// example through the node's RPC: "invalid proof of work: ..."). Each kind is its stable
+// reason: ErrBadProofOfWork is ErrorKind(reason.BadProofOfWork), "bad_proof_of_work", which
+// the node's RPC sends as error.data.reason; a kind matches the lib/reason value of its
+// reason with errors.Is, as it matches the same error received by an RPC client (protocol
+// §11).
 package consensus

@@ -7,14 +7,18 @@ import (
 	"github.com/cointoolkit/coin/lib/reason"
 )
 
-// ErrorKind identifies one consensus rule.
-type ErrorKind string
+// ErrorKind identifies one consensus rule. Its value is the rule's reason (lib/reason), the
+// stable name the node's RPC sends as error.data.reason (protocol §11), and its Go name is
+// Err followed by that reason's: one name per rule, with no table between them
+// (lib/reason's tests fail when a kind and a reason do not pair up).
+type ErrorKind reason.Reason
 
-// Error makes an ErrorKind usable with errors.Is.
+// Error is the kind's reason, so that an ErrorKind is usable with errors.Is. The message a
+// user reads is the RuleError's Description, never the kind's text.
 func (k ErrorKind) Error() string { return string(k) }
 
 // Reason is the kind's stable name in the node's RPC errors (error.data.reason, protocol §11).
-func (k ErrorKind) Reason() reason.Reason { return reasons[k] }
+func (k ErrorKind) Reason() reason.Reason { return reason.Reason(k) }
 
 // Is matches target by reason, so that errors.Is(err, reason.MissingInputs) holds for an
 // error of kind ErrMissingInputs, as it does for the same error received over RPC.
@@ -23,151 +27,79 @@ func (k ErrorKind) Is(target error) bool { return reason.Match(k.Reason(), targe
 // The rules, one kind each.
 const (
 	// Transactions, context-free.
-	ErrTxVersion          = ErrorKind("ErrTxVersion")
-	ErrTxTooLarge         = ErrorKind("ErrTxTooLarge")
-	ErrNoInputs           = ErrorKind("ErrNoInputs")
-	ErrNoOutputs          = ErrorKind("ErrNoOutputs")
-	ErrTooManyInputs      = ErrorKind("ErrTooManyInputs")
-	ErrTooManyOutputs     = ErrorKind("ErrTooManyOutputs")
-	ErrZeroOutput         = ErrorKind("ErrZeroOutput")
-	ErrValueOverflow      = ErrorKind("ErrValueOverflow")
-	ErrDuplicateInput     = ErrorKind("ErrDuplicateInput")
-	ErrCoinbaseInputs     = ErrorKind("ErrCoinbaseInputs")
-	ErrCoinbasePayload    = ErrorKind("ErrCoinbasePayload")
-	ErrTransferPayload    = ErrorKind("ErrTransferPayload")
-	ErrUnexpectedCoinbase = ErrorKind("ErrUnexpectedCoinbase")
+	ErrBadTxVersion       = ErrorKind(reason.BadTxVersion)
+	ErrTxTooLarge         = ErrorKind(reason.TxTooLarge)
+	ErrNoInputs           = ErrorKind(reason.NoInputs)
+	ErrNoOutputs          = ErrorKind(reason.NoOutputs)
+	ErrTooManyInputs      = ErrorKind(reason.TooManyInputs)
+	ErrTooManyOutputs     = ErrorKind(reason.TooManyOutputs)
+	ErrZeroOutput         = ErrorKind(reason.ZeroOutput)
+	ErrValueOverflow      = ErrorKind(reason.ValueOverflow)
+	ErrDuplicateInput     = ErrorKind(reason.DuplicateInput)
+	ErrBadCoinbaseInputs  = ErrorKind(reason.BadCoinbaseInputs)
+	ErrBadCoinbasePayload = ErrorKind(reason.BadCoinbasePayload)
+	ErrBadTransferPayload = ErrorKind(reason.BadTransferPayload)
+	ErrUnexpectedCoinbase = ErrorKind(reason.UnexpectedCoinbase)
 
 	// Transactions against the chain.
-	ErrMissingInputs     = ErrorKind("ErrMissingInputs")
-	ErrImmatureCoinbase  = ErrorKind("ErrImmatureCoinbase")
-	ErrPubKeyMismatch    = ErrorKind("ErrPubKeyMismatch")
-	ErrBadSignature      = ErrorKind("ErrBadSignature")
-	ErrInsufficientFunds = ErrorKind("ErrInsufficientFunds")
-	ErrNonFinal          = ErrorKind("ErrNonFinal")
-	ErrSpendLocked       = ErrorKind("ErrSpendLocked")
+	ErrMissingInputs     = ErrorKind(reason.MissingInputs)
+	ErrImmatureCoinbase  = ErrorKind(reason.ImmatureCoinbase)
+	ErrPubKeyMismatch    = ErrorKind(reason.PubKeyMismatch)
+	ErrBadSignature      = ErrorKind(reason.BadSignature)
+	ErrInsufficientFunds = ErrorKind(reason.InsufficientFunds)
+	ErrNonFinal          = ErrorKind(reason.NonFinal)
+	ErrLockedOutput      = ErrorKind(reason.LockedOutput)
 
 	// Blocks, context-free.
-	ErrBlockVersion       = ErrorKind("ErrBlockVersion")
-	ErrBlockTooLarge      = ErrorKind("ErrBlockTooLarge")
-	ErrNoTransactions     = ErrorKind("ErrNoTransactions")
-	ErrFirstTxNotCoinbase = ErrorKind("ErrFirstTxNotCoinbase")
-	ErrMultipleCoinbases  = ErrorKind("ErrMultipleCoinbases")
-	ErrBadMerkleRoot      = ErrorKind("ErrBadMerkleRoot")
-	ErrDuplicateTx        = ErrorKind("ErrDuplicateTx")
-	ErrBadTarget          = ErrorKind("ErrBadTarget")
-	ErrHighHash           = ErrorKind("ErrHighHash")
+	ErrBadBlockVersion    = ErrorKind(reason.BadBlockVersion)
+	ErrBlockTooLarge      = ErrorKind(reason.BlockTooLarge)
+	ErrNoTransactions     = ErrorKind(reason.NoTransactions)
+	ErrFirstTxNotCoinbase = ErrorKind(reason.FirstTxNotCoinbase)
+	ErrMultipleCoinbases  = ErrorKind(reason.MultipleCoinbases)
+	ErrBadMerkleRoot      = ErrorKind(reason.BadMerkleRoot)
+	ErrDuplicateTx        = ErrorKind(reason.DuplicateTx)
+	ErrBadTarget          = ErrorKind(reason.BadTarget)
+	ErrBadProofOfWork     = ErrorKind(reason.BadProofOfWork)
 
 	// Blocks in context.
-	ErrBadCoinbaseHeight = ErrorKind("ErrBadCoinbaseHeight")
-	ErrBadCoinbaseValue  = ErrorKind("ErrBadCoinbaseValue")
-	ErrDoubleSpend       = ErrorKind("ErrDoubleSpend")
-	ErrWrongDifficulty   = ErrorKind("ErrWrongDifficulty")
-	ErrTimeTooOld        = ErrorKind("ErrTimeTooOld")
-	ErrTimeTooNew        = ErrorKind("ErrTimeTooNew")
-	ErrUnknownParent     = ErrorKind("ErrUnknownParent")
-	ErrInvalidAncestor   = ErrorKind("ErrInvalidAncestor")
-	ErrDuplicateBlock    = ErrorKind("ErrDuplicateBlock")
-	ErrKnownInvalid      = ErrorKind("ErrKnownInvalid")
+	ErrBadCoinbaseHeight = ErrorKind(reason.BadCoinbaseHeight)
+	ErrBadCoinbaseValue  = ErrorKind(reason.BadCoinbaseValue)
+	ErrDoubleSpend       = ErrorKind(reason.DoubleSpend)
+	ErrWrongDifficulty   = ErrorKind(reason.WrongDifficulty)
+	ErrTimeTooOld        = ErrorKind(reason.TimeTooOld)
+	ErrTimeTooNew        = ErrorKind(reason.TimeTooNew)
+	ErrUnknownParent     = ErrorKind(reason.UnknownParent)
+	ErrInvalidAncestor   = ErrorKind(reason.InvalidAncestor)
+	ErrDuplicateBlock    = ErrorKind(reason.DuplicateBlock)
+	ErrKnownInvalid      = ErrorKind(reason.KnownInvalid)
 
 	// Proof of Conduct, context-free (CheckAgentKind).
-	ErrAgentPayload  = ErrorKind("ErrAgentPayload")
-	ErrForeignInput  = ErrorKind("ErrForeignInput")
-	ErrInvalidScore  = ErrorKind("ErrInvalidScore")
-	ErrInvalidExpiry = ErrorKind("ErrInvalidExpiry")
-	ErrSelfTarget    = ErrorKind("ErrSelfTarget")
-	ErrBadStake      = ErrorKind("ErrBadStake")
-	ErrBadEscrow     = ErrorKind("ErrBadEscrow")
+	ErrBadAgentPayload = ErrorKind(reason.BadAgentPayload)
+	ErrForeignInput    = ErrorKind(reason.ForeignInput)
+	ErrInvalidScore    = ErrorKind(reason.InvalidScore)
+	ErrInvalidExpiry   = ErrorKind(reason.InvalidExpiry)
+	ErrSelfTarget      = ErrorKind(reason.SelfTarget)
+	ErrBadStake        = ErrorKind(reason.BadStake)
+	ErrBadEscrow       = ErrorKind(reason.BadEscrow)
 
 	// Proof of Conduct, against the conduct state (CheckConduct).
-	ErrNotAnAgent           = ErrorKind("ErrNotAnAgent")
-	ErrAlreadyRegistered    = ErrorKind("ErrAlreadyRegistered")
-	ErrScoreTooLow          = ErrorKind("ErrScoreTooLow")
-	ErrAgentNotFound        = ErrorKind("ErrAgentNotFound")
-	ErrAlreadyVouched       = ErrorKind("ErrAlreadyVouched")
-	ErrContractNotFound     = ErrorKind("ErrContractNotFound")
-	ErrContractNotOpen      = ErrorKind("ErrContractNotOpen")
-	ErrContractExpired      = ErrorKind("ErrContractExpired")
-	ErrContractNotExpired   = ErrorKind("ErrContractNotExpired")
-	ErrContractNotFulfilled = ErrorKind("ErrContractNotFulfilled")
-	ErrNotCounterparty      = ErrorKind("ErrNotCounterparty")
-	ErrNotInitiator         = ErrorKind("ErrNotInitiator")
-	ErrEscrowNotSpent       = ErrorKind("ErrEscrowNotSpent")
-	ErrRefundOutputs        = ErrorKind("ErrRefundOutputs")
-	ErrNotParticipant       = ErrorKind("ErrNotParticipant")
-	ErrAlreadyReviewed      = ErrorKind("ErrAlreadyReviewed")
+	ErrNotAnAgent           = ErrorKind(reason.NotAnAgent)
+	ErrAlreadyRegistered    = ErrorKind(reason.AlreadyRegistered)
+	ErrScoreTooLow          = ErrorKind(reason.ScoreTooLow)
+	ErrAgentNotFound        = ErrorKind(reason.AgentNotFound)
+	ErrAlreadyVouched       = ErrorKind(reason.AlreadyVouched)
+	ErrContractNotFound     = ErrorKind(reason.ContractNotFound)
+	ErrContractNotOpen      = ErrorKind(reason.ContractNotOpen)
+	ErrContractExpired      = ErrorKind(reason.ContractExpired)
+	ErrContractNotExpired   = ErrorKind(reason.ContractNotExpired)
+	ErrContractNotFulfilled = ErrorKind(reason.ContractNotFulfilled)
+	ErrNotCounterparty      = ErrorKind(reason.NotCounterparty)
+	ErrNotInitiator         = ErrorKind(reason.NotInitiator)
+	ErrEscrowNotSpent       = ErrorKind(reason.EscrowNotSpent)
+	ErrRefundOutputs        = ErrorKind(reason.RefundOutputs)
+	ErrNotParticipant       = ErrorKind(reason.NotParticipant)
+	ErrAlreadyReviewed      = ErrorKind(reason.AlreadyReviewed)
 )
-
-// reasons maps every kind to its reason; every kind has one of its own (reason_test.go in
-// lib/reason checks both).
-var reasons = map[ErrorKind]reason.Reason{
-	ErrTxVersion:          reason.BadTxVersion,
-	ErrTxTooLarge:         reason.TxTooLarge,
-	ErrNoInputs:           reason.NoInputs,
-	ErrNoOutputs:          reason.NoOutputs,
-	ErrTooManyInputs:      reason.TooManyInputs,
-	ErrTooManyOutputs:     reason.TooManyOutputs,
-	ErrZeroOutput:         reason.ZeroOutput,
-	ErrValueOverflow:      reason.ValueOverflow,
-	ErrDuplicateInput:     reason.DuplicateInput,
-	ErrCoinbaseInputs:     reason.BadCoinbaseInputs,
-	ErrCoinbasePayload:    reason.BadCoinbasePayload,
-	ErrTransferPayload:    reason.BadTransferPayload,
-	ErrUnexpectedCoinbase: reason.UnexpectedCoinbase,
-
-	ErrMissingInputs:     reason.MissingInputs,
-	ErrImmatureCoinbase:  reason.ImmatureCoinbase,
-	ErrPubKeyMismatch:    reason.PubKeyMismatch,
-	ErrBadSignature:      reason.BadSignature,
-	ErrInsufficientFunds: reason.InsufficientFunds,
-	ErrNonFinal:          reason.NonFinal,
-	ErrSpendLocked:       reason.LockedOutput,
-
-	ErrBlockVersion:       reason.BadBlockVersion,
-	ErrBlockTooLarge:      reason.BlockTooLarge,
-	ErrNoTransactions:     reason.NoTransactions,
-	ErrFirstTxNotCoinbase: reason.FirstTxNotCoinbase,
-	ErrMultipleCoinbases:  reason.MultipleCoinbases,
-	ErrBadMerkleRoot:      reason.BadMerkleRoot,
-	ErrDuplicateTx:        reason.DuplicateTx,
-	ErrBadTarget:          reason.BadTarget,
-	ErrHighHash:           reason.BadProofOfWork,
-
-	ErrBadCoinbaseHeight: reason.BadCoinbaseHeight,
-	ErrBadCoinbaseValue:  reason.BadCoinbaseValue,
-	ErrDoubleSpend:       reason.DoubleSpend,
-	ErrWrongDifficulty:   reason.WrongDifficulty,
-	ErrTimeTooOld:        reason.TimeTooOld,
-	ErrTimeTooNew:        reason.TimeTooNew,
-	ErrUnknownParent:     reason.UnknownParent,
-	ErrInvalidAncestor:   reason.InvalidAncestor,
-	ErrDuplicateBlock:    reason.DuplicateBlock,
-	ErrKnownInvalid:      reason.KnownInvalid,
-
-	ErrAgentPayload:  reason.BadAgentPayload,
-	ErrForeignInput:  reason.ForeignInput,
-	ErrInvalidScore:  reason.InvalidScore,
-	ErrInvalidExpiry: reason.InvalidExpiry,
-	ErrSelfTarget:    reason.SelfTarget,
-	ErrBadStake:      reason.BadStake,
-	ErrBadEscrow:     reason.BadEscrow,
-
-	ErrNotAnAgent:           reason.NotAnAgent,
-	ErrAlreadyRegistered:    reason.AlreadyRegistered,
-	ErrScoreTooLow:          reason.ScoreTooLow,
-	ErrAgentNotFound:        reason.AgentNotFound,
-	ErrAlreadyVouched:       reason.AlreadyVouched,
-	ErrContractNotFound:     reason.ContractNotFound,
-	ErrContractNotOpen:      reason.ContractNotOpen,
-	ErrContractExpired:      reason.ContractExpired,
-	ErrContractNotExpired:   reason.ContractNotExpired,
-	ErrContractNotFulfilled: reason.ContractNotFulfilled,
-	ErrNotCounterparty:      reason.NotCounterparty,
-	ErrNotInitiator:         reason.NotInitiator,
-	ErrEscrowNotSpent:       reason.EscrowNotSpent,
-	ErrRefundOutputs:        reason.RefundOutputs,
-	ErrNotParticipant:       reason.NotParticipant,
-	ErrAlreadyReviewed:      reason.AlreadyReviewed,
-}
 
 // RuleError is a consensus rule violation: Err says which rule, Description says what
 // happened in words a user can read.

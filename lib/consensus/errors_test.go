@@ -17,7 +17,8 @@ import (
 )
 
 // TestAllKindsListed keeps the test's kind table in step with errors.go: every declared kind is
-// in allKinds under its own name and its Error() is that name.
+// in allKinds under its own name and its Error() is its reason (lib/reason's tests check that
+// the name is the reason's).
 func TestAllKindsListed(t *testing.T) {
 	names, err := declaredKinds()
 	noErr(t, err)
@@ -29,8 +30,8 @@ func TestAllKindsListed(t *testing.T) {
 		if !ok {
 			t.Fatalf("kind %s is not in allKinds", n)
 		}
-		if k.Error() != n {
-			t.Errorf("%s.Error() = %q", n, k.Error())
+		if k.Error() != string(k.Reason()) {
+			t.Errorf("%s.Error() = %q, its reason is %q", n, k.Error(), k.Reason())
 		}
 	}
 }
@@ -79,11 +80,12 @@ func TestKindsProducedElsewhere(t *testing.T) {
 	tests := []struct {
 		kind consensus.ErrorKind
 		name string
+		text string
 	}{
-		{consensus.ErrUnknownParent, "ErrUnknownParent"},     // tested in lib/chainstate
-		{consensus.ErrInvalidAncestor, "ErrInvalidAncestor"}, // tested in lib/chainstate
-		{consensus.ErrDuplicateBlock, "ErrDuplicateBlock"},   // tested in lib/chainstate
-		{consensus.ErrKnownInvalid, "ErrKnownInvalid"},       // tested in lib/chainstate
+		{consensus.ErrUnknownParent, "ErrUnknownParent", "unknown_parent"},       // tested in lib/chainstate
+		{consensus.ErrInvalidAncestor, "ErrInvalidAncestor", "invalid_ancestor"}, // tested in lib/chainstate
+		{consensus.ErrDuplicateBlock, "ErrDuplicateBlock", "duplicate_block"},    // tested in lib/chainstate
+		{consensus.ErrKnownInvalid, "ErrKnownInvalid", "known_invalid"},          // tested in lib/chainstate
 	}
 	if len(tests) != len(elsewhere) {
 		t.Fatalf("table has %d kinds, elsewhere has %d", len(tests), len(elsewhere))
@@ -93,8 +95,8 @@ func TestKindsProducedElsewhere(t *testing.T) {
 			if !elsewhere[tc.kind] {
 				t.Fatalf("%s missing from elsewhere", tc.name)
 			}
-			if tc.kind.Error() != tc.name {
-				t.Fatalf("Error() = %q, want %q", tc.kind.Error(), tc.name)
+			if tc.kind.Error() != tc.text {
+				t.Fatalf("Error() = %q, want %q", tc.kind.Error(), tc.text)
 			}
 			err := error(consensus.RuleError{Err: tc.kind, Description: "something " + tc.name})
 			if !errors.Is(err, tc.kind) {
@@ -111,7 +113,7 @@ func TestKindsProducedElsewhere(t *testing.T) {
 				t.Fatal("wrapped RuleError does not match")
 			}
 			// A different kind does not match.
-			if errors.Is(err, consensus.ErrHighHash) {
+			if errors.Is(err, consensus.ErrBadProofOfWork) {
 				t.Fatal("matches an unrelated kind")
 			}
 		})
@@ -123,7 +125,7 @@ func TestRuleErrorPlumbing(t *testing.T) {
 		t.Fatal("IsRuleError true for a non-rule error")
 	}
 	// A bare kind is an error, but not a RuleError.
-	if consensus.IsRuleError(consensus.ErrHighHash) {
+	if consensus.IsRuleError(consensus.ErrBadProofOfWork) {
 		t.Fatal("a bare ErrorKind is not a RuleError")
 	}
 	var re consensus.RuleError

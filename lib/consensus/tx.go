@@ -11,7 +11,7 @@ import (
 // size is its serialized size (pass tx.SerializeSize()).
 func CheckTransactionSanity(tx *types.Transaction, size int) error {
 	if tx.Version != TxVersion {
-		return ruleError(ErrTxVersion, "unsupported transaction version %d", tx.Version)
+		return ruleError(ErrBadTxVersion, "unsupported transaction version %d", tx.Version)
 	}
 	if size > MaxTxSize {
 		return ruleError(ErrTxTooLarge, "transaction of %d bytes exceeds %d", size, MaxTxSize)
@@ -35,10 +35,10 @@ func CheckTransactionSanity(tx *types.Transaction, size int) error {
 	}
 	if tx.IsCoinbase() {
 		if len(tx.Inputs) != 0 {
-			return ruleError(ErrCoinbaseInputs, "coinbase transaction has inputs")
+			return ruleError(ErrBadCoinbaseInputs, "coinbase transaction has inputs")
 		}
 		if _, err := types.DecodeCoinbasePayload(tx.Payload); err != nil {
-			return ruleError(ErrCoinbasePayload, "invalid coinbase payload: %v", err)
+			return ruleError(ErrBadCoinbasePayload, "invalid coinbase payload: %v", err)
 		}
 		return nil
 	}
@@ -55,7 +55,7 @@ func CheckTransactionSanity(tx *types.Transaction, size int) error {
 	}
 	if tx.Kind == types.KindTransfer {
 		if len(tx.Payload) != 0 {
-			return ruleError(ErrTransferPayload, "transfer transaction carries a payload")
+			return ruleError(ErrBadTransferPayload, "transfer transaction carries a payload")
 		}
 		return nil
 	}

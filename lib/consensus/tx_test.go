@@ -91,10 +91,10 @@ func TestCheckTransactionSanityRules(t *testing.T) {
 		mutate func(tx *types.Transaction)
 		want   consensus.ErrorKind
 	}{
-		{"version 0", baseTransfer, func(tx *types.Transaction) { tx.Version = 0 }, consensus.ErrTxVersion},
-		{"version 2", baseTransfer, func(tx *types.Transaction) { tx.Version = 2 }, consensus.ErrTxVersion},
+		{"version 0", baseTransfer, func(tx *types.Transaction) { tx.Version = 0 }, consensus.ErrBadTxVersion},
+		{"version 2", baseTransfer, func(tx *types.Transaction) { tx.Version = 2 }, consensus.ErrBadTxVersion},
 		{"coinbase version 2", func() *types.Transaction { return coinbase(1, pay(1, miner)) },
-			func(tx *types.Transaction) { tx.Version = 2 }, consensus.ErrTxVersion},
+			func(tx *types.Transaction) { tx.Version = 2 }, consensus.ErrBadTxVersion},
 		{"no inputs", baseTransfer, func(tx *types.Transaction) { tx.Inputs = nil }, consensus.ErrNoInputs},
 		{"no outputs", baseTransfer, func(tx *types.Transaction) { tx.Outputs = nil }, consensus.ErrNoOutputs},
 		{"coinbase no outputs", func() *types.Transaction { return coinbase(1, pay(1, miner)) },
@@ -132,24 +132,24 @@ func TestCheckTransactionSanityRules(t *testing.T) {
 		}, consensus.ErrDuplicateInput},
 		{"coinbase with an input", func() *types.Transaction { return coinbase(1, pay(1, miner)) },
 			func(tx *types.Transaction) { tx.Inputs = []types.TxInput{input(op("a", 0), alice)} },
-			consensus.ErrCoinbaseInputs},
+			consensus.ErrBadCoinbaseInputs},
 		{"coinbase empty payload", func() *types.Transaction { return coinbase(1, pay(1, miner)) },
-			func(tx *types.Transaction) { tx.Payload = nil }, consensus.ErrCoinbasePayload},
+			func(tx *types.Transaction) { tx.Payload = nil }, consensus.ErrBadCoinbasePayload},
 		{"coinbase payload with trailing byte", func() *types.Transaction { return coinbase(1, pay(1, miner)) },
-			func(tx *types.Transaction) { tx.Payload = append(tx.Payload, 0) }, consensus.ErrCoinbasePayload},
+			func(tx *types.Transaction) { tx.Payload = append(tx.Payload, 0) }, consensus.ErrBadCoinbasePayload},
 		{"coinbase payload truncated", func() *types.Transaction { return coinbase(1, pay(1, miner)) },
-			func(tx *types.Transaction) { tx.Payload = tx.Payload[:len(tx.Payload)-1] }, consensus.ErrCoinbasePayload},
+			func(tx *types.Transaction) { tx.Payload = tx.Payload[:len(tx.Payload)-1] }, consensus.ErrBadCoinbasePayload},
 		{"coinbase payload non-minimal varint", func() *types.Transaction { return coinbase(1, pay(1, miner)) },
-			func(tx *types.Transaction) { tx.Payload = []byte{251, 1, 0, 0} }, consensus.ErrCoinbasePayload},
+			func(tx *types.Transaction) { tx.Payload = []byte{251, 1, 0, 0} }, consensus.ErrBadCoinbasePayload},
 		{"coinbase extra of 65 bytes", func() *types.Transaction { return coinbase(1, pay(1, miner)) },
 			func(tx *types.Transaction) {
 				tx.Payload = types.CoinbasePayload{Height: 1, Extra: make([]byte, types.MaxCoinbaseExtra+1)}.Bytes()
-			}, consensus.ErrCoinbasePayload},
+			}, consensus.ErrBadCoinbasePayload},
 		{"transfer with payload", baseTransfer, func(tx *types.Transaction) { tx.Payload = []byte{0} },
-			consensus.ErrTransferPayload},
+			consensus.ErrBadTransferPayload},
 		{"transfer with a coinbase payload", baseTransfer, func(tx *types.Transaction) {
 			tx.Payload = types.CoinbasePayload{Height: 1}.Bytes()
-		}, consensus.ErrTransferPayload},
+		}, consensus.ErrBadTransferPayload},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -211,8 +211,8 @@ func TestCheckTransactionSanityRules(t *testing.T) {
 				tx.Kind = k
 				tx.Payload = append(append([]byte(nil), p...), 0)
 				err := checkSanity(tx)
-				wantKind(t, err, consensus.ErrAgentPayload)
-				wantKind(t, consensus.CheckAgentKind(tx), consensus.ErrAgentPayload)
+				wantKind(t, err, consensus.ErrBadAgentPayload)
+				wantKind(t, consensus.CheckAgentKind(tx), consensus.ErrBadAgentPayload)
 			})
 		}
 	})

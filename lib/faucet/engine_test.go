@@ -196,7 +196,7 @@ func TestEngineLostAnswer(t *testing.T) {
 	}
 	// A refused transaction is forgotten: the address may claim again.
 	h.node.mu.Lock()
-	h.node.sendErr = func(*types.Transaction) (error, bool) { return reject(mempool.ErrPoolFull, "mempool full"), false }
+	h.node.sendErr = func(*types.Transaction) (error, bool) { return reject(mempool.ErrMempoolFull, "mempool full"), false }
 	h.node.mu.Unlock()
 	b, _ := newAddress(t)
 	r = h.do(t, http.MethodPost, "/api/faucet", claimBody(b))
@@ -316,9 +316,9 @@ func TestRefusalKinds(t *testing.T) {
 		{reject(reason.TooLongChain, "too long a chain of unconfirmed transactions"), refusedChain},
 		{reject(nil, "too many descendants"), refusedOther},
 		{reject(mempool.ErrAlreadyInChain, "transaction already in block chain"), refusedOther},
-		{reject(mempool.ErrPoolFull, "mempool full: fee rate too low to enter a full pool"), refusedOther},
+		{reject(mempool.ErrMempoolFull, "mempool full: fee rate too low to enter a full pool"), refusedOther},
 		// Inputs worth less than the engine counted (decayed over blocks it has not seen yet).
-		{reject(mempool.ErrInsufficientFee, "insufficient fee: fee 1 is below"), refusedStale},
+		{reject(mempool.ErrFeeTooLow, "insufficient fee: fee 1 is below"), refusedStale},
 		{rejectRule(consensus.RuleError{Err: consensus.ErrInsufficientFunds, Description: "insufficient funds: inputs 1, outputs 2"}),
 			refusedStale},
 		{reject(nil, "missing inputs: a message without a reason"), refusedOther},

@@ -210,7 +210,7 @@ func (f *fakeNode) SendRawTransaction(_ context.Context, h string) (string, erro
 	}
 	txid := tx.TxID()
 	if _, ok := f.pool[txid]; ok {
-		return "", reject(mempool.ErrAlreadyInPool, "transaction already in mempool")
+		return "", reject(mempool.ErrAlreadyInMempool, "transaction already in mempool")
 	}
 	for _, b := range f.blocks {
 		if slices.Contains(b, txid.String()) {
@@ -250,7 +250,7 @@ func (f *fakeNode) SendRawTransaction(_ context.Context, h string) (string, erro
 		return "", rejectRule(err)
 	}
 	if res.Fee < uint64(size) {
-		return "", reject(mempool.ErrInsufficientFee, "insufficient fee")
+		return "", reject(mempool.ErrFeeTooLow, "insufficient fee")
 	}
 	var conduct *consensus.ConductChanges
 	if consensus.IsAgentKind(tx.Kind) {

@@ -52,7 +52,7 @@ func TestIdenticalTransactionAnswersResult(t *testing.T) {
 	h := newHarness(t, 6, noIPLimit)
 	a := h.funded(t)
 	h.node.mu.Lock()
-	h.node.afterAccept = reject(mempool.ErrAlreadyInPool, "transaction already in mempool")
+	h.node.afterAccept = reject(mempool.ErrAlreadyInMempool, "transaction already in mempool")
 	h.node.mu.Unlock()
 	var reg api.RegisterResult
 	h.ok(t, "POST", "/api/agent/register", mnemonicBody(a), &reg)

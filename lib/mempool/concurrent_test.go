@@ -74,7 +74,7 @@ func TestConcurrentAccept(t *testing.T) {
 		go func(txs []*types.Transaction) {
 			defer dup.Done()
 			for _, tx := range txs {
-				if _, err := f.pool.Accept(tx); !errors.Is(err, ErrAlreadyInPool) {
+				if _, err := f.pool.Accept(tx); !errors.Is(err, ErrAlreadyInMempool) {
 					t.Errorf("duplicate: %v", err)
 				}
 			}

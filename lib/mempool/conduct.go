@@ -196,7 +196,7 @@ func (p *Pool) recheckFees() {
 		}
 		res, err := consensus.CheckTransactionInputs(e.Tx, height, v)
 		if err == nil && res.Fee < uint64(e.Size)*policy.MinRelayFeePerByte {
-			err = fmt.Errorf("%w: fee %d is below the minimum relay fee %d", ErrInsufficientFee, res.Fee, uint64(e.Size)*policy.MinRelayFeePerByte)
+			err = fmt.Errorf("%w: fee %d is below the minimum relay fee %d", ErrFeeTooLow, res.Fee, uint64(e.Size)*policy.MinRelayFeePerByte)
 		}
 		if err != nil {
 			p.log.Info("mempool: dropped a transaction whose inputs decayed", "txid", e.TxID, "err", err)

@@ -138,7 +138,7 @@ func TestRecheckFeesDropsDecayed(t *testing.T) {
 	}
 	size := uint64(build(1).SerializeSize())
 	tx := build(e.Value - eff + size) // leaves exactly size × 1 at the next block
-	if _, err := f.pool.Accept(build(e.Value - eff + size - 1)); !errors.Is(err, ErrInsufficientFee) {
+	if _, err := f.pool.Accept(build(e.Value - eff + size - 1)); !errors.Is(err, ErrFeeTooLow) {
 		t.Fatalf("one subunit below the relay fee after decay: %v", err)
 	}
 	if _, err := f.pool.Accept(tx); err != nil {

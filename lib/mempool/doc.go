@@ -21,12 +21,15 @@
 //
 // # Errors
 //
-// Rejections are *RejectError values whose message starts with the reason, such as
-// "missing inputs", "insufficient fee", "conflicts with a mempool transaction" (the RPC layer
-// sends it as is). Each wraps the rule's kind: a policy rule's ErrorKind (ErrConflict, ...,
-// declared with their reasons in errors.go) or a consensus rule violation (its
-// consensus.RuleError), reachable with errors.Is/As. Every kind has a stable reason that the
-// node's RPC sends as error.data.reason (lib/reason, protocol §11). DecodeSnapshot's errors
-// match ErrSnapshotFormat (not a mempool.dat of this version and network) or
-// ErrSnapshotCorrupt (damaged after the header; the entries before were read).
+// Rejections are *RejectError values: Kind is the rule that refused the transaction, a
+// policy rule's ErrorKind (ErrConflict, ErrFeeTooLow, ..., errors.go) or the consensus.ErrorKind
+// of the consensus.RuleError in Err, and the other fields are the rule's detail (the
+// conflicting input and transaction, the dust output, the fee and the minimum). Callers
+// branch with errors.Is/As on the kind. Every kind is its stable reason (ErrFeeTooLow is
+// ErrorKind(reason.FeeTooLow)), which the node's RPC sends as error.data.reason (lib/reason,
+// protocol §11); the message, sent as is, reads "missing inputs: ...", "insufficient fee:
+// ...", "conflicts with a mempool transaction (...)". A storage failure during a check is
+// returned as it is, not as a rejection. DecodeSnapshot's errors match ErrSnapshotFormat
+// (not a mempool.dat of this version and network) or ErrSnapshotCorrupt (damaged after the
+// header; the entries before were read).
 package mempool

@@ -72,7 +72,7 @@ func (p *Pool) TestAccept(tx *types.Transaction) (txid types.Hash, fee uint64, s
 	}
 	if p.sigs == nil || !p.sigs.Has(consensus.SigCacheKey(tx)) {
 		if err := consensus.VerifySignatures(tx, txid, p.magic); err != nil {
-			return txid, 0, size, reject("invalid transaction", err)
+			return txid, 0, size, ruleRefusal(err)
 		}
 	}
 	p.mu.Lock()

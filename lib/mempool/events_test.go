@@ -47,7 +47,7 @@ func TestOnChange(t *testing.T) {
 	}
 	f.mustAccept(a, d, dChild)
 	want("accepted", added(a), added(d), added(dChild))
-	if _, _, _, err := f.pool.TestAccept(a); !errors.Is(err, ErrAlreadyInPool) {
+	if _, _, _, err := f.pool.TestAccept(a); !errors.Is(err, ErrAlreadyInMempool) {
 		t.Fatalf("TestAccept of a pool transaction: %v", err)
 	}
 	rival := f.transfer(dIn, 9_000, 1)

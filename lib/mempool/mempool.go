@@ -2,8 +2,6 @@ package mempool
 
 import (
 	"container/heap"
-	"errors"
-	"fmt"
 	"log/slog"
 	"math/bits"
 	"sort"
@@ -149,7 +147,7 @@ func (p *Pool) Accept(tx *types.Transaction) (types.Hash, error) {
 	}
 	if p.sigs == nil || !p.sigs.Has(key) {
 		if err := consensus.VerifySignatures(tx, txid, p.magic); err != nil {
-			return txid, reject("invalid transaction", err)
+			return txid, ruleRefusal(err)
 		}
 		p.sigs.Add(key)
 	}
@@ -161,10 +159,10 @@ func (p *Pool) Accept(tx *types.Transaction) (types.Hash, error) {
 // precheck is what Accept checks of tx before its signatures: no coinbase, sanity.
 func precheck(tx *types.Transaction, size int) error {
 	if tx.IsCoinbase() {
-		return reject("", ErrCoinbase)
+		return refuse(ErrCoinbaseInMempool)
 	}
 	if err := consensus.CheckTransactionSanity(tx, size); err != nil {
-		return reject("invalid transaction", err)
+		return ruleRefusal(err)
 	}
 	return nil
 }
@@ -185,7 +183,7 @@ func (p *Pool) acceptLocked(tx *types.Transaction, txid types.Hash, size int) er
 		p.trim()
 		p.recheckConduct()
 		if _, ok := p.txs[txid]; !ok {
-			return reject(fmt.Sprintf("%v: fee rate too low to enter a full pool", ErrPoolFull), ErrPoolFull)
+			return refuse(ErrMempoolFull)
 		}
 	}
 	return nil
@@ -196,42 +194,38 @@ func (p *Pool) acceptLocked(tx *types.Transaction, txid types.Hash, size int) er
 func (p *Pool) checkLocked(tx *types.Transaction, txid types.Hash, size int) (uint64, *consensus.ConductChanges, uint64, error) {
 	fail := func(err error) (uint64, *consensus.ConductChanges, uint64, error) { return 0, nil, 0, err }
 	if _, ok := p.txs[txid]; ok {
-		return fail(reject("", ErrAlreadyInPool))
+		return fail(refuse(ErrAlreadyInMempool))
 	}
 	if p.chain.Confirmed(txid) {
-		return fail(reject("", ErrAlreadyInChain))
+		return fail(refuse(ErrAlreadyInChain))
 	}
 	height, mtp := p.chain.NextBlockInfo()
 	if err := consensus.CheckFinal(tx, height, mtp); err != nil {
-		return fail(reject("non-final transaction", err))
+		return fail(ruleRefusal(err))
 	}
 	for i := range tx.Inputs {
 		if other, ok := p.spends[tx.Inputs[i].Outpoint()]; ok {
-			return fail(reject(fmt.Sprintf("%v (input %d is spent by %s)", ErrConflict, i, other.TxID), ErrConflict))
+			return fail(&RejectError{Kind: ErrConflict, Input: i, SpentBy: other.TxID})
 		}
 	}
 	for i := range tx.Outputs {
 		if tx.Outputs[i].Value < policy.DustLimit {
-			return fail(reject(fmt.Sprintf("%v: output %d of %d subunits is below %d", ErrDust, i, tx.Outputs[i].Value, policy.DustLimit), ErrDust))
+			return fail(&RejectError{Kind: ErrDust, Output: i, Value: tx.Outputs[i].Value})
 		}
 	}
 	var ch *consensus.ConductChanges
 	if consensus.IsAgentKind(tx.Kind) {
 		var err error
 		if ch, err = consensus.CheckConduct(tx, txid, p.conductContext(height), p.conduct); err != nil {
-			return fail(reject("invalid transaction", err))
+			return fail(ruleRefusal(err))
 		}
 	}
 	res, err := consensus.CheckTransactionInputs(tx, height, view{p.chain, p, height})
 	if err != nil {
-		if errors.Is(err, consensus.ErrMissingInputs) {
-			return fail(reject("missing inputs", err))
-		}
-		return fail(reject("invalid transaction", err))
+		return fail(ruleRefusal(err))
 	}
 	if min := uint64(size) * policy.MinRelayFeePerByte; res.Fee < min {
-		return fail(reject(fmt.Sprintf("%v: fee %d is below the minimum relay fee %d (%d bytes at %d per byte)",
-			ErrInsufficientFee, res.Fee, min, size, policy.MinRelayFeePerByte), ErrInsufficientFee))
+		return fail(&RejectError{Kind: ErrFeeTooLow, Fee: res.Fee, MinFee: min, Size: size})
 	}
 	return res.Fee, ch, height, nil
 }

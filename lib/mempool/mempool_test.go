@@ -2,6 +2,7 @@ package mempool
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -70,7 +71,7 @@ func TestAcceptRejections(t *testing.T) {
 	f.mustAccept(base)
 
 	t.Run("AlreadyInPool", func(t *testing.T) {
-		f.mustReject(base, ErrAlreadyInPool)
+		f.mustReject(base, ErrAlreadyInMempool)
 	})
 	t.Run("Conflict", func(t *testing.T) {
 		// Same input as base, different outputs (another txid).
@@ -90,11 +91,11 @@ func TestAcceptRejections(t *testing.T) {
 	t.Run("InsufficientFee", func(t *testing.T) {
 		in := f.take(1)
 		size := f.transfer(in, 0, 1).SerializeSize()
-		err := f.mustReject(f.transfer(in, uint64(size)-1, 1), ErrInsufficientFee)
+		err := f.mustReject(f.transfer(in, uint64(size)-1, 1), ErrFeeTooLow)
 		if !strings.HasPrefix(err.Error(), "insufficient fee") {
 			t.Fatalf("message %q", err)
 		}
-		f.mustReject(f.transfer(in, 0, 1), ErrInsufficientFee)
+		f.mustReject(f.transfer(in, 0, 1), ErrFeeTooLow)
 		f.mustAccept(f.transfer(in, uint64(size), 1)) // exactly 1 subunit per byte
 	})
 	t.Run("Dust", func(t *testing.T) {
@@ -113,9 +114,9 @@ func TestAcceptRejections(t *testing.T) {
 	})
 	t.Run("Coinbase", func(t *testing.T) {
 		cb := types.NewCoinbase(f.chain.Tip().Height+1, testPKH, consensus.Subsidy(1), nil)
-		f.mustReject(cb, ErrCoinbase)
+		f.mustReject(cb, ErrCoinbaseInMempool)
 		// A mined coinbase too.
-		f.mustReject(f.tipBlock().Transactions[0], ErrCoinbase)
+		f.mustReject(f.tipBlock().Transactions[0], ErrCoinbaseInMempool)
 	})
 	t.Run("MissingInputs", func(t *testing.T) {
 		ghost := coin{Outpoint: types.Outpoint{TxID: types.Blake3([]byte("no such transaction")), Index: 0}, Value: 5_000_000}
@@ -173,7 +174,7 @@ func TestAcceptRejections(t *testing.T) {
 		tx := f.transfer(f.take(1), 10_000, 1)
 		tx.Version = 2
 		types.SignInputs(tx, testKey, testNet.Magic)
-		f.mustReject(tx, consensus.ErrTxVersion)
+		f.mustReject(tx, consensus.ErrBadTxVersion)
 		tx = f.transfer(f.take(1), 10_000, 1)
 		tx.Inputs = append(tx.Inputs, tx.Inputs[0])
 		types.SignInputs(tx, testKey, testNet.Magic)
@@ -202,7 +203,68 @@ func TestRejectErrorMessages(t *testing.T) {
 			}
 		}
 	}
-	if !errors.Is(err, ErrInsufficientFee) || !errors.Is(err2, consensus.ErrMissingInputs) {
+	if !errors.Is(err, ErrFeeTooLow) || !errors.Is(err2, consensus.ErrMissingInputs) {
 		t.Fatal("sentinels lost")
+	}
+}
+
+// TestRejectErrorText pins the text of every refusal, which the node's RPC sends as the
+// error message (docs/rpc-errors.md): the kind's words, then the detail.
+func TestRejectErrorText(t *testing.T) {
+	f := newFixture(t, Options{})
+	base := f.transfer(f.take(1), 10_000, 2)
+	f.mustAccept(base)
+	in := f.take(1)
+	size := f.transfer(in, 0, 1).SerializeSize()
+	cheap := f.transfer(in, uint64(size)-1, 1)
+	conflict := f.transfer([]coin{{Outpoint: base.Inputs[0].Outpoint(), Value: base.Outputs[0].Value + base.Outputs[1].Value + 10_000}}, 50_000, 1)
+	dust := f.transfer(f.take(1), 10_000, 2)
+	dust.Outputs[0].Value += dust.Outputs[1].Value - (policy.DustLimit - 1)
+	dust.Outputs[1].Value = policy.DustLimit - 1
+	types.SignInputs(dust, testKey, testNet.Magic)
+	mined := f.transfer(f.take(1), 10_000, 1)
+	f.mine(mined)
+	ghost := coin{Outpoint: types.Outpoint{TxID: types.Blake3([]byte("ghost"))}, Value: 5_000_000}
+	next := f.chain.Tip().Height + 1
+	badVersion := f.transfer(f.take(1), 10_000, 1)
+	badVersion.Version = 2
+	types.SignInputs(badVersion, testKey, testNet.Magic)
+	cb := types.NewCoinbase(next, testPKH, consensus.Subsidy(1), nil)
+	tests := []struct {
+		name string
+		tx   *types.Transaction
+		want string
+	}{
+		{"AlreadyInMempool", base, "transaction already in mempool"},
+		{"AlreadyInChain", mined, "transaction already in block chain"},
+		{"Conflict", conflict, fmt.Sprintf("conflicts with a mempool transaction (input 0 is spent by %s)", base.TxID())},
+		{"FeeTooLow", cheap, fmt.Sprintf("insufficient fee: fee %d is below the minimum relay fee %d (%d bytes at 1 per byte)",
+			size-1, cheap.SerializeSize(), cheap.SerializeSize())},
+		{"Dust", dust, fmt.Sprintf("dust output: output 1 of %d subunits is below %d", policy.DustLimit-1, policy.DustLimit)},
+		{"CoinbaseInMempool", cb, "coinbase transaction not allowed in the mempool"},
+		{"MissingInputs", f.transfer([]coin{ghost}, 10_000, 1), fmt.Sprintf("missing inputs: %s is not an unspent output", ghost.Outpoint)},
+		{"NonFinal", f.transferTo(f.take(1), 10_000, 1, testPKH, next),
+			fmt.Sprintf("non-final transaction: transaction is not final: lock_time %d at height %d", next, next)},
+		{"Invalid", badVersion, "invalid transaction: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := f.pool.Accept(tc.tx)
+			var re *RejectError
+			if !errors.As(err, &re) {
+				t.Fatalf("got %v, want a *RejectError", err)
+			}
+			got := err.Error()
+			if tc.name == "Invalid" {
+				var rule consensus.RuleError
+				if !errors.As(err, &rule) {
+					t.Fatalf("%v has no RuleError", err)
+				}
+				tc.want += rule.Description
+			}
+			if got != tc.want {
+				t.Fatalf("text %q\nwant %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -156,19 +156,19 @@ func TestEviction(t *testing.T) {
 
 	// The pool is full: the minimum relay fee (1/byte) is the lowest rate, so it is refused.
 	poor := f.atRate(f.take(1), 1, 1)
-	err := f.mustReject(poor, ErrPoolFull)
+	err := f.mustReject(poor, ErrMempoolFull)
 	if !strings.HasPrefix(err.Error(), "mempool full") {
 		t.Fatalf("message %q", err)
 	}
 	f.expect(m3, m4, m5, h20, h30)
 	// Equal rate to the lowest: the newcomer loses the tie.
-	f.mustReject(f.atRate(f.take(1), 3, 1), ErrPoolFull)
+	f.mustReject(f.atRate(f.take(1), 3, 1), ErrMempoolFull)
 	f.expect(m3, m4, m5, h20, h30)
 	// A high-paying child of the lowest transaction goes out with it: eviction looks at each
 	// transaction's own fee rate, not at packages, so the child is refused and takes its
 	// parent with it.
 	m3child := f.atRate([]coin{out(m3, 0)}, 100, 1)
-	if _, err := f.pool.Accept(m3child); !errors.Is(err, ErrPoolFull) {
+	if _, err := f.pool.Accept(m3child); !errors.Is(err, ErrMempoolFull) {
 		t.Fatalf("child of the lowest-rate transaction into a full pool: %v", err)
 	}
 	f.expect(m4, m5, h20, h30)

@@ -399,11 +399,11 @@ func (s *syncManager) onNotFound(ps *peerState, m *wire.MsgNotFound) {
 // for what is invalid whatever the chain (sanity, signatures, a coinbase), none for policy
 // and for what depends on the chain state.
 func txBanScore(err error) int {
-	for _, k := range []error{consensus.ErrTxVersion, consensus.ErrTxTooLarge, consensus.ErrNoInputs,
+	for _, k := range []error{consensus.ErrBadTxVersion, consensus.ErrTxTooLarge, consensus.ErrNoInputs,
 		consensus.ErrNoOutputs, consensus.ErrTooManyInputs, consensus.ErrTooManyOutputs, consensus.ErrZeroOutput,
-		consensus.ErrValueOverflow, consensus.ErrDuplicateInput, consensus.ErrCoinbaseInputs,
-		consensus.ErrCoinbasePayload, consensus.ErrTransferPayload, consensus.ErrUnexpectedCoinbase,
-		consensus.ErrBadSignature, consensus.ErrPubKeyMismatch, mempool.ErrCoinbase} {
+		consensus.ErrValueOverflow, consensus.ErrDuplicateInput, consensus.ErrBadCoinbaseInputs,
+		consensus.ErrBadCoinbasePayload, consensus.ErrBadTransferPayload, consensus.ErrUnexpectedCoinbase,
+		consensus.ErrBadSignature, consensus.ErrPubKeyMismatch, mempool.ErrCoinbaseInMempool} {
 		if errors.Is(err, k) {
 			return 100
 		}
@@ -459,7 +459,7 @@ func (s *syncManager) acceptTx(ps *peerState, tx *types.Transaction, txid types.
 			parents = append(parents, tx.Inputs[i].PrevTxID)
 		}
 		s.requestTxs(ps, parents)
-	case errors.Is(err, mempool.ErrAlreadyInPool), errors.Is(err, mempool.ErrAlreadyInChain):
+	case errors.Is(err, mempool.ErrAlreadyInMempool), errors.Is(err, mempool.ErrAlreadyInChain):
 	default:
 		s.txMu.Lock()
 		s.recentRejects.Add(txid)

@@ -24,7 +24,7 @@ var kindTable = []struct {
 	want string
 }{
 	// consensus.ErrorKind
-	{consensus.ErrTxVersion, "bad_tx_version"},
+	{consensus.ErrBadTxVersion, "bad_tx_version"},
 	{consensus.ErrTxTooLarge, "tx_too_large"},
 	{consensus.ErrNoInputs, "no_inputs"},
 	{consensus.ErrNoOutputs, "no_outputs"},
@@ -33,9 +33,9 @@ var kindTable = []struct {
 	{consensus.ErrZeroOutput, "zero_output"},
 	{consensus.ErrValueOverflow, "value_overflow"},
 	{consensus.ErrDuplicateInput, "duplicate_input"},
-	{consensus.ErrCoinbaseInputs, "bad_coinbase_inputs"},
-	{consensus.ErrCoinbasePayload, "bad_coinbase_payload"},
-	{consensus.ErrTransferPayload, "bad_transfer_payload"},
+	{consensus.ErrBadCoinbaseInputs, "bad_coinbase_inputs"},
+	{consensus.ErrBadCoinbasePayload, "bad_coinbase_payload"},
+	{consensus.ErrBadTransferPayload, "bad_transfer_payload"},
 	{consensus.ErrUnexpectedCoinbase, "unexpected_coinbase"},
 	{consensus.ErrMissingInputs, "missing_inputs"},
 	{consensus.ErrImmatureCoinbase, "immature_coinbase"},
@@ -43,8 +43,8 @@ var kindTable = []struct {
 	{consensus.ErrBadSignature, "bad_signature"},
 	{consensus.ErrInsufficientFunds, "insufficient_funds"},
 	{consensus.ErrNonFinal, "non_final"},
-	{consensus.ErrSpendLocked, "locked_output"},
-	{consensus.ErrBlockVersion, "bad_block_version"},
+	{consensus.ErrLockedOutput, "locked_output"},
+	{consensus.ErrBadBlockVersion, "bad_block_version"},
 	{consensus.ErrBlockTooLarge, "block_too_large"},
 	{consensus.ErrNoTransactions, "no_transactions"},
 	{consensus.ErrFirstTxNotCoinbase, "first_tx_not_coinbase"},
@@ -52,11 +52,11 @@ var kindTable = []struct {
 	{consensus.ErrBadMerkleRoot, "bad_merkle_root"},
 	{consensus.ErrDuplicateTx, "duplicate_tx"},
 	{consensus.ErrBadTarget, "bad_target"},
-	{consensus.ErrHighHash, "bad_proof_of_work"},
+	{consensus.ErrBadProofOfWork, "bad_proof_of_work"},
 	{consensus.ErrBadCoinbaseHeight, "bad_coinbase_height"},
 	{consensus.ErrBadCoinbaseValue, "bad_coinbase_value"},
 	{consensus.ErrDoubleSpend, "double_spend"},
-	{consensus.ErrAgentPayload, "bad_agent_payload"},
+	{consensus.ErrBadAgentPayload, "bad_agent_payload"},
 	{consensus.ErrForeignInput, "foreign_input"},
 	{consensus.ErrInvalidScore, "invalid_score"},
 	{consensus.ErrInvalidExpiry, "invalid_expiry"},
@@ -88,13 +88,13 @@ var kindTable = []struct {
 	{consensus.ErrKnownInvalid, "known_invalid"},
 
 	// mempool.ErrorKind
-	{mempool.ErrAlreadyInPool, "already_in_mempool"},
+	{mempool.ErrAlreadyInMempool, "already_in_mempool"},
 	{mempool.ErrAlreadyInChain, "already_in_chain"},
 	{mempool.ErrConflict, "conflict"},
-	{mempool.ErrInsufficientFee, "fee_too_low"},
+	{mempool.ErrFeeTooLow, "fee_too_low"},
 	{mempool.ErrDust, "dust"},
-	{mempool.ErrPoolFull, "mempool_full"},
-	{mempool.ErrCoinbase, "coinbase_in_mempool"},
+	{mempool.ErrMempoolFull, "mempool_full"},
+	{mempool.ErrCoinbaseInMempool, "coinbase_in_mempool"},
 
 	// The node's own kinds.
 	{reason.HeightOutOfRange, "height_out_of_range"},
@@ -257,7 +257,7 @@ func TestMatchByReason(t *testing.T) {
 			t.Errorf("wrapped %v: Is/Of fail (Of = %q)", tc.kind, reason.Of(wrapped))
 		}
 	}
-	if errors.Is(consensus.ErrHighHash, reason.DoubleSpend) || errors.Is(mempool.ErrConflict, consensus.ErrDoubleSpend) {
+	if errors.Is(consensus.ErrBadProofOfWork, reason.DoubleSpend) || errors.Is(mempool.ErrConflict, consensus.ErrDoubleSpend) {
 		t.Fatal("kinds of different reasons match")
 	}
 	if reason.Match("", reason.Reason("")) || reason.Of(errors.New("plain")) != "" || reason.Of(nil) != "" {

@@ -37,7 +37,7 @@ func TestClientErrorsMatchKinds(t *testing.T) {
 			consensus.RuleError{Err: consensus.ErrMissingInputs, Description: "missing inputs: abc:0"})),
 			[]error{consensus.ErrMissingInputs, reason.MissingInputs}, []error{mempool.ErrAlreadyInChain, consensus.ErrDoubleSpend}},
 		{"mempool rule", rpcapi.NewDomainError(&mempool.RejectError{Err: mempool.ErrAlreadyInChain}),
-			[]error{mempool.ErrAlreadyInChain, reason.AlreadyInChain}, []error{mempool.ErrAlreadyInPool, consensus.ErrMissingInputs}},
+			[]error{mempool.ErrAlreadyInChain, reason.AlreadyInChain}, []error{mempool.ErrAlreadyInMempool, consensus.ErrMissingInputs}},
 		{"node kind", rpcapi.DomainError(reason.StaleTemplate, "stale block template: ..."),
 			[]error{reason.StaleTemplate}, []error{reason.BlockNotFound}},
 	}
@@ -99,14 +99,14 @@ func TestClientErrorsWithoutReason(t *testing.T) {
 
 // A domain error built on the node carries the reason as data before it is sent.
 func TestDomainErrorData(t *testing.T) {
-	e := rpcapi.NewDomainError(consensus.RuleError{Err: consensus.ErrSpendLocked, Description: "output is locked"})
+	e := rpcapi.NewDomainError(consensus.RuleError{Err: consensus.ErrLockedOutput, Description: "output is locked"})
 	if e.Code != jsonrpc.CodeMisc || e.Message != "output is locked" || e.Data != (rpcapi.ErrorData{Reason: "locked_output"}) {
 		t.Fatalf("%#v", e)
 	}
 	if e := rpcapi.DomainError(nil, "no kind"); e.Data != nil {
 		t.Fatalf("a domain error without kind has data %#v", e.Data)
 	}
-	if !errors.Is(rpcapi.DecodeError(e), consensus.ErrSpendLocked) {
+	if !errors.Is(rpcapi.DecodeError(e), consensus.ErrLockedOutput) {
 		t.Fatal("DecodeError of an in-process error does not match")
 	}
 }

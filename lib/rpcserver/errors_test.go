@@ -322,10 +322,10 @@ func TestDomainErrorReasons(t *testing.T) {
 	e.wantReason(consensus.ErrMissingInputs, "sendrawtransaction", txHex(e.transfer([]coin{ghost}, 10_000, 1)))
 	in := e.take(1)
 	size := e.transfer(in, 0, 1).SerializeSize()
-	e.wantReason(mempool.ErrInsufficientFee, "sendrawtransaction", txHex(e.transfer(in, uint64(size)-1, 1)))
+	e.wantReason(mempool.ErrFeeTooLow, "sendrawtransaction", txHex(e.transfer(in, uint64(size)-1, 1)))
 	first := e.transfer(in, uint64(size), 1)
 	e.send(first)
-	e.wantReason(mempool.ErrAlreadyInPool, "sendrawtransaction", txHex(first))
+	e.wantReason(mempool.ErrAlreadyInMempool, "sendrawtransaction", txHex(first))
 	e.wantReason(mempool.ErrConflict, "sendrawtransaction", txHex(e.transfer(in, 50_000, 1)))
 	e.wantReason(reason.DecodeFailed, "sendrawtransaction", "00")
 	dust := e.transfer(e.take(1), 10_000, 1)
@@ -342,7 +342,7 @@ func TestDomainErrorReasons(t *testing.T) {
 	e.mineBlock(mined)
 	e.wantReason(mempool.ErrAlreadyInChain, "sendrawtransaction", txHex(mined))
 	_, err := e.client.SendRawTransaction(context.Background(), txHex(mined))
-	if !errors.Is(err, mempool.ErrAlreadyInChain) || errors.Is(err, mempool.ErrAlreadyInPool) || errors.Is(err, consensus.ErrMissingInputs) {
+	if !errors.Is(err, mempool.ErrAlreadyInChain) || errors.Is(err, mempool.ErrAlreadyInMempool) || errors.Is(err, consensus.ErrMissingInputs) {
 		t.Fatalf("SendRawTransaction of a mined transaction: %v", err)
 	}
 
@@ -362,7 +362,7 @@ func TestDomainErrorReasons(t *testing.T) {
 	for consensus.CheckProofOfWork(&b.Header, b.Hash(), e.net.PowLimit) == nil {
 		b.Header.Nonce++
 	}
-	e.wantReason(consensus.ErrHighHash, "submitblock", blockHex(b))
+	e.wantReason(consensus.ErrBadProofOfWork, "submitblock", blockHex(b))
 	greedy := func(more uint64) string {
 		g := e.block()
 		g.Transactions[0].Outputs[0].Value += more
