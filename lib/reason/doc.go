@@ -4,12 +4,15 @@
 //
 // # Overview
 //
-// A Reason is one such name. The consensus rules (consensus.ErrorKind) and the mempool's
-// policy rules (mempool.ErrorKind) each map their kinds to a Reason in one table next to
-// their declarations, and implement Kind; the node's own kinds (a block that is not found, a
+// A Reason is one such name. Each rule has one name: a consensus rule's kind
+// (consensus.ErrorKind) and a mempool policy rule's kind (mempool.ErrorKind) is its Reason,
+// declared as ErrBadProofOfWork = ErrorKind(reason.BadProofOfWork), with no table between
+// kind and reason, and implements Kind; the node's own kinds (a block that is not found, a
 // stale template, a syncing node, ...) are Reasons themselves. Every reason is declared once
-// here, and one table test (reason_test.go) lists every kind of all three sets with its
-// reason: it fails when a kind has none or two kinds share one.
+// here. reason_test.go fails when a rule kind is not made of a reason, when its Go name is
+// not Err followed by the reason's, when two kinds share a reason, or when a reason is no
+// rule's kind and not listed there as one of the node's own; its table pins the string of
+// every reason, which clients see.
 //
 // The package sits below everything that uses it and imports nothing of the module, for the
 // same reason as lib/policy: the node produces the reasons (lib/rpcserver), its clients read

@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -143,24 +144,91 @@ func TestKindReasons(t *testing.T) {
 	}
 }
 
-// TestTableHasEveryKind keeps kindTable complete: every kind declared in consensus's and
-// mempool's errors.go and every Reason declared here is in it, and nothing else is.
+// notRules are the reasons that name no consensus or mempool rule: the node's own kinds,
+// which the RPC layer reports itself (a lookup that found nothing, a node that is syncing, a
+// method served on regtest only, ...) and for which the Reason is the kind. Every other
+// reason is exactly one rule kind's.
+var notRules = map[string]bool{
+	"HeightOutOfRange": true, "BlockNotFound": true, "TxNotFound": true, "DecodeFailed": true,
+	"InvalidAddress": true, "Syncing": true, "ClusterNotFound": true, "StaleTemplate": true,
+	"RegtestOnly": true, "UnknownCommand": true, "SolveFailed": true, "P2PDisabled": true,
+	"NodeNotConnected": true, "InvalidSubnet": true, "AlreadyBanned": true, "NotBanned": true,
+	"ResultTooLarge": true,
+	// Reserved: sent by other nodes' mempools (a chain of unconfirmed ancestors longer than
+	// they relay), which this node's pool does not limit, so no mempool kind has it.
+	"TooLongChain": true,
+}
+
+// ruleDirs are the packages that declare rule kinds (type ErrorKind).
+var ruleDirs = []string{"../consensus", "../mempool"}
+
+// TestOneNamePerRule: every rule kind is declared as ErrKind = ErrorKind(reason.Kind), with
+// the reason's Go name after Err, and every reason is exactly one rule kind's or one of
+// notRules. It fails when a kind has no reason (a string of its own, or a reason not
+// declared here), when two kinds share a reason, when a kind's name drifted from its
+// reason's, and when a reason has no kind.
+func TestOneNamePerRule(t *testing.T) {
+	reasons := declaredReasons(t)
+	kindOf := map[string]string{} // reason name -> kind
+	for _, dir := range ruleDirs {
+		for _, k := range declaredKinds(t, dir) {
+			where := k.pkg + "." + k.name
+			if k.reason == "" {
+				t.Errorf("%s is not ErrorKind(reason.X): it has no reason of lib/reason", where)
+				continue
+			}
+			if _, ok := reasons[k.reason]; !ok {
+				t.Errorf("%s is ErrorKind(reason.%s), which lib/reason does not declare", where, k.reason)
+				continue
+			}
+			if k.name != "Err"+k.reason {
+				t.Errorf("%s is ErrorKind(reason.%s): its name is not Err%s", where, k.reason, k.reason)
+			}
+			if other, dup := kindOf[k.reason]; dup {
+				t.Errorf("%s and %s share reason.%s", other, where, k.reason)
+			}
+			kindOf[k.reason] = where
+		}
+	}
+	if len(kindOf) == 0 {
+		t.Fatal("no rule kinds found")
+	}
+	for name := range reasons {
+		kind, isKind := kindOf[name]
+		switch {
+		case isKind && notRules[name]:
+			t.Errorf("reason.%s is listed in notRules but is the reason of %s", name, kind)
+		case !isKind && !notRules[name]:
+			t.Errorf("reason.%s belongs to no rule kind (declare one, or list it in notRules with why)", name)
+		}
+	}
+	for name := range notRules {
+		if _, ok := reasons[name]; !ok {
+			t.Errorf("notRules lists reason.%s, which is not declared", name)
+		}
+	}
+}
+
+// TestTableHasEveryKind keeps kindTable complete: every rule kind declared in consensus and
+// mempool and every Reason declared here is in it, and nothing else is.
 func TestTableHasEveryKind(t *testing.T) {
+	reasons := declaredReasons(t)
 	inTable := map[string]bool{}
 	for _, tc := range kindTable {
 		inTable[fmt.Sprintf("%T %s", tc.kind, tc.kind.Error())] = true
 	}
 	var declared []string
-	for _, name := range declaredKinds(t, "../consensus/errors.go", "ErrorKind") {
-		declared = append(declared, fmt.Sprintf("%T %s", consensus.ErrorKind(""), name))
-	}
-	for _, text := range declaredKinds(t, "../mempool/errors.go", "ErrorKind") {
-		declared = append(declared, fmt.Sprintf("%T %s", mempool.ErrorKind(""), text))
-	}
-	for _, r := range declaredKinds(t, "reason.go", "Reason") {
-		if k := reason.Reason(r); k.Reason() == k && !usedByARule(k) {
-			declared = append(declared, fmt.Sprintf("%T %s", k, r))
+	for _, dir := range ruleDirs {
+		for _, k := range declaredKinds(t, dir) {
+			typ := fmt.Sprintf("%T", consensus.ErrorKind(""))
+			if k.pkg == "mempool" {
+				typ = fmt.Sprintf("%T", mempool.ErrorKind(""))
+			}
+			declared = append(declared, typ+" "+reasons[k.reason])
 		}
+	}
+	for name := range notRules {
+		declared = append(declared, fmt.Sprintf("%T %s", reason.Reason(""), reasons[name]))
 	}
 	for _, d := range declared {
 		if !inTable[d] {
@@ -171,37 +239,91 @@ func TestTableHasEveryKind(t *testing.T) {
 	for d := range inTable {
 		t.Errorf("%s is in the table but not declared", d)
 	}
-	// Every declared Reason is some kind's.
-	for _, r := range declaredKinds(t, "reason.go", "Reason") {
-		found := false
-		for _, tc := range kindTable {
-			found = found || string(tc.kind.Reason()) == r
-		}
-		if !found {
-			t.Errorf("reason %q belongs to no kind", r)
-		}
-	}
 }
 
-func usedByARule(r reason.Reason) bool {
-	for _, tc := range kindTable {
-		if _, own := tc.kind.(reason.Reason); !own && tc.kind.Reason() == r {
-			return true
+// declaredReasons maps the name of every Reason constant of reason.go to its value.
+func declaredReasons(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, c := range constants(t, "reason.go") {
+		id, ok := c.spec.Type.(*ast.Ident)
+		lit, isLit := c.value.(*ast.BasicLit)
+		if !ok || id.Name != "Reason" || !isLit || lit.Kind != token.STRING {
+			t.Errorf("reason.go: constant %s is not Name Reason = \"...\"", c.name)
+			continue
 		}
+		v, err := strconv.Unquote(lit.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[c.name] = v
 	}
-	return false
+	if len(out) == 0 {
+		t.Fatal("no Reason constants found in reason.go")
+	}
+	return out
 }
 
-// declaredKinds lists the constants of file that are typ("...") calls or typed typ with a
-// string value: for the consensus kinds their names (their value is their name, which
-// consensus's own tests check), for the mempool kinds and Reasons their string values.
-func declaredKinds(t *testing.T, file, typ string) []string {
+// ruleKind is one ErrorKind constant of a rule package: its name and the lib/reason constant
+// it is made of ("" when it is made of anything else).
+type ruleKind struct{ pkg, name, reason string }
+
+// declaredKinds lists the ErrorKind constants of the non-test files of dir: constants whose
+// value is a conversion ErrorKind(...) or whose declared type is ErrorKind.
+func declaredKinds(t *testing.T, dir string) []ruleKind {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []ruleKind
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		for _, c := range constants(t, file) {
+			typed := false
+			if id, ok := c.spec.Type.(*ast.Ident); ok && id.Name == "ErrorKind" {
+				typed = true
+			}
+			var arg ast.Expr
+			if call, ok := c.value.(*ast.CallExpr); ok && len(call.Args) == 1 {
+				if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "ErrorKind" {
+					typed, arg = true, call.Args[0]
+				}
+			}
+			if !typed {
+				continue
+			}
+			k := ruleKind{pkg: c.pkg, name: c.name}
+			if sel, ok := arg.(*ast.SelectorExpr); ok && c.spec.Type == nil {
+				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "reason" {
+					k.reason = sel.Sel.Name
+				}
+			}
+			out = append(out, k)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no ErrorKind constants found in %s", dir)
+	}
+	return out
+}
+
+// constant is one named constant of a file, with its spec and value (nil when implicit).
+type constant struct {
+	pkg, name string
+	spec      *ast.ValueSpec
+	value     ast.Expr
+}
+
+func constants(t *testing.T, file string) []constant {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
+	var out []constant
 	for _, d := range f.Decls {
 		gd, ok := d.(*ast.GenDecl)
 		if !ok || gd.Tok != token.CONST {
@@ -210,36 +332,13 @@ func declaredKinds(t *testing.T, file, typ string) []string {
 		for _, s := range gd.Specs {
 			vs := s.(*ast.ValueSpec)
 			for i, n := range vs.Names {
-				if i >= len(vs.Values) {
-					continue
+				c := constant{pkg: f.Name.Name, name: n.Name, spec: vs}
+				if i < len(vs.Values) {
+					c.value = vs.Values[i]
 				}
-				var lit *ast.BasicLit
-				switch v := vs.Values[i].(type) {
-				case *ast.CallExpr: // typ("...")
-					if id, ok := v.Fun.(*ast.Ident); ok && id.Name == typ && len(v.Args) == 1 {
-						lit, _ = v.Args[0].(*ast.BasicLit)
-					}
-				case *ast.BasicLit: // Name typ = "..."
-					if id, ok := vs.Type.(*ast.Ident); ok && id.Name == typ {
-						lit = v
-					}
-				}
-				if lit == nil || lit.Kind != token.STRING {
-					continue
-				}
-				val, err := strconv.Unquote(lit.Value)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if typ == "ErrorKind" && file == "../consensus/errors.go" {
-					val = n.Name
-				}
-				out = append(out, val)
+				out = append(out, c)
 			}
 		}
-	}
-	if len(out) == 0 {
-		t.Fatalf("no %s constants found in %s", typ, file)
 	}
 	return out
 }
@@ -267,7 +366,7 @@ func TestMatchByReason(t *testing.T) {
 	if reason.Of(rule) != reason.MissingInputs || !errors.Is(rule, reason.MissingInputs) {
 		t.Fatalf("a wrapped RuleError has reason %q", reason.Of(rule))
 	}
-	rej := &mempool.RejectError{Err: mempool.ErrAlreadyInChain}
+	rej := &mempool.RejectError{Kind: mempool.ErrAlreadyInChain}
 	if reason.Of(rej) != reason.AlreadyInChain || !errors.Is(rej, reason.AlreadyInChain) || errors.Is(rej, reason.AlreadyInMempool) {
 		t.Fatalf("a RejectError has reason %q", reason.Of(rej))
 	}

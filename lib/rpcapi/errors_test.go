@@ -36,7 +36,7 @@ func TestClientErrorsMatchKinds(t *testing.T) {
 		{"consensus rule", rpcapi.NewDomainError(fmt.Errorf("mempool: %w",
 			consensus.RuleError{Err: consensus.ErrMissingInputs, Description: "missing inputs: abc:0"})),
 			[]error{consensus.ErrMissingInputs, reason.MissingInputs}, []error{mempool.ErrAlreadyInChain, consensus.ErrDoubleSpend}},
-		{"mempool rule", rpcapi.NewDomainError(&mempool.RejectError{Err: mempool.ErrAlreadyInChain}),
+		{"mempool rule", rpcapi.NewDomainError(&mempool.RejectError{Kind: mempool.ErrAlreadyInChain}),
 			[]error{mempool.ErrAlreadyInChain, reason.AlreadyInChain}, []error{mempool.ErrAlreadyInMempool, consensus.ErrMissingInputs}},
 		{"node kind", rpcapi.DomainError(reason.StaleTemplate, "stale block template: ..."),
 			[]error{reason.StaleTemplate}, []error{reason.BlockNotFound}},
