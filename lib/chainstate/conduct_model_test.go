@@ -1161,9 +1161,9 @@ func TestConductModel(t *testing.T) {
 		r.height(), len(r.m.agents), len(r.m.contracts), r.m.openContracts(), maxScore, time.Since(start).Round(time.Millisecond), log.String())
 	if seed == defaultModelSeed && blocks >= 200 {
 		for _, want := range []string{"ok register", "ok vouch", "ok create", "ok fulfil", "ok refund", "ok review",
-			"vouch → ErrScoreTooLow", "vouch-unregistered → ErrNotAnAgent", "create-bad-expiry → ErrInvalidExpiry",
-			"fulfil → ErrContractExpired", "refund → ErrContractNotExpired", "review → ErrAlreadyReviewed",
-			"review-not-participant → ErrNotParticipant", "transfer-escrow → ErrLockedOutput",
+			"vouch → score_too_low", "vouch-unregistered → not_an_agent", "create-bad-expiry → invalid_expiry",
+			"fulfil → contract_expired", "refund → contract_not_expired", "review → already_reviewed",
+			"review-not-participant → not_participant", "transfer-escrow → locked_output",
 			"damped fulfil k≥3", "damped review k≥3, positive true", "damped review k≥3, positive false",
 			"reorg that changed the conduct state"} {
 			if r.cov[want] == 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/policy"
+	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
@@ -265,6 +266,31 @@ func TestRejectErrorText(t *testing.T) {
 			if got != tc.want {
 				t.Fatalf("text %q\nwant %q", got, tc.want)
 			}
+			if re.Kind.Reason() != reason.Of(err) || re.Kind.Reason() == "" {
+				t.Fatalf("kind %v, reason.Of %q", re.Kind, reason.Of(err))
+			}
 		})
+	}
+	// The detail is there to read, not only in the text.
+	detail := func(tx *types.Transaction) RejectError {
+		t.Helper()
+		var re *RejectError
+		if _, err := f.pool.Accept(tx); !errors.As(err, &re) {
+			t.Fatalf("got %v, want a *RejectError", err)
+		}
+		return *re
+	}
+	if got, want := detail(conflict), (RejectError{Kind: ErrConflict, Input: 0, SpentBy: base.TxID()}); got != want {
+		t.Errorf("conflict: %+v, want %+v", got, want)
+	}
+	if got, want := detail(dust), (RejectError{Kind: ErrDust, Output: 1, Value: policy.DustLimit - 1}); got != want {
+		t.Errorf("dust: %+v, want %+v", got, want)
+	}
+	feeWant := RejectError{Kind: ErrFeeTooLow, Fee: uint64(size) - 1, MinFee: uint64(cheap.SerializeSize()), Size: cheap.SerializeSize()}
+	if got := detail(cheap); got != feeWant {
+		t.Errorf("fee: %+v, want %+v", got, feeWant)
+	}
+	if got := detail(badVersion); got.Kind != consensus.ErrBadTxVersion || !errors.Is(got.Err, consensus.ErrBadTxVersion) {
+		t.Errorf("bad version: %+v", got)
 	}
 }

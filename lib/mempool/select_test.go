@@ -160,6 +160,9 @@ func TestEviction(t *testing.T) {
 	if !strings.HasPrefix(err.Error(), "mempool full") {
 		t.Fatalf("message %q", err)
 	}
+	if err.Error() != "mempool full: fee rate too low to enter a full pool" {
+		t.Fatalf("message %q", err) // the RPC sends it as is
+	}
 	f.expect(m3, m4, m5, h20, h30)
 	// Equal rate to the lowest: the newcomer loses the tie.
 	f.mustReject(f.atRate(f.take(1), 3, 1), ErrMempoolFull)
