@@ -294,3 +294,31 @@ func TestRejectErrorText(t *testing.T) {
 		t.Errorf("bad version: %+v", got)
 	}
 }
+
+// diskFailing is a chain whose UTXO reads fail, as a broken disk's would.
+type diskFailing struct{ Chain }
+
+var errDisk = errors.New("disk read failed")
+
+func (diskFailing) Utxo(types.Outpoint) (*consensus.UtxoEntry, bool, error) {
+	return nil, false, errDisk
+}
+
+// TestStorageFailureIsNoRefusal: a storage failure during the checks comes back as it is, not
+// as a *RejectError, so the RPC answers it as an internal error and not as a refusal by a rule.
+func TestStorageFailureIsNoRefusal(t *testing.T) {
+	f := newFixture(t, Options{})
+	pool := New(diskFailing{f.chain}, testNet.Magic, Options{})
+	tx := f.transfer(f.take(1), 10_000, 1)
+	_, err := pool.Accept(tx)
+	var re *RejectError
+	if !errors.Is(err, errDisk) || errors.As(err, &re) || consensus.IsRuleError(err) {
+		t.Fatalf("Accept: %v (%T), want the storage error itself", err, err)
+	}
+	if _, _, _, err := pool.TestAccept(tx); !errors.Is(err, errDisk) || errors.As(err, &re) {
+		t.Fatalf("TestAccept: %v (%T), want the storage error itself", err, err)
+	}
+	if pool.Info().Size != 0 {
+		t.Fatal("a transaction entered the pool")
+	}
+}
