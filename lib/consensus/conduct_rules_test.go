@@ -23,7 +23,10 @@ func wantRule(t testing.TB, err error, kind consensus.ErrorKind, msg string) {
 // (p, _ := ...). CheckTransactionSanity refuses each of these first, so no transaction the
 // chain accepted before is refused now.
 func TestCheckConductPayloadErrors(t *testing.T) {
-	cut := func(tx *types.Transaction, n int) *types.Transaction { tx.Payload = append([]byte(nil), tx.Payload[:n]...); return tx }
+	cut := func(tx *types.Transaction, n int) *types.Transaction {
+		tx.Payload = append([]byte(nil), tx.Payload[:n]...)
+		return tx
+	}
 	grow := func(tx *types.Transaction) *types.Transaction { tx.Payload = append(tx.Payload, 0); return tx }
 	tests := []struct {
 		name string
