@@ -22,9 +22,11 @@ import (
 )
 
 // The agent commands: the Proof of Conduct operations (protocol §9) of the wallet's first
-// address. Every transaction is built by lib/wallet (RegisterRequest, ..., SpendAgent); this
-// file reads flags and secrets, asks the node what the builders need (a contract's escrow),
-// and prints results and refusals.
+// address. Every transaction is built by lib/wallet (RegisterRequest, ..., SpendAgent) after
+// wallet.PrecheckAgent has run consensus's rules of the operation against the node's pending
+// view; this file reads flags and secrets, asks the node what the builders need (a
+// contract's escrow), and prints results and refusals: a refusal's words are the rule's
+// (lib/consensus), and this file adds only its reason and a hint of what to do.
 
 const agentDescription = `The Proof of Conduct operations (docs/protocol.md §9) of the wallet's agent, which is the wallet's
 first address (index 0). Every agent transaction spends only that address's coins and sends
@@ -64,9 +66,11 @@ s + d(1000-s)/500, a loss as s - |d|s/500. Repeats between the same two agents c
 Output: JSON when standard output is not a terminal (or with --json), a table on a
 terminal. Profiles, lists and contracts read the node's pending view (mempool included).
 
-Refusals: nothing is broadcast. The wallet refuses what it can tell without the chain (a
-fulfilment by anyone but the counterparty, a score outside 1-10, ...) with "error: ...";
-the node's refusals print "error code: N" and "error message:" as elsewhere. Both add
+Refusals: nothing is broadcast. Before it builds anything the wallet checks the operation
+against the consensus rules and the node's pending view (a fulfilment by anyone but the
+counterparty, a score outside 1-10, a refund before expiry, ...) and refuses with
+"error: " and the rule's words; what only the node can tell (a second vouch for one
+target, a coin spent meanwhile) prints "error code: N" and "error message:" as elsewhere. Both add
 "reason: <reason>" (the stable names of docs/rpc-errors.md, such as not_an_agent or
 score_too_low) and a hint of what to do; the exit status is 1 (|N| for a node error).`
 
@@ -184,8 +188,8 @@ Prints {"contract_id", "initiator", "counterparty", "value_coin", "expiry_blocks
 				return fmt.Errorf("--amount: %w", wallet.ErrDust)
 			}
 			exp := c.Uint("expiry")
-			if exp < consensus.MinExpiry || exp > consensus.MaxExpiry {
-				return fmt.Errorf("--expiry %d: must be %d to %d blocks", exp, consensus.MinExpiry, consensus.MaxExpiry)
+			if err := consensus.CheckExpiry(uint64(exp)); err != nil {
+				return e.agentError(fmt.Errorf("--expiry %d: %w", exp, err))
 			}
 			return e.agentSpend(c, func(_ context.Context, _ *rpcapi.Client, key wallet.Key) (wallet.Request, error) {
 				return wallet.ContractCreateRequest(key.PKH, cpPKH, v, uint32(exp))
@@ -216,7 +220,7 @@ wallet receives.`,
 				return err
 			}
 			return e.agentSpend(c, func(ctx context.Context, cl *rpcapi.Client, _ wallet.Key) (wallet.Request, error) {
-				esc, err := e.openEscrow(ctx, cl, id)
+				esc, err := e.escrow(ctx, cl, id)
 				if err != nil {
 					return wallet.Request{}, err
 				}
@@ -253,7 +257,7 @@ Prints {"contract_id", "status", "refund_txid", "amount", "fee"}.`,
 					return wallet.Request{}, err
 				}
 				expiresAt = k.ExpiresAt
-				esc, err := wallet.OpenEscrowOf(k, e.net)
+				esc, err := wallet.EscrowOf(k, e.net)
 				if err != nil {
 					return wallet.Request{}, err
 				}
@@ -596,18 +600,20 @@ func (e *env) agentKey(c *cli.Context) (wallet.Key, error) {
 	return ring.Key(0)
 }
 
-// openEscrow reads contract id from the node for its fulfilment: it must be open.
-func (e *env) openEscrow(ctx context.Context, cl *rpcapi.Client, id string) (wallet.Escrow, error) {
+// escrow reads contract id from the node for its fulfilment (whether it is open is a rule
+// wallet.PrecheckAgent checks).
+func (e *env) escrow(ctx context.Context, cl *rpcapi.Client, id string) (wallet.Escrow, error) {
 	k, err := cl.GetContract(ctx, id)
 	if err != nil {
 		return wallet.Escrow{}, err
 	}
-	return wallet.OpenEscrowOf(k, e.net)
+	return wallet.EscrowOf(k, e.net)
 }
 
 // agentSpend runs one signing agent command: checks --fee-rate, gets the agent's key, asks
-// request for the transaction, lets lib/wallet build, sign and broadcast it, and prints
-// the fields result gives (it may read the node's new state).
+// request for the transaction, checks it against the consensus rules and the node's pending
+// view (wallet.PrecheckAgent), lets lib/wallet build, sign and broadcast it, and prints the
+// fields result gives (it may read the node's new state).
 func (e *env) agentSpend(c *cli.Context, request func(ctx context.Context, cl *rpcapi.Client, key wallet.Key) (wallet.Request, error),
 	result func(ctx context.Context, cl *rpcapi.Client, key wallet.Key, plan *wallet.Plan) []kv) error {
 	rate, err := feeRate(c)
@@ -622,6 +628,9 @@ func (e *env) agentSpend(c *cli.Context, request func(ctx context.Context, cl *r
 	return e.withNode(func(ctx context.Context, cl *rpcapi.Client) error {
 		req, err := request(ctx, cl, key)
 		if err != nil {
+			return e.agentError(err)
+		}
+		if err := wallet.PrecheckAgent(ctx, cl, e.net, req, key.Pub); err != nil {
 			return e.agentError(err)
 		}
 		req.FeeRate = rate

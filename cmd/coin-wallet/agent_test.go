@@ -433,8 +433,9 @@ func TestAgentEndToEnd(t *testing.T) {
 	h.ok(&created, "", "agent", "contract", "create", "--counterparty", b, "--amount", "1", "--expiry", "10")
 	id2 := created.ContractID
 	h.mine(1)
+	// Refused by the wallet's precheck, in the rule's words (the node's are the same).
 	msg = h.refused(reason.ContractNotExpired, "", "agent", "contract", "refund", id2)
-	if !strings.HasPrefix(msg, "error code: -1\nerror message:\n") || !strings.Contains(msg, "expires at height "+strconv.FormatUint(h.height()+10, 10)) {
+	if !strings.HasPrefix(msg, "error: contract "+id2+" expires at height "+strconv.FormatUint(h.height()+10, 10)+"; a refund is possible from then on\n") {
 		t.Fatalf("early refund: %q", msg)
 	}
 	h.refused(reason.NotInitiator, mnemonicB, "agent", "contract", "refund", "--mnemonic-file", "-", id2)

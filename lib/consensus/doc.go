@@ -14,10 +14,12 @@
 // the agents and contracts of Proof of Conduct. Block connection and mempool acceptance ask
 // the same questions of the same kind of view, so they cannot disagree. Concentration decay
 // is decay.go (the arithmetic) and clusters.go (the merge rule and DecayedValue); the chain
-// state values inputs with them. Proof of Conduct is conduct.go: CheckAgentKind (the
-// context-free rules of the agent kinds), CheckConduct (the rules against the agent and
-// contract records, returning the records a transaction changes) and LockedSpender (who may
-// spend a stake or an escrow).
+// state values inputs with them. Proof of Conduct is conduct.go (the records, the score
+// arithmetic and LockedSpender, who may spend a stake or an escrow) and conduct_rules.go,
+// one checker per agent kind: CheckAgentKind runs its context-free part, CheckConduct its
+// part against the agent and contract records (returning the records a transaction
+// changes), and CheckAgentTx both, for a client's precheck against a view of the node's RPC
+// (lib/conductview), so the wallet and the faucet refuse with the rule's own error.
 //
 // All arithmetic on amounts is uint64 with overflow checks; there is no floating point.
 //

@@ -2,8 +2,10 @@ package wallet
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 
+	"github.com/cointoolkit/coin/lib/conductview"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -12,11 +14,12 @@ import (
 
 // The Proof of Conduct transactions (protocol §9), built once for coin-wallet and the faucet.
 // Each constructor returns the Request of one operation of the acting agent (actor: its
-// pubkey hash); [BuildAgent] selects coins of the actor only, signs with the actor's key and
+// pubkey hash); [PrecheckAgent] runs consensus's rules of the operation against the node's
+// pending view, [BuildAgent] selects coins of the actor only, signs with the actor's key and
 // applies the context-free rules, and [SpendAgent] lists, builds and broadcasts. The
-// constructors check what they can without the chain (score, expiry, escrow value, self
-// targets) and return a consensus.RuleError of the rule's kind, so a user reads the same
-// reason (reason.InvalidScore, ...) whether the wallet or the node refused.
+// constructors run consensus's context-free rules (score, expiry, escrow value, self
+// targets) and PrecheckAgent all of them, so a refusal is the consensus.RuleError the node
+// would give, in the same words and of the same reason (reason.InvalidScore, ...).
 
 func ruleErr(kind consensus.ErrorKind, format string, args ...any) error {
 	return consensus.RuleError{Err: kind, Description: fmt.Sprintf(format, args...)}
@@ -30,10 +33,11 @@ func RegisterRequest(actor types.Hash) Request {
 
 // VouchRequest vouches for target. Its only output is the actor's change.
 func VouchRequest(actor, target types.Hash) (Request, error) {
-	if actor == target {
-		return Request{}, ruleErr(consensus.ErrSelfTarget, "an agent cannot vouch for itself")
+	p := types.VouchPayload{Target: target}
+	if err := consensus.CheckVouchPayload(actor, p); err != nil {
+		return Request{}, err
 	}
-	return Request{Kind: types.KindVouch, Payload: types.VouchPayload{Target: target}.Bytes(), Change: actor}, nil
+	return Request{Kind: types.KindVouch, Payload: p.Bytes(), Change: actor}, nil
 }
 
 // ContractCreateRequest opens a contract of value subunits with counterparty, expiring
@@ -44,17 +48,12 @@ func ContractCreateRequest(actor, counterparty types.Hash, value uint64, expiryB
 	if expiryBlocks == 0 {
 		expiryBlocks = consensus.DefaultExpiry
 	}
-	switch {
-	case actor == counterparty:
-		return Request{}, ruleErr(consensus.ErrSelfTarget, "an agent cannot make a contract with itself")
-	case expiryBlocks < consensus.MinExpiry || expiryBlocks > consensus.MaxExpiry:
-		return Request{}, ruleErr(consensus.ErrInvalidExpiry, "expiry of %d blocks is outside %d to %d",
-			expiryBlocks, consensus.MinExpiry, consensus.MaxExpiry)
-	case value < consensus.MinEscrow:
-		return Request{}, ruleErr(consensus.ErrBadEscrow, "the escrowed value must be at least %d subunits", consensus.MinEscrow)
+	p := types.ContractCreatePayload{Counterparty: counterparty, ExpiryBlocks: expiryBlocks}
+	if err := consensus.CheckContractCreate(actor, p, types.TxOutput{Value: value, PubKeyHash: counterparty}); err != nil {
+		return Request{}, err
 	}
 	return Request{Kind: types.KindContractCreate, Locked: &Payment{PKH: counterparty, Value: value}, Change: actor,
-		Payload: types.ContractCreatePayload{Counterparty: counterparty, ExpiryBlocks: expiryBlocks}.Bytes()}, nil
+		Payload: p.Bytes()}, nil
 }
 
 // Escrow is what fulfilling or refunding a contract needs to know of it: its id (the
@@ -82,16 +81,6 @@ func EscrowOf(c *rpcapi.Contract, net *params.Network) (Escrow, error) {
 		return Escrow{}, fmt.Errorf("contract counterparty: %w", err)
 	}
 	return Escrow{ContractID: id, Value: c.Value, Initiator: init, Counterparty: cp}, nil
-}
-
-// OpenEscrowOf is EscrowOf for a fulfilment or a refund: a contract that is not open any
-// more is refused with a consensus.RuleError of kind ErrContractNotOpen (reason
-// contract_not_open), since its escrow is spent already.
-func OpenEscrowOf(c *rpcapi.Contract, net *params.Network) (Escrow, error) {
-	if c.Status != consensus.ContractOpen.String() {
-		return Escrow{}, ruleErr(consensus.ErrContractNotOpen, "contract %s is %s already (closed by %s)", c.ContractID, c.Status, c.ClosedBy)
-	}
-	return EscrowOf(c, net)
 }
 
 // coin is the escrow as an input: it pays the counterparty.
@@ -122,15 +111,15 @@ func RefundRequest(e Escrow) Request {
 // ReviewRequest reviews subject, the other participant of the fulfilled contract
 // contractID, with a score of 1 (terrible) to 10 (excellent).
 func ReviewRequest(actor, contractID, subject types.Hash, score int) (Request, error) {
-	switch {
-	case score < consensus.MinReviewScore || score > consensus.MaxReviewScore:
-		return Request{}, ruleErr(consensus.ErrInvalidScore, "review score %d is outside %d to %d",
-			score, consensus.MinReviewScore, consensus.MaxReviewScore)
-	case actor == subject:
-		return Request{}, ruleErr(consensus.ErrSelfTarget, "an agent cannot review itself")
+	// The score is checked as the integer it is before it narrows to the payload's byte.
+	if err := consensus.CheckReviewScore(int64(score)); err != nil {
+		return Request{}, err
 	}
-	return Request{Kind: types.KindReview, Change: actor,
-		Payload: types.ReviewPayload{ContractID: contractID, Subject: subject, Score: uint8(score)}.Bytes()}, nil
+	p := types.ReviewPayload{ContractID: contractID, Subject: subject, Score: uint8(score)}
+	if err := consensus.CheckReviewPayload(actor, p); err != nil {
+		return Request{}, err
+	}
+	return Request{Kind: types.KindReview, Change: actor, Payload: p.Bytes()}, nil
 }
 
 // BuildAgent builds and signs the agent transaction req for the acting agent key. Only
@@ -190,6 +179,48 @@ func SelectAgent(coins []Coin, req Request, actor types.Hash) (*Plan, error) {
 		}
 	}
 	return Select(own, req)
+}
+
+// PrecheckAgent runs every consensus rule of the operation req of the acting agent with
+// public key pub against the node's pending view, for the next block (consensus.CheckAgentTx
+// through lib/conductview), before any coin is selected or anything is signed: nil, the
+// consensus.RuleError the node would refuse it with, or the node's error. It checks req as a
+// draft transaction: its kind, payload, required inputs and locked output, with pub in every
+// input and the change as the last output; coin selection adds only more inputs of the actor
+// and sets the values, which no conduct rule but the stake and the escrow (set by the
+// constructors) reads. pub needs no private part (the faucet's public_key requests).
+func PrecheckAgent(ctx context.Context, node conductview.Node, net *params.Network, req Request, pub ed25519.PublicKey) error {
+	if len(pub) != ed25519.PublicKeySize {
+		return fmt.Errorf("wallet: a public key of %d bytes, want %d", len(pub), ed25519.PublicKeySize)
+	}
+	return conductview.Check(ctx, node, net, draftAgent(req, pub))
+}
+
+// draftAgent is req as PrecheckAgent checks it.
+func draftAgent(req Request, pub ed25519.PublicKey) *types.Transaction {
+	in := types.TxInput{}
+	copy(in.PublicKey[:], pub)
+	actor := types.Blake3(in.PublicKey[:])
+	tx := &types.Transaction{Version: consensus.TxVersion, Kind: req.Kind, Payload: req.Payload, LockTime: req.LockTime}
+	for _, c := range req.Inputs {
+		in.PrevTxID, in.PrevIndex = c.Outpoint.TxID, c.Outpoint.Index
+		tx.Inputs = append(tx.Inputs, in)
+	}
+	if len(tx.Inputs) == 0 {
+		tx.Inputs = append(tx.Inputs, in)
+	}
+	if req.Locked != nil {
+		tx.Outputs = append(tx.Outputs, types.TxOutput{Value: req.Locked.Value, PubKeyHash: req.Locked.PKH})
+	}
+	for _, p := range req.Payments {
+		tx.Outputs = append(tx.Outputs, types.TxOutput{Value: p.Value, PubKeyHash: p.PKH})
+	}
+	change := req.Change
+	if change == (types.Hash{}) {
+		change = actor
+	}
+	tx.Outputs = append(tx.Outputs, types.TxOutput{PubKeyHash: change})
+	return tx
 }
 
 // SpendAgent builds req for the acting agent key from the coins of key's address in the

@@ -168,14 +168,6 @@ func TestFulfilAndRefundSpendTheEscrow(t *testing.T) {
 	if _, err := EscrowOf(&rpcapi.Contract{ContractID: "xyz"}, params.Regtest); err == nil {
 		t.Fatal("EscrowOf accepts a bad id")
 	}
-	rec.Status = "open"
-	if got, err := OpenEscrowOf(rec, params.Regtest); err != nil || got != e {
-		t.Fatalf("OpenEscrowOf(open): %+v %v, want %+v", got, err, e)
-	}
-	rec.Status, rec.ClosedBy = "fulfilled", "ab"
-	if _, err := OpenEscrowOf(rec, params.Regtest); !errors.Is(err, reason.ContractNotOpen) {
-		t.Fatalf("OpenEscrowOf(fulfilled): %v, want %s", err, reason.ContractNotOpen)
-	}
 }
 
 // The rules that need no chain are checked before anything is built, with the rule's kind,

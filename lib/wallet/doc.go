@@ -31,10 +31,11 @@
 //
 // The Proof of Conduct operations (protocol §9) are built here once, for coin-wallet and the
 // faucet: [RegisterRequest], [VouchRequest], [ContractCreateRequest], [FulfilRequest] and
-// [RefundRequest] (of an [Escrow], read from getcontract with [EscrowOf], or [OpenEscrowOf]
-// which refuses a closed contract) and
-// [ReviewRequest] return the Request of one operation of the acting agent, after the rules
-// that need no chain (score 1 to 10, expiry, minimum escrow, no self-targets). [BuildAgent]
+// [RefundRequest] (of an [Escrow], read from getcontract with [EscrowOf]) and
+// [ReviewRequest] return the Request of one operation of the acting agent, after consensus's
+// rules that need no chain (score 1 to 10, expiry, minimum escrow, no self-targets).
+// [PrecheckAgent] runs every consensus rule of the operation (consensus.CheckAgentTx) against
+// the node's pending view (lib/conductview), so a refusal is the rule's own error. [BuildAgent]
 // builds one from the actor's coins only (every input of an agent transaction is the
 // actor's), signs it with the actor's key and applies consensus.CheckTransactionSanity;
 // [SpendAgent] does so from the node's pending view and broadcasts. A fulfilment spends the
