@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -51,8 +52,8 @@ const labNamespace = "lab"
 // headless Service with every node and each pod's name with its node, since the lab has no
 // cluster DNS). It runs discovery (from the DNS seed and the ring of addnode the chart
 // writes) and 20 s of steady state (three miners, a block every 3 s, transfers), and
-// requires every block to reach every node, the chart's ring in the overlay, and one UTXO
-// set. It needs root, network namespaces, unshare and chroot, and skips saying why without.
+// requires every block to reach every node, the chart's ring in the overlay, one UTXO set,
+// and node 0 to accept the RPC Host names its coin.conf allows (rpc-allow-host) and no other. It needs root, network namespaces, unshare and chroot, and skips saying why without.
 func TestNetlabFromImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the network lab is not short")
@@ -111,6 +112,7 @@ func TestNetlabFromImage(t *testing.T) {
 	t.Logf("lab of %d nodes from the image, set up in %v", len(l.Nodes), time.Since(start).Round(time.Millisecond))
 
 	disc := l.Discovery(ctx, 30*time.Second)
+	t.Logf("peers here: each node's coin.conf names the DNS seed (the headless Service: every node) and its chart addnode (the ring); the discovery lines below speak of the lab's own command line")
 	logResult(t, disc)
 	// The chart's ring: node-i added node-(i+1) by its pod's DNS name, so they are peers.
 	adj, _ := l.Overlay(ctx)
@@ -145,6 +147,44 @@ func TestNetlabFromImage(t *testing.T) {
 		}
 		for _, m := range r.Missed {
 			t.Logf("%s: goal not met: %s", r.Name, m)
+		}
+	}
+	// The names the chart lets the node's clients call its RPC by (rpc-allow-host: its RPC
+	// Service's, as the chart's miners and faucet use) pass its Host check; another node's
+	// names and a stranger's do not.
+	n0 := l.Nodes[0]
+	var allowed []string
+	for _, kv := range confLines(ch.confs[0]) {
+		if kv[0] == "rpc-allow-host" {
+			allowed = append(allowed, kv[1])
+		}
+	}
+	if len(allowed) == 0 {
+		t.Fatal("node-0.conf lists no rpc-allow-host: the chart's miners and faucet could not call it by name")
+	}
+	want := map[string]int{"evil.example": http.StatusForbidden}
+	for _, h := range allowed {
+		want[h] = http.StatusOK
+	}
+	for _, kv := range confLines(ch.confs[1]) {
+		if kv[0] == "rpc-allow-host" && !slices.Contains(allowed, kv[1]) {
+			want[kv[1]] = http.StatusForbidden
+		}
+	}
+	hc := &http.Client{Transport: &http.Transport{DialContext: netlab.DialIn(n0.NS, nil)}, Timeout: 10 * time.Second}
+	for host, code := range want {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d/", netlab.RPCPort),
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"getblockcount","params":[]}`))
+		req.Host = fmt.Sprintf("%s:%d", host, netlab.RPCPort)
+		req.Header.Set("Content-Type", "application/json")
+		req.SetBasicAuth(user, password)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("Host %s: %v", host, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != code {
+			t.Errorf("node 0 answered Host %s with %d, want %d", host, resp.StatusCode, code)
 		}
 	}
 	// The chains are on the nodes' volumes, written by the image's user.

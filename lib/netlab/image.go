@@ -46,8 +46,7 @@ type Image struct {
 	Env []string
 	// Hosts maps DNS names to the nodes whose lab addresses they resolve to (a headless
 	// Service's name to every node, a pod's name to its node), written as each node's
-	// /etc/hosts; each node sees the addresses of a name starting after its own index, as
-	// a DNS server that rotates its answers would give them.
+	// /etc/hosts (hostsFile: the order of a name's addresses).
 	Hosts map[string][]int
 	// RPCUser and RPCPassword, when set, are the HTTP Basic credentials of the lab's RPC
 	// client (the lab's coin-cli and coin-miner take them from COIN_RPC_USER and
@@ -120,21 +119,21 @@ func (l *Lab) UseImage(img Image) error {
 	return nil
 }
 
-// hostsFile is node n's /etc/hosts: localhost, then a line per name and address, the
-// addresses of a name in the order of its nodes rotated to start after n (Go's resolver
-// answers a name with its lines in file order, and a dialler tries them in that order: so not
-// every node dials the same first address of a name that answers with all).
+// hostsFile is node n's /etc/hosts: localhost, then a line per name and address. Go's
+// resolver answers a name with its lines in file order and a dialler takes the first address
+// that connects, so a name that answers with every node (a DNS seed) starts, for node n,
+// half-way round the list from n: neither n itself nor, in a ring, its neighbours, which it
+// is connected to already (a second connection between two nodes is refused, so a seed that
+// is one of them would never answer). A cluster's DNS may shuffle each answer; a static file
+// cannot, hence the fixed, per-node order.
 func (l *Lab) hostsFile(n *Node, hosts map[string][]int) string {
 	var b strings.Builder
 	b.WriteString("127.0.0.1\tlocalhost\n")
 	for _, name := range slices.Sorted(maps.Keys(hosts)) {
 		idx := hosts[name]
 		start := 0
-		for k, i := range idx {
-			if i > n.Index {
-				start = k
-				break
-			}
+		if k := slices.Index(idx, n.Index); k >= 0 {
+			start = k + len(idx)/2
 		}
 		for k := range idx {
 			if i := idx[(start+k)%len(idx)]; i >= 0 && i < len(l.Nodes) {
