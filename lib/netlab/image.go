@@ -61,7 +61,10 @@ var imageTools = []string{"unshare", "sh", "mount", "chroot"}
 // first Start). It writes each node's volume, coin.conf and hosts file under its DataDir.
 // The node is one process from ip netns exec to coin-node (unshare --mount without --fork,
 // sh and chroot exec), so the lab's SIGTERM and SIGKILL reach coin-node itself, as they do
-// for a node run from BinDir; there is no PID namespace for that reason.
+// for a node run from BinDir; there is no PID namespace for that reason. chroot's change of
+// user clears the parent-death signal, so a node outlives a lab killed with SIGKILL until
+// the next lab's CleanStale kills the processes of the stale namespaces (Close and the
+// lab's SIGINT/SIGTERM handler stop them as usual).
 func (l *Lab) UseImage(img Image) error {
 	paths := map[string]string{}
 	for _, t := range imageTools {
