@@ -60,9 +60,10 @@ discouraged for 24 h in memory (never loopback or --whitelist peers); bans are m
 
 Who may call (docs/security.md): the RPC server refuses with HTTP 403 a request whose
 Content-Type is not application/json, whose Origin header --rpc-allow-origin does not
-list, or whose Host is not the bind address, localhost, 127.0.0.1 or [::1]. A bind
-address that is not loopback needs --rpc-auth; clients then send HTTP Basic credentials
-(coin-cli --rpc http://USER:PASS@HOST:PORT, or --rpc-user and --rpc-password-file).
+list, or whose Host is not the bind address, localhost, 127.0.0.1, [::1] or a name of
+--rpc-allow-host. A bind address that is not loopback needs --rpc-auth; clients then send
+HTTP Basic credentials (coin-cli --rpc http://USER:PASS@HOST:PORT, or --rpc-user and
+--rpc-password-file).
    coin-cli rpcauth alice     # prints the --rpc-auth value and a fresh password
    coin-node --rpc-bind 0.0.0.0:38332 --rpc-auth 'alice:SALT$HASH'`,
 		EnableBashCompletion: true,

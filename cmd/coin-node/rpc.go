@@ -19,6 +19,8 @@ func rpcFlags() []cli.Flag {
 			Usage: "accept HTTP Basic credentials `USER:SALT$HASH` (Bitcoin Core's rpcauth form; make one with 'coin-cli rpcauth USER'; quote it with single quotes); repeatable. Required when --rpc-bind is not a loopback address"},
 		&cli.StringSliceFlag{Name: "rpc-allow-origin", EnvVars: []string{"COIN_RPC_ALLOW_ORIGIN"},
 			Usage: "serve browser requests from this `ORIGIN` (scheme://host[:port]); repeatable. Requests with any other Origin header get 403"},
+		&cli.StringSliceFlag{Name: "rpc-allow-host", EnvVars: []string{"COIN_RPC_ALLOW_HOST"},
+			Usage: "accept `NAME` as the Host of RPC requests, besides the bind address, localhost, 127.0.0.1 and [::1]; repeatable. For clients that call the node by a private network's DNS name (a Kubernetes Service's); any other name gets 403 (DNS rebinding, docs/security.md)"},
 		&cli.IntFlag{Name: "rpc-max-connections", Value: rpcserver.DefaultMaxConnections, EnvVars: []string{"COIN_RPC_MAX_CONNECTIONS"},
 			Usage: "`N` RPC connections open at once at most; more wait in the accept queue"},
 		&cli.IntFlag{Name: "rpc-max-streams", Value: rpcserver.DefaultMaxStreams, EnvVars: []string{"COIN_RPC_MAX_STREAMS"},
@@ -50,7 +52,12 @@ func rpcConfig(c *cli.Context) (*rpcserver.HTTPConfig, error) {
 			return nil, fmt.Errorf("--rpc-allow-origin: %w", err)
 		}
 	}
-	return &rpcserver.HTTPConfig{Bind: bind, AllowOrigins: c.StringSlice("rpc-allow-origin"),
+	for _, h := range c.StringSlice("rpc-allow-host") {
+		if _, err := rpcserver.ParseAllowHost(h); err != nil {
+			return nil, fmt.Errorf("--rpc-allow-host: %w", err)
+		}
+	}
+	return &rpcserver.HTTPConfig{Bind: bind, AllowOrigins: c.StringSlice("rpc-allow-origin"), AllowHosts: c.StringSlice("rpc-allow-host"),
 		Auth: auth, MaxConnections: c.Int("rpc-max-connections"), MaxStreams: c.Int("rpc-max-streams")}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -254,6 +255,9 @@ func TestChartDefaults(t *testing.T) {
 			"dnsseed":      {"false"},
 			"seednode":     {seed + ":38333"},
 			"addnode":      {podDNS((i+1)%3, 38333)},
+			// The names its clients call its RPC by: its RPC Service's, its pod's.
+			"rpc-allow-host": {fmt.Sprintf("coin-network-rpc-%d", i), fmt.Sprintf("coin-network-rpc-%d.lab.svc.cluster.local", i),
+				fmt.Sprintf("%s-%d.%s", sts, i, headless), fmt.Sprintf("%s-%d.%s.lab.svc.cluster.local", sts, i, headless)},
 		}
 		for k, w := range want {
 			if got := values(kv, k); strings.Join(got, ",") != strings.Join(w, ",") {
@@ -514,30 +518,29 @@ func checkConfMount(t *testing.T, o *objects, s *appsv1.StatefulSet, c corev1.Co
 	}
 }
 
-var serviceHostRef = regexp.MustCompile(`^http://\$\(([A-Z0-9_]+)_SERVICE_HOST\):(\d+)$`)
+var serviceURL = regexp.MustCompile(`^http://([a-z0-9-]+):(\d+)$`)
 
-// checkRPCClient: the container calls node i's RPC through a Service (by the IP Kubernetes
-// puts in <SERVICE>_SERVICE_HOST) that selects exactly that node's pod, on the RPC port, with
-// user and password from the Secret the nodes use.
+// checkRPCClient: the container calls node i's RPC through a Service, by its DNS name, that
+// selects exactly that node's pod, on the RPC port, with user and password from the Secret
+// the nodes use; the node lists that name in rpc-allow-host (its RPC server refuses any other
+// DNS name as the Host header).
 func checkRPCClient(t *testing.T, o *objects, c corev1.Container, node int) {
 	t.Helper()
 	env := envOf(c)
-	m := serviceHostRef.FindStringSubmatch(env["COIN_RPC"].Value)
+	m := serviceURL.FindStringSubmatch(env["COIN_RPC"].Value)
 	if m == nil {
 		t.Fatalf("%s: COIN_RPC %q", c.Name, env["COIN_RPC"].Value)
 	}
-	var svc *corev1.Service
-	for n, s := range o.services {
-		if strings.ToUpper(strings.ReplaceAll(n, "-", "_")) == m[1] {
-			svc = s
-		}
-	}
+	svc := o.services[m[1]]
 	if svc == nil {
 		t.Fatalf("%s: COIN_RPC names no Service: %s", c.Name, m[1])
 	}
 	if svc.Spec.ClusterIP == corev1.ClusterIPNone || svc.Spec.Selector["statefulset.kubernetes.io/pod-name"] != fmt.Sprintf("%s-%d", sts, node) ||
 		fmt.Sprint(svc.Spec.Ports[0].Port) != m[2] || m[2] != "38332" {
 		t.Fatalf("%s: RPC Service %s: %+v", c.Name, svc.Name, svc.Spec)
+	}
+	if hosts := values(conf(t, o.configMaps["coin-network-conf"].Data[fmt.Sprintf("node-%d.conf", node)]), "rpc-allow-host"); !slices.Contains(hosts, m[1]) {
+		t.Fatalf("%s: node-%d.conf does not allow the Host %s its client sends (rpc-allow-host %q)", c.Name, node, m[1], hosts)
 	}
 	nodeEnv := envOf(container(t, o.statefulSets[sts].Spec.Template.Spec, "coin-node"))
 	for _, k := range []string{"COIN_RPC_USER", "COIN_RPC_PASSWORD"} {

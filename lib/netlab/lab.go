@@ -115,6 +115,10 @@ type Lab struct {
 	nsList   []string
 	closeOne sync.Once
 	sigStop  chan struct{}
+
+	// command, when set, builds node n's process in place of BinDir's coin-node with args
+	// (UseImage: the node from a container image's root filesystem, image.go).
+	command func(n *Node, args []string) *exec.Cmd
 }
 
 // DefaultInter is the default between-region one-way delays (40 to 150 ms).
@@ -382,6 +386,9 @@ func (l *Lab) Start(ctx context.Context, n *Node) error {
 		return err
 	}
 	cmd := exec.Command("ip", append([]string{"netns", "exec", n.NS, filepath.Join(l.Cfg.BinDir, "coin-node")}, l.NodeArgs(n)...)...)
+	if l.command != nil {
+		cmd = l.command(n, l.NodeArgs(n))
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group (a terminal's Ctrl-C reaches the lab, which stops the nodes), and
 	// killed with the lab if the lab dies.

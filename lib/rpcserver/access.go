@@ -65,6 +65,9 @@ func newAccess(cfg HTTPConfig, addr net.Addr) (*access, error) {
 		}
 		a.origins[n] = true
 	}
+	if err := a.allowHosts(cfg.AllowHosts); err != nil {
+		return nil, err
+	}
 	if h, _, err := net.SplitHostPort(cfg.Bind); err == nil {
 		h = normHost(h)
 		if ip := net.ParseIP(h); h == "" || (ip != nil && ip.IsUnspecified()) {

@@ -34,6 +34,9 @@ type HTTPConfig struct {
 	// AllowOrigins are the browser origins (scheme://host[:port]) whose requests are
 	// served; a request with any other Origin header is refused with 403.
 	AllowOrigins []string
+	// AllowHosts are DNS names accepted as the Host header besides localhost and the bind
+	// address (ParseAllowHost): the names clients in a private network call the node by.
+	AllowHosts []string
 	// Auth are the credentials accepted with HTTP Basic authentication. Empty: none asked,
 	// which Listen allows only on a loopback address.
 	Auth rpcauth.Entries

@@ -75,21 +75,31 @@ host:port is kept as it is. Called with (dict "ctx" $ "peer" NAME). */}}
 {{- printf "%s-rpc-%d" (include "coin-network.fullname" .ctx) (int .node) }}
 {{- end }}
 
-{{/* The environment of a client of node N's RPC: the URL through the node's Service (by its
-IP, from the service environment variable Kubernetes sets: the node's RPC server accepts only
-an IP address or localhost as the Host header, so a DNS name would be refused) and the
-credentials from the RPC Secret. Called with (dict "ctx" $ "node" N). */}}
+{{/* The environment of a client of node N's RPC: the URL through the node's Service by its DNS
+name (each node lists its Service's names with rpc-allow-host, see rpcHosts, as its RPC server
+accepts no other DNS name as the Host header) and the credentials from the RPC Secret. Called
+with (dict "ctx" $ "node" N). */}}
 {{- define "coin-network.rpcClientEnv" -}}
 {{- $ports := include "coin-network.ports" .ctx | fromJson }}
-{{- $svc := include "coin-network.rpcService" . }}
 - name: COIN_RPC
-  value: {{ printf "http://$(%s_SERVICE_HOST):%d" ($svc | upper | replace "-" "_") (int $ports.rpcPort) | quote }}
+  value: {{ printf "http://%s:%d" (include "coin-network.rpcService" .) (int $ports.rpcPort) | quote }}
 - name: COIN_RPC_USER
   valueFrom:
     secretKeyRef: {name: {{ include "coin-network.rpcSecret" .ctx }}, key: rpc-user}
 - name: COIN_RPC_PASSWORD
   valueFrom:
     secretKeyRef: {name: {{ include "coin-network.rpcSecret" .ctx }}, key: rpc-password}
+{{- end }}
+
+{{/* The DNS names clients may call node N's RPC by (its rpc-allow-host lines): its RPC
+Service's name in the namespace and in full, and its pod's name under the headless Service,
+short and in full. Called with (dict "ctx" $ "node" N). */}}
+{{- define "coin-network.rpcHosts" -}}
+{{- $ctx := .ctx }}
+{{- $svc := include "coin-network.rpcService" . }}
+{{- $pod := printf "%s-%d.%s" (include "coin-network.nodes" $ctx) (int .node) (include "coin-network.nodes" $ctx) }}
+{{- $suffix := printf "%s.svc.%s" $ctx.Release.Namespace $ctx.Values.global.clusterDomain }}
+{{- toJson (list $svc (printf "%s.%s" $svc $suffix) $pod (printf "%s.%s" $pod $suffix)) }}
 {{- end }}
 
 {{- define "coin-network.rpcSecret" -}}
