@@ -55,16 +55,49 @@ func (s SecretSource) inTerminal() (*os.File, bool) {
 // others): a mnemonic file holds the funds in plain text and a passphrase file the key to
 // the encrypted seed, so a file others could read may have been copied already; the owner
 // must know, as OpenSSH refuses a private key others can read.
+//
+// One exception, PostgreSQL's rule for its key file: a file owned by root may also be
+// readable (only readable) by its group when we are not root and are in that group. That is
+// an administrator handing a secret to a service account: Kubernetes mounts a Secret owned
+// by root with the pod's fsGroup and forces group read (mode 0440), and Debian's ssl-cert
+// group works the same way. Nobody but root could have written such a file.
 var ErrSecretFileMode = errors.New("the secret file is accessible to other users")
 
 // checkSecretFileMode applies ErrSecretFileMode's rule to a regular file (pipes such as
 // <(...) and devices are not files others could have copied later).
 func checkSecretFileMode(path string, st os.FileInfo) error {
-	if m := st.Mode(); m.IsRegular() && m.Perm()&0o077 != 0 {
-		return fmt.Errorf("%w: %s has mode %04o; run 'chmod 600 %s' (if other users could read it, consider the secret known)",
-			ErrSecretFileMode, path, m.Perm(), path)
+	m := st.Mode()
+	if !m.IsRegular() {
+		return nil
 	}
-	return nil
+	uid, gid, known := fileOwner(st)
+	if secretModeOK(m.Perm(), uid, gid, known, processIDs) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s has mode %04o; run 'chmod 600 %s' (if other users could read it, consider the secret known)",
+		ErrSecretFileMode, path, m.Perm(), path)
+}
+
+// secretModeOK is ErrSecretFileMode's rule for a file of mode perm owned by uid:gid (known
+// false: the owner is not known on this system, so only 0600 or less passes); ids says who
+// we are.
+func secretModeOK(perm os.FileMode, uid, gid int, known bool, ids func() (euid int, groups []int)) bool {
+	if perm&0o077 == 0 {
+		return true
+	}
+	if !known || uid != 0 || perm&0o037 != 0 { // others nothing; group read only
+		return false
+	}
+	euid, groups := ids()
+	if euid == 0 {
+		return false // root reading its own file: the owner's rule
+	}
+	for _, g := range groups {
+		if g == gid {
+			return true
+		}
+	}
+	return false
 }
 
 // MinPassphraseChars is the length under which a new wallet passphrase gets a warning

@@ -43,3 +43,35 @@ func TestShortPassphraseWarning(t *testing.T) {
 		t.Fatalf("long passphrase: %q", w)
 	}
 }
+
+// The group exception (a Kubernetes Secret, a Debian ssl-cert key): a root-owned file that
+// its group may only read passes for a non-root member of that group, and nothing else does.
+func TestSecretModeRootGroupRead(t *testing.T) {
+	member := func() (int, []int) { return 10001, []int{10001, 2000} }
+	stranger := func() (int, []int) { return 10001, []int{10001} }
+	root := func() (int, []int) { return 0, []int{0, 2000} }
+	cases := []struct {
+		perm     os.FileMode
+		uid, gid int
+		known    bool
+		ids      func() (int, []int)
+		ok       bool
+	}{
+		{0o600, 10001, 10001, true, member, true},
+		{0o400, 0, 2000, true, member, true},
+		{0o440, 0, 2000, true, member, true}, // Kubernetes: defaultMode 0440 with fsGroup 2000
+		{0o640, 0, 2000, true, member, true},
+		{0o440, 0, 2000, true, stranger, false}, // not in the file's group
+		{0o440, 0, 2000, true, root, false},     // root reads its own file: owner-only
+		{0o440, 10001, 2000, true, member, false},
+		{0o460, 0, 2000, true, member, false}, // group may write
+		{0o444, 0, 2000, true, member, false}, // others may read
+		{0o450, 0, 2000, true, member, false},
+		{0o440, 0, 2000, false, member, false}, // owner unknown
+	}
+	for _, c := range cases {
+		if got := secretModeOK(c.perm, c.uid, c.gid, c.known, c.ids); got != c.ok {
+			t.Errorf("mode %04o owner %d:%d known %v: ok=%v, want %v", c.perm, c.uid, c.gid, c.known, got, c.ok)
+		}
+	}
+}
