@@ -74,7 +74,7 @@ const (
 )
 
 type cachedBlock struct {
-	n      *Node
+	n      *BlockNode
 	undo   []byte
 	undone bool // disconnected again before the flush: its undo data is deleted
 }

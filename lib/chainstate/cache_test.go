@@ -28,13 +28,13 @@ func TestBulkMatchesPerBlockWrites(t *testing.T) {
 func testBulkMatchesPerBlockWrites(t *testing.T, background bool) {
 	opts := Options{Now: crashClock, Values: consensus.NominalValue{}}
 	ref, w := workedChain(t, 7, 300)
-	nodes := make([]*Node, 0, ref.index.len())
+	nodes := make([]*BlockNode, 0, ref.index.len())
 	for n := range ref.index.all() {
 		if n.Height > 0 {
 			nodes = append(nodes, n)
 		}
 	}
-	slices.SortFunc(nodes, func(a, b *Node) int { return int(a.seq) - int(b.seq) })
+	slices.SortFunc(nodes, func(a, b *BlockNode) int { return int(a.seq) - int(b.seq) })
 
 	dir := t.TempDir()
 

@@ -144,8 +144,8 @@ func checkIndexes(t testing.TB, c *Chain, set map[types.Outpoint]consensus.UtxoE
 	}
 	for h := uint64(0); h <= tip.Height; h++ {
 		n := c.NodeAt(h)
-		if n.Status != StatusValid {
-			bad = append(bad, fmt.Sprintf("main-chain block %d has status %s", h, n.Status))
+		if n.status != StatusValid {
+			bad = append(bad, fmt.Sprintf("main-chain block %d has status %s", h, n.status))
 		}
 		if h < tip.Height-min(tip.Height, 10) {
 			continue // the tx index of the last blocks is enough (the count covers the rest)

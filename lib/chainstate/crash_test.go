@@ -127,7 +127,7 @@ func TestCrashRecovery(t *testing.T) {
 		tip := c.Tip()
 		if best := c.bestCandidate(); best != tip {
 			t.Errorf("round %d: reopened at tip %d %s, but stored block %d %s (%s) has more work",
-				r, tip.Height, tip.Hash, best.Height, best.Hash, best.Status)
+				r, tip.Height, tip.Hash, best.Height, best.Hash, best.status)
 		}
 		nodes, side := c.index.len(), sideValid(c)
 		cs := countConduct(t, c)
@@ -165,7 +165,7 @@ func TestCrashRecovery(t *testing.T) {
 func sideValid(c *Chain) int {
 	n := 0
 	for node := range c.index.all() {
-		if node.Status == StatusValid && !c.InMainChain(node.Hash) {
+		if node.status == StatusValid && !c.InMainChain(node.Hash) {
 			n++
 		}
 	}

@@ -200,7 +200,7 @@ func (w *crashWorker) txs(height, maxHeight uint64, n int, used map[types.Outpoi
 
 // block builds and solves a block on parent paying a random wallet the subsidy and the fees
 // (the decay pool stays empty with nominal values), now and then less a burned part.
-func (w *crashWorker) block(parent *Node, txs []*types.Transaction) *types.Block {
+func (w *crashWorker) block(parent *BlockNode, txs []*types.Transaction) *types.Block {
 	extra := make([]byte, 8)
 	for i := range extra {
 		extra[i] = byte(w.rng.Uint32())
@@ -214,7 +214,7 @@ func (w *crashWorker) block(parent *Node, txs []*types.Transaction) *types.Block
 }
 
 // process hands a block to the chain and keeps the pool up to date.
-func (w *crashWorker) process(b *types.Block) (*Node, error) {
+func (w *crashWorker) process(b *types.Block) (*BlockNode, error) {
 	res, err := w.c.ProcessBlock(b)
 	if err != nil {
 		return nil, fmt.Errorf("block %s: %w", b.Hash(), err)

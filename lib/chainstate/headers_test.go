@@ -175,7 +175,7 @@ func TestProcessBlockHeaderRejected(t *testing.T) {
 		t.Fatalf("bad block: %v", err)
 	}
 	for _, b := range above {
-		if st := c.HeaderState(b.Hash()); !st.Invalid || st.Node.Status != StatusInvalidParent {
+		if st := c.HeaderState(b.Hash()); !st.Invalid || st.Node.status != StatusInvalidParent {
 			t.Fatalf("header-only descendant of an invalid block: %+v", st)
 		}
 	}
@@ -211,7 +211,7 @@ func TestBlockFillsHeaderOnlyNode(t *testing.T) {
 		t.Fatal("the filled block is not the tip")
 	}
 	st := c.HeaderState(bs[0].Hash())
-	if !st.HaveBlock || st.Node.Status != StatusValid || st.Node.TxCount != 1 || c.NodeByHash(bs[0].Hash()) != st.Node {
+	if !st.HaveBlock || st.Node.status != StatusValid || st.Node.txCount != 1 || c.NodeByHash(bs[0].Hash()) != st.Node {
 		t.Fatalf("filled node %+v", st)
 	}
 	if _, err := c.ProcessBlock(bs[0]); !errors.Is(err, consensus.ErrDuplicateBlock) {

@@ -14,7 +14,7 @@ import (
 
 // toLegacyUndo rewrites the journal undo data of main-chain block n as a version before the
 // journal wrote it: the stats before the block and the entries of all its inputs, in order.
-func toLegacyUndo(t *testing.T, c *Chain, n *Node) {
+func toLegacyUndo(t *testing.T, c *Chain, n *BlockNode) {
 	t.Helper()
 	raw, _, err := c.undoBytes(n.Hash)
 	if err != nil {

@@ -42,7 +42,7 @@ func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := c.index.get(hash)
-	if n != nil && n.Status >= StatusInvalid {
+	if n != nil && n.status >= StatusInvalid {
 		return nil, ruleErr(consensus.ErrKnownInvalid, "block %s is known to be invalid", hash)
 	}
 	if n != nil && !n.headerOnly {
@@ -60,7 +60,7 @@ func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 		return nil, ruleErr(consensus.ErrUnknownParent, "block %s: parent %s is not stored", hash, n.Parent.Hash)
 	}
 	c.seq++
-	n.seq, n.Size, n.TxCount = c.seq, uint32(size), uint32(len(b.Transactions))
+	n.seq, n.size, n.txCount = c.seq, uint32(size), uint32(len(b.Transactions))
 	fill := n.headerOnly
 	n.headerOnly = false // for indexRecord; restored below when the write fails
 	batch := new(leveldb.Batch)
@@ -86,7 +86,7 @@ func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 		err = ferr
 	}
 	res.IsTip = c.main[len(c.main)-1] == n
-	if err == nil && n.Status >= StatusInvalid {
+	if err == nil && n.status >= StatusInvalid {
 		err = errors.New("block is invalid") // cannot happen: its own failure is returned
 	}
 	return res, err
@@ -94,18 +94,18 @@ func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 
 // newBlockNode checks a new block's header in its place (the parent stored and valid, target,
 // timestamps) and returns its node, not yet in the index.
-func (c *Chain) newBlockNode(b *types.Block, hash types.Hash) (*Node, error) {
+func (c *Chain) newBlockNode(b *types.Block, hash types.Hash) (*BlockNode, error) {
 	parent := c.index.get(b.Header.PrevHash)
 	if parent == nil || parent.headerOnly {
 		return nil, ruleErr(consensus.ErrUnknownParent, "block %s: parent %s is unknown", hash, b.Header.PrevHash)
 	}
-	if parent.Status >= StatusInvalid {
+	if parent.status >= StatusInvalid {
 		return nil, ruleErr(consensus.ErrInvalidAncestor, "block %s builds on invalid block %s", hash, parent.Hash)
 	}
 	if err := c.checkHeaderContext(&b.Header, parent); err != nil {
 		return nil, err
 	}
-	n := &Node{Hash: hash, Height: parent.Height + 1, Status: StatusStored, Parent: parent,
+	n := &BlockNode{Hash: hash, Height: parent.Height + 1, status: StatusStored, Parent: parent,
 		Work: parent.Work.Add(workOf(b.Header.DifficultyTarget))}
 	n.setHeader(&b.Header)
 	return n, nil
@@ -114,7 +114,7 @@ func (c *Chain) newBlockNode(b *types.Block, hash types.Hash) (*Node, error) {
 // checkHeaderContext applies the rules of a header's place on parent: the target the
 // retarget rule expects, a timestamp after the median time past and not too far ahead of
 // the clock.
-func (c *Chain) checkHeaderContext(h *types.BlockHeader, parent *Node) error {
+func (c *Chain) checkHeaderContext(h *types.BlockHeader, parent *BlockNode) error {
 	hc := consensus.HeaderContext{Height: parent.Height + 1, ExpectedTarget: c.nextTarget(parent),
 		MedianTimePast: medianTimePast(parent), Now: uint64(c.opts.Now().Unix()), MaxFutureDrift: c.net.MaxFutureDrift}
 	return consensus.CheckHeaderContext(h, hc)
@@ -148,7 +148,7 @@ func (c *Chain) activateBestChain(res *Result, cache map[types.Hash]blockWithIDs
 			}
 			res.Disconnected = append(res.Disconnected, cb)
 		}
-		path := make([]*Node, 0, target.Height-fork.Height)
+		path := make([]*BlockNode, 0, target.Height-fork.Height)
 		for n := target; n != fork; n = n.Parent {
 			path = append(path, n)
 		}

@@ -15,7 +15,7 @@ import (
 // (*chainstate.Chain).
 type Chain interface {
 	// Tip is the main chain's last block.
-	Tip() *chainstate.Node
+	Tip() *chainstate.BlockNode
 	// ProcessBlockHeaders accepts a headers message into the block index.
 	ProcessBlockHeaders(hs []types.BlockHeader) (chainstate.HeadersResult, error)
 	// HeaderState looks a header up, header-only or stored.
@@ -25,10 +25,10 @@ type Chain interface {
 	// LocatorFrom is the block locator of a header in the index (nil when unknown).
 	LocatorFrom(h types.Hash) []types.Hash
 	// BestHeader is the valid header with the most work (the tip when none has more).
-	BestHeader() *chainstate.Node
+	BestHeader() *chainstate.BlockNode
 	// BlocksToFetch is the download path: the header-only ancestors of the best header,
 	// lowest first.
-	BlocksToFetch() []*chainstate.Node
+	BlocksToFetch() []*chainstate.BlockNode
 	// HeaderCount is the number of header-only nodes and their bound.
 	HeaderCount() (int, int)
 	// InvalidateHeader gives up on a header whose block no peer delivers intact.

@@ -20,9 +20,12 @@ import (
 // Chain is what the handlers read of the chain state (*chainstate.Chain).
 type Chain interface {
 	Stats() chainstate.Stats
-	Tip() *chainstate.Node
-	NodeByHash(h types.Hash) *chainstate.Node
-	NodeAt(height uint64) *chainstate.Node
+	Tip() *chainstate.BlockNode
+	NodeByHash(h types.Hash) *chainstate.BlockNode
+	// HeaderState snapshots a block-index entry under the chain's lock: the only way to
+	// read what changes as blocks connect (status, size, main-chain membership).
+	HeaderState(h types.Hash) chainstate.HeaderState
+	NodeAt(height uint64) *chainstate.BlockNode
 	InMainChain(h types.Hash) bool
 	Block(h types.Hash) (*types.Block, error)
 	Transaction(txid types.Hash) (*types.Transaction, chainstate.TxLocation, error)
