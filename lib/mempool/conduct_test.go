@@ -31,7 +31,7 @@ func (f *fixture) bigCoins() []coin {
 // leaves the pool with a log line once a block makes it invalid (the contract expired).
 func TestPendingConductView(t *testing.T) {
 	var logs bytes.Buffer
-	f := newFixture(t, Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	f := newFixture(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	g := f.g
 	big := f.bigCoins()
 	a1, a2, a3 := big[0], big[1], big[2]
@@ -122,7 +122,7 @@ func TestPendingConductView(t *testing.T) {
 // input has decayed below that and it leaves the pool with a log line.
 func TestRecheckFeesDropsDecayed(t *testing.T) {
 	var logs bytes.Buffer
-	f := newFixtureValued(t, Options{Log: slog.New(slog.NewTextHandler(&logs, nil))}, nil)
+	f := newFixtureValued(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, nil)
 	c := f.take(1)[0]
 	e, ok, err := f.chain.Utxo(c.Outpoint)
 	if err != nil || !ok {

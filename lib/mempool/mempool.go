@@ -84,8 +84,8 @@ type Options struct {
 	// SigCache records the transactions whose signatures verified, so their block need not
 	// verify them again; nil for none.
 	SigCache *consensus.SigCache
-	// Log receives a line for every transaction a new block made invalid; nil for none.
-	Log *slog.Logger
+	// Logger receives a line for every transaction a new block made invalid; nil for none.
+	Logger *slog.Logger
 	// OnChange, when set, is told of every transaction that enters or leaves the pool
 	// (events.go), in order, with the pool's lock held: it must return quickly and must not
 	// call the pool.
@@ -97,11 +97,11 @@ func New(chain Chain, magic [4]byte, opts Options) *Pool {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Pool{chain: chain, magic: magic, sigs: opts.SigCache, maxBytes: opts.MaxBytes,
-		txs: make(map[types.Hash]*Entry), spends: make(map[types.Outpoint]*Entry), now: time.Now, log: opts.Log,
+		txs: make(map[types.Hash]*Entry), spends: make(map[types.Outpoint]*Entry), now: time.Now, log: opts.Logger,
 		onChange: opts.OnChange, why: RemovedInvalid}
 	p.resetConduct()
 	return p

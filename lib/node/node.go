@@ -152,7 +152,7 @@ func New(cfg Config) (*Node, error) {
 	tightenDataFiles(cfg.DataDir, cfg.Logger) // goleveldb's new files
 	n.chain = chain
 	n.pool = mempool.New(chain, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes, SigCache: sigs,
-		Log: cfg.Logger.With(logging.SubsystemKey, "mempool"), OnChange: n.notify.MempoolChanged})
+		Logger: cfg.Logger.With(logging.SubsystemKey, "mempool"), OnChange: n.notify.MempoolChanged})
 	n.loadMempool()
 	if cfg.P2P != nil {
 		srv, err := n.newNetwork(*cfg.P2P)
