@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"iter"
@@ -170,8 +171,11 @@ type Chain struct {
 	bestHdr *BlockNode
 }
 
-// Open opens (or creates) the chain database in dir.
-func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
+// Open opens (or creates) the chain database in dir. Loading the block index and finishing a
+// reorganisation a crash interrupted can take long; when ctx ends first, Open stops between
+// blocks, writes what it connected (one atomic write, as a flush), closes the database and
+// returns ctx's error: the store stays consistent and the next Open resumes.
+func Open(ctx context.Context, dir string, net *params.Network, opts Options) (*Chain, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -210,14 +214,14 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 		db.Close()
 		return nil, err
 	}
-	if err := c.load(); err != nil {
+	if err := c.load(ctx); err != nil {
 		c.closeStorage()
 		return nil, err
 	}
 	// A crash between storing a block and connecting it leaves a stored branch with more work
 	// than the tip; connect it now rather than when (and if) a child of it arrives. A rule
 	// failure on the way marks the branch as it would have then.
-	err = c.activateBestChain(new(Result), nil)
+	err = c.activateBestChain(ctx, new(Result), nil)
 	if ferr := c.flushLocked(); ferr != nil {
 		err = ferr
 	}
@@ -290,8 +294,12 @@ func (c *Chain) SigCache() *consensus.SigCache { return c.opts.SigCache }
 // Network is the chain's network.
 func (c *Chain) Network() *params.Network { return c.net }
 
-// load reads the header index and the stats, or initialises the database with genesis.
-func (c *Chain) load() error {
+// loadCheckEvery is how many index records load reads between looks at its context.
+const loadCheckEvery = 1 << 16
+
+// load reads the header index and the stats, or initialises the database with genesis. It
+// stops early, changing nothing on disk, when ctx ends.
+func (c *Chain) load(ctx context.Context) error {
 	raw, err := c.db.Get([]byte(keyStats), nil)
 	if errors.Is(err, leveldb.ErrNotFound) {
 		return c.initGenesis()
@@ -305,11 +313,23 @@ func (c *Chain) load() error {
 		return storageErr("decode stats", err)
 	}
 	it := c.db.NewIterator(util.BytesPrefix([]byte{pfxIndex}), nil)
+	var cerr error
 	err = c.indexFrom(func(yield func([]byte) bool) {
-		for it.Next() && yield(it.Value()) {
+		for i := 0; it.Next(); i++ {
+			if i%loadCheckEvery == 0 {
+				if cerr = ctx.Err(); cerr != nil {
+					return
+				}
+			}
+			if !yield(it.Value()) {
+				return
+			}
 		}
 	})
 	it.Release()
+	if err == nil {
+		err = cerr
+	}
 	if err == nil {
 		err = storageErr("read index", it.Error())
 	}

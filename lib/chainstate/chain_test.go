@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -94,12 +95,12 @@ func TestInvalidBranchKeepsBestValidChain(t *testing.T) {
 
 func TestLockedDataDir(t *testing.T) {
 	dir := t.TempDir()
-	c, err := Open(dir, params.Regtest, Options{Values: consensus.NominalValue{}})
+	c, err := Open(context.Background(), dir, params.Regtest, Options{Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	_, err = Open(dir, params.Regtest, Options{Values: consensus.NominalValue{}})
+	_, err = Open(context.Background(), dir, params.Regtest, Options{Values: consensus.NominalValue{}})
 	if !errors.Is(err, ErrLocked) {
 		t.Fatalf("second open: %v", err)
 	}
@@ -109,19 +110,19 @@ func TestLockedDataDir(t *testing.T) {
 func TestReopenResumes(t *testing.T) {
 	dir := t.TempDir()
 	g := chaingen.New(t, nil)
-	c, err := Open(dir, params.Regtest, Options{Values: consensus.NominalValue{}})
+	c, err := Open(context.Background(), dir, params.Regtest, Options{Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.Chain("a", "genesis", 5)
 	for i := 1; i <= 5; i++ {
-		if _, err := c.ProcessBlock(g.Block(fmt.Sprintf("a%d", i))); err != nil {
+		if _, err := c.ProcessBlock(context.Background(), g.Block(fmt.Sprintf("a%d", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	s := c.Stats()
 	c.Close()
-	c, err = Open(dir, params.Regtest, Options{Values: consensus.NominalValue{}})
+	c, err = Open(context.Background(), dir, params.Regtest, Options{Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestReopenResumes(t *testing.T) {
 	if c.Stats() != s || c.Tip().Hash != g.Block("a5").Hash() || c.NodeAt(3).Hash != g.Block("a3").Hash() {
 		t.Fatal("reopen lost state")
 	}
-	if _, err := Open(t.TempDir(), params.Testnet, Options{Values: consensus.NominalValue{}}); err != nil {
+	if _, err := Open(context.Background(), t.TempDir(), params.Testnet, Options{Values: consensus.NominalValue{}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -172,7 +173,7 @@ func TestReopenConnectsStoredBranch(t *testing.T) {
 	}
 	stats := h.c.Stats()
 	h.c.Close()
-	c, err := Open(h.dir, params.Regtest, h.c.opts)
+	c, err := Open(context.Background(), h.dir, params.Regtest, h.c.opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package chainstate
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -52,7 +53,7 @@ func TestCrashRecovery(t *testing.T) {
 	dir := t.TempDir()
 
 	// Start with mature coinbases so that every child makes transfers from its first block.
-	c, err := Open(dir, params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
+	c, err := Open(context.Background(), dir, params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestCrashRecovery(t *testing.T) {
 			t.Fatalf("round %d: the worker ended by itself (%v) before the kill:\n%s", r, err, out.Bytes())
 		}
 
-		c, err := Open(dir, params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
+		c, err := Open(context.Background(), dir, params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
 		if err != nil {
 			t.Fatalf("round %d: reopen after kill -9 at %v: %v", r, delay, err)
 		}
@@ -216,7 +217,7 @@ func TestCrashWorker(t *testing.T) {
 	if bulk {
 		opts.WriteCacheAge = time.Duration(5+seed%40) * time.Millisecond
 	}
-	c, err := Open(dir, params.Regtest, opts)
+	c, err := Open(context.Background(), dir, params.Regtest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -118,7 +119,7 @@ func rawTable(t *testing.T, c *Chain, pfx byte) map[string]string {
 func TestLegacyUndoDisconnects(t *testing.T) {
 	opts := Options{Now: crashClock, Values: consensus.NominalValue{}}
 	open := func() *Chain {
-		c, err := Open(t.TempDir(), params.Regtest, opts)
+		c, err := Open(context.Background(), t.TempDir(), params.Regtest, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

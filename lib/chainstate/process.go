@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -36,11 +37,20 @@ func ruleErr(kind consensus.ErrorKind, format string, args ...any) error {
 // keep it as an orphan); one already stored fails with consensus.ErrDuplicateBlock. A block
 // whose header was accepted before (ProcessBlockHeader) fills that header-only node in: its
 // header's context was checked then.
-func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
+//
+// ctx bounds the reorganisation: when it ends, ProcessBlock stops between two blocks (each
+// block is connected or disconnected whole), writes what it did, and returns the Result so
+// far with ctx's error. The chain is then on a consistent tip that may have less work than
+// a stored branch; the next ProcessBlock or Open moves on to it. A ctx that ended before
+// the lock was taken changes nothing.
+func (c *Chain) ProcessBlock(ctx context.Context, b *types.Block) (*Result, error) {
 	hash := b.Hash()
 	size := b.SerializeSize()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	n := c.index.get(hash)
 	if n != nil && n.status >= StatusInvalid {
 		return nil, ruleErr(consensus.ErrKnownInvalid, "block %s is known to be invalid", hash)
@@ -81,7 +91,7 @@ func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 	}
 	res := &Result{Hash: hash, Height: n.Height}
 	cache := map[types.Hash]blockWithIDs{hash: {b, ids}}
-	err = c.activateBestChain(res, cache)
+	err = c.activateBestChain(ctx, res, cache)
 	if ferr := c.flushDue(); ferr != nil {
 		err = ferr
 	}
@@ -127,8 +137,9 @@ type blockWithIDs struct {
 
 // activateBestChain reorganises to the most-work valid chain. When a block on the way fails,
 // it and its descendants are marked invalid and the search starts again; the error of the
-// first failure is returned.
-func (c *Chain) activateBestChain(res *Result, cache map[types.Hash]blockWithIDs) error {
+// first failure is returned. It looks at ctx before each block it disconnects or connects
+// and returns ctx's error when ctx has ended (what it did so far stays: see ProcessBlock).
+func (c *Chain) activateBestChain(ctx context.Context, res *Result, cache map[types.Hash]blockWithIDs) error {
 	var firstErr error
 	for {
 		target := c.bestCandidate()
@@ -142,6 +153,9 @@ func (c *Chain) activateBestChain(res *Result, cache map[types.Hash]blockWithIDs
 			fork = fork.Parent
 		}
 		for c.main[len(c.main)-1] != fork {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			cb, err := c.disconnectTip()
 			if err != nil {
 				return err
@@ -154,6 +168,9 @@ func (c *Chain) activateBestChain(res *Result, cache map[types.Hash]blockWithIDs
 		}
 		failed := false
 		for i := len(path) - 1; i >= 0; i-- {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			cb, err := c.connect(path[i], cache)
 			if err != nil {
 				if !consensus.IsRuleError(err) {

@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -268,7 +269,7 @@ func testScenario(t *testing.T, bulk bool) {
 	}
 	stats := s.c.Stats()
 	s.c.Close()
-	c, err := Open(s.dir, params.Regtest, Options{Now: func() time.Time { return time.Unix(now+60, 0) }})
+	c, err := Open(context.Background(), s.dir, params.Regtest, Options{Now: func() time.Time { return time.Unix(now+60, 0) }})
 	if err != nil {
 		t.Fatal(err)
 	}

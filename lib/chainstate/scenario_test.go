@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -70,7 +71,7 @@ func newScenario(t *testing.T, net *params.Network, now int64) *scenario {
 	s := &scenario{}
 	s.now.Store(now)
 	dir := t.TempDir()
-	c, err := Open(dir, net, Options{Now: func() time.Time { return time.Unix(s.now.Load(), 0) }, Values: consensus.NominalValue{}})
+	c, err := Open(context.Background(), dir, net, Options{Now: func() time.Time { return time.Unix(s.now.Load(), 0) }, Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}

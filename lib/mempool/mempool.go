@@ -2,6 +2,7 @@ package mempool
 
 import (
 	"container/heap"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -135,8 +136,10 @@ func (v view) Utxo(op types.Outpoint) (*consensus.UtxoEntry, bool, error) {
 // Conduct is the pending view.
 func (v view) Conduct() consensus.ConductView { return v.p.conduct }
 
-// Accept validates tx and adds it. It returns the txid.
-func (p *Pool) Accept(tx *types.Transaction) (types.Hash, error) {
+// Accept validates tx and adds it. It returns the txid. When ctx ends before the pool's
+// lock is taken (signature checks come first and may take long), Accept returns ctx's error
+// and adds nothing.
+func (p *Pool) Accept(ctx context.Context, tx *types.Transaction) (types.Hash, error) {
 	txid := tx.TxID()
 	size := tx.SerializeSize()
 	if err := precheck(tx, size); err != nil {
@@ -152,6 +155,9 @@ func (p *Pool) Accept(tx *types.Transaction) (types.Hash, error) {
 			return txid, reject("invalid transaction", err)
 		}
 		p.sigs.Add(key)
+	}
+	if err := ctx.Err(); err != nil {
+		return txid, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

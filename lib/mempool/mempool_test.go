@@ -1,6 +1,7 @@
 package mempool
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -191,9 +192,9 @@ func TestRejectErrorMessages(t *testing.T) {
 	f := newFixture(t, Options{})
 	in := f.take(1)
 	size := f.transfer(in, 0, 1).SerializeSize()
-	_, err := f.pool.Accept(f.transfer(in, uint64(size)-1, 1))
+	_, err := f.pool.Accept(context.Background(), f.transfer(in, uint64(size)-1, 1))
 	ghost := coin{Outpoint: types.Outpoint{TxID: types.Blake3([]byte("ghost"))}, Value: 5_000_000}
-	_, err2 := f.pool.Accept(f.transfer([]coin{ghost}, 10_000, 1))
+	_, err2 := f.pool.Accept(context.Background(), f.transfer([]coin{ghost}, 10_000, 1))
 	for _, e := range []error{err, err2} {
 		msg := e.Error()
 		for _, reason := range []string{"insufficient fee", "missing inputs"} {

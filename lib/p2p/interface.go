@@ -1,6 +1,8 @@
 package p2p
 
 import (
+	"context"
+
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/mempool"
@@ -41,7 +43,7 @@ type Chain interface {
 	SigCache() *consensus.SigCache
 	// SetBulk and Flush: the chain writes in batches while the node catches up.
 	SetBulk(on bool) error
-	Flush() error
+	Flush(ctx context.Context) error
 }
 
 // Mempool is what relay reads of the mempool (*mempool.Pool).
@@ -52,7 +54,10 @@ type Mempool interface {
 // Backend is what the P2P layer asks of the node. The node owns every change to the chain
 // and the mempool: blocks and transactions from peers go through SubmitBlock and
 // SubmitTransaction like those from RPC.
+//
+// The context the P2P layer passes is its server's: Stop cancels it, so a long reorganisation
+// a peer's block started stops between blocks at shutdown.
 type Backend interface {
-	SubmitBlock(b *types.Block) (*chainstate.Result, error)
-	SubmitTransaction(tx *types.Transaction) (types.Hash, error)
+	SubmitBlock(ctx context.Context, b *types.Block) (*chainstate.Result, error)
+	SubmitTransaction(ctx context.Context, tx *types.Transaction) (types.Hash, error)
 }

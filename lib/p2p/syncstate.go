@@ -188,7 +188,7 @@ func (s *syncManager) flushChain() {
 	if !s.bulk {
 		return
 	}
-	if err := s.chain.Flush(); err != nil {
+	if err := s.chain.Flush(s.ctx); err != nil && s.ctx.Err() == nil {
 		s.log.Error("writing the chain state", "err", err)
 	}
 }

@@ -67,10 +67,11 @@ type Mempool interface {
 type Backend interface {
 	Network() *params.Network
 	// SubmitBlock processes a block from outside (miner or RPC), updates the mempool and
-	// relays it.
-	SubmitBlock(b *types.Block) (*chainstate.Result, error)
-	// SubmitTransaction adds a transaction to the mempool and relays it.
-	SubmitTransaction(tx *types.Transaction) (types.Hash, error)
+	// relays it. ctx is the call's: it bounds the wait for the node's block processing.
+	SubmitBlock(ctx context.Context, b *types.Block) (*chainstate.Result, error)
+	// SubmitTransaction adds a transaction to the mempool and relays it; when ctx ends
+	// first, nothing is added.
+	SubmitTransaction(ctx context.Context, tx *types.Transaction) (types.Hash, error)
 	Peers() []rpcapi.Peer
 	// The network controls (net.go); a node without a P2P layer answers each with an
 	// error of reason p2p_disabled.

@@ -2,6 +2,7 @@ package rpcserver_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -32,13 +33,14 @@ func TestChainReadsRaceConnectsAndReorgs(t *testing.T) {
 	c := e.node.Chain()
 	const (
 		readers = 6
-		rounds  = 8
-		depth   = 6 // main-chain blocks disconnected by each round's reorganisation
+		rounds  = 40
+		depth   = 3 // main-chain blocks disconnected by each round's reorganisation
 	)
 
 	var (
 		mu    sync.Mutex
 		known []types.Hash // stored blocks, main and side (never invalid)
+		hot   []types.Hash // this round's side blocks
 		calls atomic.Int64
 		stop  = make(chan struct{})
 		wg    sync.WaitGroup
@@ -48,15 +50,15 @@ func TestChainReadsRaceConnectsAndReorgs(t *testing.T) {
 		known = append(known, h)
 		mu.Unlock()
 	}
+	// pick leans to the current round's side blocks: stored, not yet on the main chain, their
+	// state is what the reorganisation changes.
 	pick := func(r *rand.Rand) types.Hash {
 		mu.Lock()
 		defer mu.Unlock()
-		// Lean to the newest blocks: those are the ones whose state changes.
-		n := len(known)
-		if i := n - 1 - r.IntN(min(n, 2*depth+2)); r.IntN(4) > 0 {
-			return known[i]
+		if len(hot) > 0 && r.IntN(4) > 0 {
+			return hot[r.IntN(len(hot))]
 		}
-		return known[r.IntN(n)]
+		return known[r.IntN(len(known))]
 	}
 	note(c.Tip().Hash)
 	// call goes through the server's ServeHTTP (no network: more calls per block).
@@ -149,7 +151,7 @@ func TestChainReadsRaceConnectsAndReorgs(t *testing.T) {
 		settle()
 		ts++
 		b := e.gen.NextOn("", chaingen.Template{Parent: parent, Height: height, Target: next.Target, Timestamp: ts}, nil)
-		if _, err := e.node.SubmitBlock(b); err != nil {
+		if _, err := e.node.SubmitBlock(context.Background(), b); err != nil {
 			t.Fatalf("block at %d: %v", height, err)
 		}
 		note(b.Hash())
@@ -164,7 +166,13 @@ func TestChainReadsRaceConnectsAndReorgs(t *testing.T) {
 		side := fork.Hash
 		for i := range uint64(depth + 1) {
 			side = submit(side, fork.Height+1+i)
+			mu.Lock()
+			hot = append(hot, side)
+			mu.Unlock()
 		}
+		mu.Lock()
+		hot = nil
+		mu.Unlock()
 		if c.Tip().Hash != side {
 			close(stop)
 			wg.Wait()
