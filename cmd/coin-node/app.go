@@ -175,6 +175,9 @@ func run(c *cli.Context) error {
 	if errors.Is(err, rpcserver.ErrNoAuth) {
 		return noAuthError(rpcCfg.Bind)
 	}
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil // stopped while opening, as Run stops: the database is consistent
+	}
 	if err != nil {
 		return err
 	}
