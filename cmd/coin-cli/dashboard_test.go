@@ -23,7 +23,7 @@ import (
 func realNode(t *testing.T) string {
 	t.Helper()
 	bind := fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(t))
-	n, err := node.New(node.Config{Network: params.Regtest, DataDir: t.TempDir(), RPCBind: bind, MinFreeDiskPercent: 1e-9,
+	n, err := node.New(context.Background(), node.Config{Network: params.Regtest, DataDir: t.TempDir(), RPCBind: bind, MinFreeDiskPercent: 1e-9,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

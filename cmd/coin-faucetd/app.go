@@ -233,7 +233,7 @@ func run(c *cli.Context) error {
 		return fmt.Errorf("--log-file: %w", err)
 	}
 	defer logCloser.Close()
-	daemonLog := logger.With("sys", "faucet")
+	daemonLog := logger.With(logging.SubsystemKey, "faucet")
 	accessLog, closeLog, err := openAccessLog(c.String("access-log"), levels, format)
 	if err != nil {
 		return err

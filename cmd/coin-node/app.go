@@ -169,15 +169,19 @@ func run(c *cli.Context) error {
 		MetricsBind:         c.String("metrics-bind"),
 		BlockNotify:         c.String("blocknotify"),
 	}
-	n, err := node.New(cfg)
+	// A signal while the node opens its database stops the opening too (node.New).
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	n, err := node.New(ctx, cfg)
 	if errors.Is(err, rpcserver.ErrNoAuth) {
 		return noAuthError(rpcCfg.Bind)
+	}
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil // stopped while opening, as Run stops: the database is consistent
 	}
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	return n.Run(ctx)
 }
 

@@ -71,7 +71,7 @@ func runDevnet(c *cli.Context) error {
 		Fresh:    c.Bool("fresh"),
 		BasePort: c.Int("base-port"),
 		Out:      os.Stdout,
-		Log:      log,
+		Logger:   log,
 	})
 	switch {
 	case errors.Is(err, devnet.ErrConfig):

@@ -634,7 +634,7 @@ func (e *env) agentSpend(c *cli.Context, request func(ctx context.Context, cl *r
 			return e.agentError(err)
 		}
 		req.FeeRate = rate
-		var node wallet.Node = cl
+		var node wallet.NodeClient = cl
 		if c.String("mnemonic-file") == "" { // the wallet's own: recorded for re-sending
 			if node, err = e.journal(cl); err != nil {
 				return err

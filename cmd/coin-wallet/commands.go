@@ -470,7 +470,7 @@ miner. Sending the whole spendable balance fails for this reason: leave the marg
 			if err != nil {
 				return err
 			}
-			return e.withWalletKeys(func(ctx context.Context, node wallet.Node, ks []wallet.Key) error {
+			return e.withWalletKeys(func(ctx context.Context, node wallet.NodeClient, ks []wallet.Key) error {
 				res, err := wallet.Send(ctx, node, wallet.Transfer{Net: e.net, Keys: ks, To: to, Amount: v, FeeRate: rate})
 				if err != nil {
 					var ife *wallet.InsufficientFundsError
@@ -505,7 +505,7 @@ func feeRate(c *cli.Context) (uint64, error) {
 // withWalletKeys runs a command that spends from the wallet: f gets the wallet's keys
 // (wiped when it returns) and the node (withNode: the wallet's unconfirmed transactions
 // re-sent first) recording every broadcast in the wallet directory (journal).
-func (e *env) withWalletKeys(f func(ctx context.Context, node wallet.Node, ks []wallet.Key) error) error {
+func (e *env) withWalletKeys(f func(ctx context.Context, node wallet.NodeClient, ks []wallet.Key) error) error {
 	ks, err := e.walletKeys()
 	if err != nil {
 		return err

@@ -49,7 +49,7 @@ than two spendable outputs has nothing to merge: nothing is sent.`, wallet.MaxIn
 			if c.Int("max-txs") < 0 {
 				return fmt.Errorf("--max-txs %d: want 0 or more", c.Int("max-txs"))
 			}
-			return e.withWalletKeys(func(ctx context.Context, node wallet.Node, ks []wallet.Key) error {
+			return e.withWalletKeys(func(ctx context.Context, node wallet.NodeClient, ks []wallet.Key) error {
 				txs, err := wallet.Consolidate(ctx, node, e.net, ks, wallet.ConsolidateOptions{FeeRate: rate, MaxInputs: maxIn, MaxTxs: c.Int("max-txs")})
 				if err != nil {
 					for _, t := range txs {

@@ -31,7 +31,7 @@ var _ wallet.ResendNode = rpcNode{}
 
 // journal is cl recording every broadcast in the wallet directory (which must not be held
 // open meanwhile).
-func (e *env) journal(cl *rpcapi.Client) (wallet.Node, error) {
+func (e *env) journal(cl *rpcapi.Client) (wallet.NodeClient, error) {
 	dir, err := e.walletDir()
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"sync"
@@ -52,13 +53,13 @@ func benchChain(b *testing.B, sigWorkers int) *Chain {
 // chainWith is a chain on a fresh database with opts that has processed blocks (closed at
 // the end of the benchmark).
 func chainWith(b *testing.B, opts Options, blocks []*types.Block) *Chain {
-	c, err := Open(b.TempDir(), params.Regtest, opts)
+	c, err := Open(context.Background(), b.TempDir(), params.Regtest, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })
 	for _, blk := range blocks {
-		if _, err := c.ProcessBlock(blk); err != nil {
+		if _, err := c.ProcessBlock(context.Background(), blk); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -112,7 +113,7 @@ func BenchmarkConnectBlock1000(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				res, err := c.ProcessBlock(blk)
+				res, err := c.ProcessBlock(context.Background(), blk)
 				if err != nil || !res.IsTip {
 					b.Fatal(err)
 				}
@@ -144,7 +145,7 @@ func BenchmarkDisconnectBlock1000(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		if _, err := c.ProcessBlock(blk); err != nil {
+		if _, err := c.ProcessBlock(context.Background(), blk); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
@@ -163,7 +164,7 @@ func BenchmarkDisconnectBlock1000(b *testing.B) {
 // 2,000 transfers: 40,000 new outputs, 40,000 spent outputs that were on disk, 40,000 tx index
 // entries. The figure is the pause at the end of a bulk sync.
 func BenchmarkFlush(b *testing.B) {
-	c, err := Open(b.TempDir(), params.Regtest, Options{Values: consensus.NominalValue{}})
+	c, err := Open(context.Background(), b.TempDir(), params.Regtest, Options{Values: consensus.NominalValue{}})
 	if err != nil {
 		b.Fatal(err)
 	}

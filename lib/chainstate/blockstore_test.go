@@ -2,6 +2,7 @@ package chainstate
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 // ends, no blocks directory.
 func toDatabaseLayout(t *testing.T, dir string) {
 	t.Helper()
-	c, err := Open(dir, params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
+	c, err := Open(context.Background(), dir, params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestBlockFilesAcrossTheUpgrade(t *testing.T) {
 	opts := Options{Now: crashClock, Values: consensus.NominalValue{}}
 	ref, _ := workedChain(t, 5, 120)
 	oldDir := t.TempDir()
-	old, err := Open(oldDir, params.Regtest, opts)
+	old, err := Open(context.Background(), oldDir, params.Regtest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestBlockFilesAcrossTheUpgrade(t *testing.T) {
 		t.Fatalf("%d blk files of 4 KiB for 120 blocks", len(files))
 	}
 	toDatabaseLayout(t, oldDir)
-	if old, err = Open(oldDir, params.Regtest, opts); err != nil {
+	if old, err = Open(context.Background(), oldDir, params.Regtest, opts); err != nil {
 		t.Fatal(err)
 	}
 	defer old.Close()
@@ -102,7 +103,7 @@ func TestBlockFilesAcrossTheUpgrade(t *testing.T) {
 	}
 	for _, c := range []*Chain{ref, old} {
 		c.mu.Lock()
-		err := c.activateBestChain(new(Result), nil)
+		err := c.activateBestChain(context.Background(), new(Result), nil)
 		if err == nil {
 			err = c.flushLocked()
 		}

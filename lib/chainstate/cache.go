@@ -2,6 +2,7 @@ package chainstate
 
 import (
 	"cmp"
+	"context"
 	"encoding/binary"
 	"math"
 	"runtime/metrics"
@@ -74,7 +75,7 @@ const (
 )
 
 type cachedBlock struct {
-	n      *Node
+	n      *BlockNode
 	undo   []byte
 	undone bool // disconnected again before the flush: its undo data is deleted
 }
@@ -374,10 +375,24 @@ func (c *Chain) SetBulk(on bool) error {
 	return c.flushLocked()
 }
 
-// Flush writes every connected block's changes to the database now.
-func (c *Chain) Flush() error {
+// Flush writes every connected block's changes to the database now, in one atomic batch
+// after the background write in progress (if any) has ended. ctx bounds the wait for that
+// write and is looked at again before the new one: when it ends first, Flush returns its
+// error having written nothing of its own, so the database stays as it was and a later Flush
+// (or Close) writes the same changes.
+func (c *Chain) Flush(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if p := c.pending; p != nil {
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return c.flushLocked()
 }
 

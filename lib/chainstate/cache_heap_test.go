@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"testing"
@@ -27,7 +28,7 @@ func TestWriteCacheHeapBound(t *testing.T) {
 	}
 	run := func(heapMiB int, gcEvery int) []int {
 		// No block cache: its bound would add to the heap budget.
-		c, err := Open(t.TempDir(), params.Regtest, Options{WriteCacheMiB: 1 << 20, WriteCacheAge: time.Hour, CacheMiB: -1,
+		c, err := Open(context.Background(), t.TempDir(), params.Regtest, Options{WriteCacheMiB: 1 << 20, WriteCacheAge: time.Hour, CacheMiB: -1,
 			WriteCacheHeapMiB: heapMiB})
 		if err != nil {
 			t.Fatal(err)
@@ -41,7 +42,7 @@ func TestWriteCacheHeapBound(t *testing.T) {
 			if gcEvery > 0 && i%gcEvery == 0 {
 				runtime.GC()
 			}
-			if _, err := c.ProcessBlock(g.Block(name)); err != nil {
+			if _, err := c.ProcessBlock(context.Background(), g.Block(name)); err != nil {
 				t.Fatal(err)
 			}
 			settle(t, c)

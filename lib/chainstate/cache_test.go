@@ -28,17 +28,17 @@ func TestBulkMatchesPerBlockWrites(t *testing.T) {
 func testBulkMatchesPerBlockWrites(t *testing.T, background bool) {
 	opts := Options{Now: crashClock, Values: consensus.NominalValue{}}
 	ref, w := workedChain(t, 7, 300)
-	nodes := make([]*Node, 0, ref.index.len())
+	nodes := make([]*BlockNode, 0, ref.index.len())
 	for n := range ref.index.all() {
 		if n.Height > 0 {
 			nodes = append(nodes, n)
 		}
 	}
-	slices.SortFunc(nodes, func(a, b *Node) int { return int(a.seq) - int(b.seq) })
+	slices.SortFunc(nodes, func(a, b *BlockNode) int { return int(a.seq) - int(b.seq) })
 
 	dir := t.TempDir()
 
-	bulk, err := Open(dir, params.Regtest, opts)
+	bulk, err := Open(context.Background(), dir, params.Regtest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func testBulkMatchesPerBlockWrites(t *testing.T, background bool) {
 		t.Fatal(err)
 	}
 	// ref is replayed block by block too, so that both see the same sequence of tips.
-	replay, err := Open(t.TempDir(), params.Regtest, opts)
+	replay, err := Open(context.Background(), t.TempDir(), params.Regtest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,8 +67,8 @@ func testBulkMatchesPerBlockWrites(t *testing.T, background bool) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, werr := replay.ProcessBlock(b)
-			got, gerr := bulk.ProcessBlock(b)
+			want, werr := replay.ProcessBlock(context.Background(), b)
+			got, gerr := bulk.ProcessBlock(context.Background(), b)
 			if bulk.pending != nil && !bulk.pending.ended() {
 				pendingSeen++
 			}
@@ -161,7 +161,7 @@ func testBulkMatchesPerBlockWrites(t *testing.T, background bool) {
 	if err := bulk.Close(); err != nil {
 		t.Fatal(err)
 	}
-	again, err := Open(dir, params.Regtest, opts)
+	again, err := Open(context.Background(), dir, params.Regtest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func testBulkMatchesPerBlockWrites(t *testing.T, background bool) {
 // TestBulkWritesWhenDue: in bulk mode the write cache is written when it is older than
 // WriteCacheAge, and ending bulk mode writes it at once.
 func TestBulkWritesWhenDue(t *testing.T) {
-	c, err := Open(t.TempDir(), params.Regtest, Options{Now: crashClock, WriteCacheAge: time.Hour, Values: consensus.NominalValue{}})
+	c, err := Open(context.Background(), t.TempDir(), params.Regtest, Options{Now: crashClock, WriteCacheAge: time.Hour, Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"iter"
@@ -45,38 +46,39 @@ func storageErr(op string, err error) error {
 	return &StorageError{Op: op, Err: err}
 }
 
-// Node is one block in the block index. Hash, Header, Height, Work and Parent never change;
-// Status, Size and TxCount change under the chain's lock (read them through NodeStatus or
-// HeaderState).
+// BlockNode is one block in the block index (btcd's blockNode). Hash, Header, Height, Work
+// and Parent never change and may be read at any time; status, size and txCount change under
+// the chain's lock and are unexported so that nothing outside this package can read them
+// without it: readers take a HeaderState, a snapshot made under the lock.
 //
 // A header-only node holds a header accepted by ProcessBlockHeader whose block is not stored
 // yet. It lives in memory only, is never on the main chain nor a candidate tip, and its
-// children are header-only too (a block is stored only on a stored parent). Its Status is
-// StatusStored until it or an ancestor fails, and Size and TxCount are zero until its block
+// children are header-only too (a block is stored only on a stored parent). Its status is
+// StatusStored until it or an ancestor fails, and size and txCount are zero until its block
 // fills it in. NodeByHash and NodeStatus do not report header-only nodes; HeaderState does.
 //
-// A Node is kept small (176 bytes, one allocation, no pointers to other heap objects but
+// A BlockNode is kept small (176 bytes, one allocation, no pointers to other heap objects but
 // nodes): the index holds one per block of the chain, docs/chain.md ("Scale") projects it
 // to millions, and TestIndexBytesPerBlock bounds it. So the work is an inline 256-bit value,
 // the children a list through the nodes, and the header leaves out its previous-block hash,
 // which is Parent's (BlockHeader puts it back).
-type Node struct {
+type BlockNode struct {
 	Hash   types.Hash
 	Work   pow.Uint256 // cumulative work up to and including this block
 	Header NodeHeader  // the header but its PrevHash (see BlockHeader)
-	Parent *Node
+	Parent *BlockNode
 	Height uint64
 	seq    uint64 // arrival order, for the first-seen tie-break
 	// kid is the latest child in the index (header-only ones included), sib the next older
 	// child of Parent.
-	kid, sib   *Node
-	Size       uint32
-	TxCount    uint32
-	Status     Status
+	kid, sib   *BlockNode
+	size       uint32
+	txCount    uint32
+	status     Status
 	headerOnly bool // the block is not stored (see above)
 }
 
-// NodeHeader is a block header without its previous-block hash: a Node's Parent has it.
+// NodeHeader is a block header without its previous-block hash: a BlockNode's Parent has it.
 type NodeHeader struct {
 	MerkleRoot       types.Hash
 	Timestamp        uint64
@@ -87,7 +89,7 @@ type NodeHeader struct {
 
 // BlockHeader is the block's header, its PrevHash the parent's hash (zero for the genesis
 // block, which has no parent).
-func (n *Node) BlockHeader() types.BlockHeader {
+func (n *BlockNode) BlockHeader() types.BlockHeader {
 	h := types.BlockHeader{Version: n.Header.Version, MerkleRoot: n.Header.MerkleRoot,
 		Timestamp: n.Header.Timestamp, DifficultyTarget: n.Header.DifficultyTarget, Nonce: n.Header.Nonce}
 	if n.Parent != nil {
@@ -97,13 +99,13 @@ func (n *Node) BlockHeader() types.BlockHeader {
 }
 
 // setHeader sets n's header from h, but its PrevHash (n's Parent holds it).
-func (n *Node) setHeader(h *types.BlockHeader) {
+func (n *BlockNode) setHeader(h *types.BlockHeader) {
 	n.Header = NodeHeader{MerkleRoot: h.MerkleRoot, Timestamp: h.Timestamp, Nonce: h.Nonce,
 		Version: h.Version, DifficultyTarget: h.DifficultyTarget}
 }
 
 // WorkBig is n's cumulative work as a new *big.Int.
-func (n *Node) WorkBig() *big.Int { return n.Work.Big() }
+func (n *BlockNode) WorkBig() *big.Int { return n.Work.Big() }
 
 // Options tune a Chain.
 type Options struct {
@@ -149,8 +151,8 @@ type Chain struct {
 	index nodeIndex
 	// tips are the valid stored nodes without a valid child: the only ones that can have the
 	// most work, so the fork choice looks at them instead of the whole index.
-	tips  map[*Node]struct{}
-	main  []*Node // main chain by height
+	tips  map[*BlockNode]struct{}
+	main  []*BlockNode // main chain by height
 	stats Stats
 	seq   uint64
 	wc    writeCache // connected blocks not written yet (cache.go)
@@ -165,12 +167,15 @@ type Chain struct {
 	bulk          bool
 	// hdrs are the header-only nodes; bestHdr is the valid node (header-only or stored) with
 	// the most work, first seen on a tie (headers.go).
-	hdrs    map[*Node]struct{}
-	bestHdr *Node
+	hdrs    map[*BlockNode]struct{}
+	bestHdr *BlockNode
 }
 
-// Open opens (or creates) the chain database in dir.
-func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
+// Open opens (or creates) the chain database in dir. Loading the block index and finishing a
+// reorganisation a crash interrupted can take long; when ctx ends first, Open stops between
+// blocks, writes what it connected (one atomic write, as a flush), closes the database and
+// returns ctx's error: the store stays consistent and the next Open resumes.
+func Open(ctx context.Context, dir string, net *params.Network, opts Options) (*Chain, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -202,21 +207,21 @@ func Open(dir string, net *params.Network, opts Options) (*Chain, error) {
 		}
 		return nil, storageErr("open "+dir, err)
 	}
-	c := &Chain{net: net, db: db, opts: opts, wo: &opt.WriteOptions{Sync: opts.Sync}, index: newNodeIndex(), tips: make(map[*Node]struct{}),
-		hdrs: make(map[*Node]struct{}), coins: newCoinCache(opts.CoinCacheMiB)}
+	c := &Chain{net: net, db: db, opts: opts, wo: &opt.WriteOptions{Sync: opts.Sync}, index: newNodeIndex(), tips: make(map[*BlockNode]struct{}),
+		hdrs: make(map[*BlockNode]struct{}), coins: newCoinCache(opts.CoinCacheMiB)}
 	c.wc.reset()
 	if err := c.openBlockFiles(dir); err != nil {
 		db.Close()
 		return nil, err
 	}
-	if err := c.load(); err != nil {
+	if err := c.load(ctx); err != nil {
 		c.closeStorage()
 		return nil, err
 	}
 	// A crash between storing a block and connecting it leaves a stored branch with more work
 	// than the tip; connect it now rather than when (and if) a child of it arrives. A rule
 	// failure on the way marks the branch as it would have then.
-	err = c.activateBestChain(new(Result), nil)
+	err = c.activateBestChain(ctx, new(Result), nil)
 	if ferr := c.flushLocked(); ferr != nil {
 		err = ferr
 	}
@@ -289,8 +294,12 @@ func (c *Chain) SigCache() *consensus.SigCache { return c.opts.SigCache }
 // Network is the chain's network.
 func (c *Chain) Network() *params.Network { return c.net }
 
-// load reads the header index and the stats, or initialises the database with genesis.
-func (c *Chain) load() error {
+// loadCheckEvery is how many index records load reads between looks at its context.
+const loadCheckEvery = 1 << 16
+
+// load reads the header index and the stats, or initialises the database with genesis. It
+// stops early, changing nothing on disk, when ctx ends.
+func (c *Chain) load(ctx context.Context) error {
 	raw, err := c.db.Get([]byte(keyStats), nil)
 	if errors.Is(err, leveldb.ErrNotFound) {
 		return c.initGenesis()
@@ -304,11 +313,23 @@ func (c *Chain) load() error {
 		return storageErr("decode stats", err)
 	}
 	it := c.db.NewIterator(util.BytesPrefix([]byte{pfxIndex}), nil)
+	var cerr error
 	err = c.indexFrom(func(yield func([]byte) bool) {
-		for it.Next() && yield(it.Value()) {
+		for i := 0; it.Next(); i++ {
+			if i%loadCheckEvery == 0 {
+				if cerr = ctx.Err(); cerr != nil {
+					return
+				}
+			}
+			if !yield(it.Value()) {
+				return
+			}
 		}
 	})
 	it.Release()
+	if err == nil {
+		err = cerr
+	}
 	if err == nil {
 		err = storageErr("read index", it.Error())
 	}
@@ -325,7 +346,7 @@ func (c *Chain) load() error {
 
 // loadedNode is a decoded index record: the node and its parent's hash.
 type loadedNode struct {
-	n    *Node
+	n    *BlockNode
 	prev types.Hash
 }
 
@@ -377,8 +398,8 @@ func (c *Chain) linkIndex(nodes []loadedNode) error {
 }
 
 // setMain makes the main chain the path from genesis to tip.
-func (c *Chain) setMain(tip *Node) {
-	c.main = make([]*Node, tip.Height+1)
+func (c *Chain) setMain(tip *BlockNode) {
+	c.main = make([]*BlockNode, tip.Height+1)
 	for n := tip; n != nil; n = n.Parent {
 		c.main[n.Height] = n
 	}
@@ -386,8 +407,8 @@ func (c *Chain) setMain(tip *Node) {
 
 func (c *Chain) initGenesis() error {
 	g := c.net.GenesisBlock()
-	n := &Node{Hash: g.Hash(), Height: 0, Status: StatusValid,
-		Work: workOf(g.Header.DifficultyTarget), Size: uint32(g.SerializeSize()), TxCount: 1}
+	n := &BlockNode{Hash: g.Hash(), Height: 0, status: StatusValid,
+		Work: workOf(g.Header.DifficultyTarget), size: uint32(g.SerializeSize()), txCount: 1}
 	n.setHeader(&g.Header)
 	c.stats = Stats{TipHash: n.Hash, Height: 0, TxCount: 1}
 	b := new(leveldb.Batch)
@@ -405,7 +426,7 @@ func (c *Chain) initGenesis() error {
 		return storageErr("write genesis", err)
 	}
 	c.addNode(n)
-	c.main = []*Node{n}
+	c.main = []*BlockNode{n}
 	return nil
 }
 
@@ -423,7 +444,7 @@ func (c *Chain) Stats() Stats {
 }
 
 // Tip is the main chain's last block.
-func (c *Chain) Tip() *Node {
+func (c *Chain) Tip() *BlockNode {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.main[len(c.main)-1]
@@ -431,7 +452,7 @@ func (c *Chain) Tip() *Node {
 
 // NodeByHash is the block index entry of a stored block, or nil (also for a header-only
 // node: see HeaderState).
-func (c *Chain) NodeByHash(h types.Hash) *Node {
+func (c *Chain) NodeByHash(h types.Hash) *BlockNode {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if n := c.index.get(h); n != nil && !n.headerOnly {
@@ -441,7 +462,7 @@ func (c *Chain) NodeByHash(h types.Hash) *Node {
 }
 
 // NodeAt is the main-chain block at height, or nil.
-func (c *Chain) NodeAt(height uint64) *Node {
+func (c *Chain) NodeAt(height uint64) *BlockNode {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if height >= uint64(len(c.main)) {

@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -80,11 +81,11 @@ func TestInvalidBranchKeepsBestValidChain(t *testing.T) {
 	h.accept("b3", "a3") // equal work with a3: stays
 	h.Next("b4", "b3", nil)
 	h.reject("b4", consensus.ErrMissingInputs, "a3") // reorg attempt fails at b3
-	if n := h.c.NodeByHash(h.Block("b3").Hash()); n.Status != StatusInvalid {
-		t.Fatalf("b3 status %s", n.Status)
+	if n := h.c.NodeByHash(h.Block("b3").Hash()); n.status != StatusInvalid {
+		t.Fatalf("b3 status %s", n.status)
 	}
-	if n := h.c.NodeByHash(h.Block("b4").Hash()); n.Status != StatusInvalidParent {
-		t.Fatalf("b4 status %s", n.Status)
+	if n := h.c.NodeByHash(h.Block("b4").Hash()); n.status != StatusInvalidParent {
+		t.Fatalf("b4 status %s", n.status)
 	}
 	h.Next("b5", "b4", nil)
 	h.reject("b5", consensus.ErrInvalidAncestor, "a3")
@@ -94,12 +95,12 @@ func TestInvalidBranchKeepsBestValidChain(t *testing.T) {
 
 func TestLockedDataDir(t *testing.T) {
 	dir := t.TempDir()
-	c, err := Open(dir, params.Regtest, Options{Values: consensus.NominalValue{}})
+	c, err := Open(context.Background(), dir, params.Regtest, Options{Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	_, err = Open(dir, params.Regtest, Options{Values: consensus.NominalValue{}})
+	_, err = Open(context.Background(), dir, params.Regtest, Options{Values: consensus.NominalValue{}})
 	if !errors.Is(err, ErrLocked) {
 		t.Fatalf("second open: %v", err)
 	}
@@ -109,19 +110,19 @@ func TestLockedDataDir(t *testing.T) {
 func TestReopenResumes(t *testing.T) {
 	dir := t.TempDir()
 	g := chaingen.New(t, nil)
-	c, err := Open(dir, params.Regtest, Options{Values: consensus.NominalValue{}})
+	c, err := Open(context.Background(), dir, params.Regtest, Options{Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.Chain("a", "genesis", 5)
 	for i := 1; i <= 5; i++ {
-		if _, err := c.ProcessBlock(g.Block(fmt.Sprintf("a%d", i))); err != nil {
+		if _, err := c.ProcessBlock(context.Background(), g.Block(fmt.Sprintf("a%d", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	s := c.Stats()
 	c.Close()
-	c, err = Open(dir, params.Regtest, Options{Values: consensus.NominalValue{}})
+	c, err = Open(context.Background(), dir, params.Regtest, Options{Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestReopenResumes(t *testing.T) {
 	if c.Stats() != s || c.Tip().Hash != g.Block("a5").Hash() || c.NodeAt(3).Hash != g.Block("a3").Hash() {
 		t.Fatal("reopen lost state")
 	}
-	if _, err := Open(t.TempDir(), params.Testnet, Options{Values: consensus.NominalValue{}}); err != nil {
+	if _, err := Open(context.Background(), t.TempDir(), params.Testnet, Options{Values: consensus.NominalValue{}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -140,9 +141,9 @@ func storeOnly(t *testing.T, c *Chain, b *types.Block) {
 	t.Helper()
 	parent := c.index.get(b.Header.PrevHash)
 	c.seq++
-	n := &Node{Hash: b.Hash(), Height: parent.Height + 1, Status: StatusStored, Parent: parent,
-		Work: parent.Work.Add(workOf(b.Header.DifficultyTarget)), Size: uint32(b.SerializeSize()),
-		TxCount: uint32(len(b.Transactions)), seq: c.seq}
+	n := &BlockNode{Hash: b.Hash(), Height: parent.Height + 1, status: StatusStored, Parent: parent,
+		Work: parent.Work.Add(workOf(b.Header.DifficultyTarget)), size: uint32(b.SerializeSize()),
+		txCount: uint32(len(b.Transactions)), seq: c.seq}
 	n.setHeader(&b.Header)
 	batch := new(leveldb.Batch)
 	if err := c.storeBlock(batch, n.Hash, b.Bytes()); err != nil {
@@ -172,14 +173,14 @@ func TestReopenConnectsStoredBranch(t *testing.T) {
 	}
 	stats := h.c.Stats()
 	h.c.Close()
-	c, err := Open(h.dir, params.Regtest, h.c.opts)
+	c, err := Open(context.Background(), h.dir, params.Regtest, h.c.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.c = c
 	t.Cleanup(func() { c.Close() })
 	h.expectTip("a4")
-	if n := c.NodeByHash(h.Block("bad4").Hash()); n == nil || n.Status != StatusInvalid {
+	if n := c.NodeByHash(h.Block("bad4").Hash()); n == nil || n.status != StatusInvalid {
 		t.Fatalf("bad4: %+v", n)
 	}
 	if c.Stats().Height != stats.Height+1 {
@@ -196,7 +197,7 @@ func TestReopenConnectsStoredBranch(t *testing.T) {
 // (backward shifts included: keys share their tail, so many share a probe start).
 func TestNodeIndex(t *testing.T) {
 	x := newNodeIndex()
-	ref := make(map[types.Hash]*Node)
+	ref := make(map[types.Hash]*BlockNode)
 	key := func(i int) types.Hash {
 		var h types.Hash
 		h[0], h[1] = byte(i), byte(i>>8)
@@ -210,7 +211,7 @@ func TestNodeIndex(t *testing.T) {
 			x.del(h)
 			delete(ref, h)
 		} else {
-			n := &Node{Hash: h}
+			n := &BlockNode{Hash: h}
 			x.put(n)
 			ref[h] = n
 		}

@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
@@ -87,7 +88,7 @@ func countingGet(get stateGet, n *int) stateGet {
 // every link is a database read) and through Chain.ClusterOfAddress. reads/op is the number
 // of table reads, which depends on the depth, never on the cluster's size.
 func BenchmarkClusterMerge1M(b *testing.B) {
-	c, err := Open(b.TempDir(), params.Regtest, Options{})
+	c, err := Open(context.Background(), b.TempDir(), params.Regtest, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -170,13 +171,13 @@ func decayBenchSetup(b *testing.B) {
 		g := chaingen.New(b, nil)
 		g.Chain("a", "genesis", 100)
 		miner := g.Miner()
-		c, err := Open(b.TempDir(), params.Regtest, decayOptions(0))
+		c, err := Open(context.Background(), b.TempDir(), params.Regtest, decayOptions(0))
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer c.Close()
 		process := func(blk *types.Block) {
-			if _, err := c.ProcessBlock(blk); err != nil {
+			if _, err := c.ProcessBlock(context.Background(), blk); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -260,7 +261,7 @@ func BenchmarkConnectBlock1000Decay(b *testing.B) {
 			b.ResetTimer()
 			cpu := startThreadCPU(b)
 			for i := 0; i < b.N; i++ {
-				res, err := c.ProcessBlock(blk)
+				res, err := c.ProcessBlock(context.Background(), blk)
 				if err != nil || !res.IsTip {
 					b.Fatal(err)
 				}

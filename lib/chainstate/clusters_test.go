@@ -2,6 +2,7 @@ package chainstate
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -33,7 +34,7 @@ type dchain struct {
 func openDecayChain(t *testing.T, g *chaingen.Generator) *dchain {
 	t.Helper()
 	dir := t.TempDir()
-	c, err := Open(dir, params.Regtest, Options{Now: func() time.Time { return time.Unix(1<<40, 0) }})
+	c, err := Open(context.Background(), dir, params.Regtest, Options{Now: func() time.Time { return time.Unix(1<<40, 0) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func openDecayChain(t *testing.T, g *chaingen.Generator) *dchain {
 func (d *dchain) play(names ...string) {
 	d.t.Helper()
 	for _, name := range names {
-		if _, err := d.c.ProcessBlock(d.g.Block(name)); err != nil {
+		if _, err := d.c.ProcessBlock(context.Background(), d.g.Block(name)); err != nil {
 			d.t.Fatalf("block %s: %v", name, err)
 		}
 		checkInvariants(d.t, d.c)
@@ -75,7 +76,7 @@ func (d *dchain) tipIs(name string) {
 func (d *dchain) reject(name string, kind consensus.ErrorKind) {
 	d.t.Helper()
 	tip, stats := d.c.Tip(), d.c.Stats()
-	_, err := d.c.ProcessBlock(d.g.Block(name))
+	_, err := d.c.ProcessBlock(context.Background(), d.g.Block(name))
 	if !errors.Is(err, kind) {
 		d.t.Fatalf("block %s: got %v, want %s", name, err, kind)
 	}
@@ -588,7 +589,7 @@ func TestClusterMergesUndoneOnReorg(t *testing.T) {
 	if err := x.c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	re, err := Open(dir, params.Regtest, Options{Now: func() time.Time { return time.Unix(1<<40, 0) }})
+	re, err := Open(context.Background(), dir, params.Regtest, Options{Now: func() time.Time { return time.Unix(1<<40, 0) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/binary"
 	"fmt"
@@ -73,7 +74,7 @@ func benchAgentKey(i int) ed25519.PrivateKey {
 func directoryChain(b *testing.B, dir string, n int) *Chain {
 	b.Helper()
 	net := params.Regtest
-	c, err := Open(dir, net, Options{Now: conductBenchClock, Values: consensus.NominalValue{}})
+	c, err := Open(context.Background(), dir, net, Options{Now: conductBenchClock, Values: consensus.NominalValue{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func directoryChain(b *testing.B, dir string, n int) *Chain {
 		if err := types.SolveBlock(blk, 1<<32); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := c.ProcessBlock(blk); err != nil {
+		if _, err := c.ProcessBlock(context.Background(), blk); err != nil {
 			b.Fatalf("block %d: %v", height, err)
 		}
 		parent = blk
@@ -291,7 +292,7 @@ func BenchmarkConnectAgentBlock(b *testing.B) {
 			b.ResetTimer()
 			cpu := startThreadCPU(b)
 			for i := 0; i < b.N; i++ {
-				res, err := c.ProcessBlock(blk)
+				res, err := c.ProcessBlock(context.Background(), blk)
 				if err != nil || !res.IsTip {
 					b.Fatal(err)
 				}

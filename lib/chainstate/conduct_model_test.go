@@ -824,7 +824,7 @@ func (r *modelRun) block(parent string, m *condModel, submitInvalid bool) (strin
 		before := r.info()
 		name := r.nextName("bad")
 		b := r.g.Next(name, parent, append(slices.Clone(txs), tx))
-		_, err := r.c.ProcessBlock(b)
+		_, err := r.c.ProcessBlock(context.Background(), b)
 		if !errors.Is(err, kind) {
 			t.Errorf("seed %d height %d: %s (%s tx %s): the model refuses it with %s, the chain says %v",
 				r.seed, h, label, tx.Kind, tx.TxID(), kind, err)
@@ -853,7 +853,7 @@ func (r *modelRun) info() ConductInfo {
 
 func (r *modelRun) submit(name string) {
 	r.t.Helper()
-	if _, err := r.c.ProcessBlock(r.g.Block(name)); err != nil {
+	if _, err := r.c.ProcessBlock(context.Background(), r.g.Block(name)); err != nil {
 		r.t.Fatalf("seed %d: block %s (height %d), valid for the model, refused: %v", r.seed, name, r.g.Height(name), err)
 	}
 }
@@ -1017,7 +1017,7 @@ func (r *modelRun) reopen() {
 	if err := r.c.Close(); err != nil {
 		r.t.Fatal(err)
 	}
-	c, err := Open(r.dir, params.Regtest, r.opts)
+	c, err := Open(context.Background(), r.dir, params.Regtest, r.opts)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -1052,7 +1052,7 @@ func TestConductModel(t *testing.T) {
 	// Inputs are valued at their nominal value: this test is about conduct, and the model
 	// does not follow concentration decay (protocol §8), only the agent rules.
 	opts := Options{Now: func() time.Time { return time.Unix(1<<40, 0) }, Values: consensus.NominalValue{}}
-	c, err := Open(dir, params.Regtest, opts)
+	c, err := Open(context.Background(), dir, params.Regtest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1122,7 +1122,7 @@ func TestConductModel(t *testing.T) {
 
 	// A second chain that never saw a reorg or a refused block: the main chain replayed
 	// block by block into a fresh database has the same conduct hash.
-	fresh, err := Open(t.TempDir(), params.Regtest, opts)
+	fresh, err := Open(context.Background(), t.TempDir(), params.Regtest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1132,7 +1132,7 @@ func TestConductModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := fresh.ProcessBlock(b); err != nil {
+		if _, err := fresh.ProcessBlock(context.Background(), b); err != nil {
 			t.Fatalf("replay of height %d: %v", h, err)
 		}
 	}

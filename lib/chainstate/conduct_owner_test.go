@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -25,7 +26,7 @@ func TestSameOwnerEarnsNothing(t *testing.T) {
 		n++
 		name := fmt.Sprintf("b%d", n)
 		g.Next(name, tip, txs)
-		if _, err := h.c.ProcessBlock(g.Block(name)); err != nil {
+		if _, err := h.c.ProcessBlock(context.Background(), g.Block(name)); err != nil {
 			t.Fatalf("block %s: %v", name, err)
 		}
 		tip = name

@@ -9,7 +9,7 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-func (c *Chain) loadBlock(n *Node, cache map[types.Hash]blockWithIDs) (blockWithIDs, error) {
+func (c *Chain) loadBlock(n *BlockNode, cache map[types.Hash]blockWithIDs) (blockWithIDs, error) {
 	if bw, ok := cache[n.Hash]; ok {
 		return bw, nil
 	}
@@ -21,7 +21,7 @@ func (c *Chain) loadBlock(n *Node, cache map[types.Hash]blockWithIDs) (blockWith
 }
 
 // connect validates n's block against the UTXO set and connects it in one batch.
-func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBlock, error) {
+func (c *Chain) connect(n *BlockNode, cache map[types.Hash]blockWithIDs) (ConnectedBlock, error) {
 	bw, err := c.loadBlock(n, cache)
 	if err != nil {
 		return ConnectedBlock{}, err
@@ -36,7 +36,7 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 		Block: b, TxIDs: ids, Height: n.Height, MedianTimePast: medianTimePast(n.Parent),
 		PoolBefore: c.stats.Pool, Magic: c.net.Magic,
 		View:       newConnectView(c, memo),
-		SigWorkers: c.opts.SigWorkers, SkipSignatures: n.Status == StatusValid, SigCache: c.opts.SigCache,
+		SigWorkers: c.opts.SigWorkers, SkipSignatures: n.status == StatusValid, SigCache: c.opts.SigCache,
 	})
 	if err != nil {
 		return ConnectedBlock{}, err
@@ -111,7 +111,7 @@ func (c *Chain) connect(n *Node, cache map[types.Hash]blockWithIDs) (ConnectedBl
 	}
 	wc.blocks = append(wc.blocks, cachedBlock{n: n, undo: ub})
 	wc.bytes += len(ub) + blockCacheCost
-	n.Status = StatusValid
+	n.status = StatusValid
 	c.stats = next
 	c.main = append(c.main, n)
 	return ConnectedBlock{Block: b, Hash: n.Hash, Height: n.Height, TxIDs: ids}, nil

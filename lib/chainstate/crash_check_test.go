@@ -59,7 +59,7 @@ func (r *replayer) replay(t *testing.T, c *Chain) map[types.Outpoint]consensus.U
 		r.c = nil
 	}
 	if r.c == nil {
-		fresh, err := Open(t.TempDir(), params.Regtest, c.opts)
+		fresh, err := Open(context.Background(), t.TempDir(), params.Regtest, c.opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func (r *replayer) replay(t *testing.T, c *Chain) map[types.Outpoint]consensus.U
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := r.c.ProcessBlock(b)
+		res, err := r.c.ProcessBlock(context.Background(), b)
 		if err != nil || !res.IsTip || len(res.Disconnected) != 0 {
 			t.Fatalf("replay of height %d: %v", h, err)
 		}
@@ -144,8 +144,8 @@ func checkIndexes(t testing.TB, c *Chain, set map[types.Outpoint]consensus.UtxoE
 	}
 	for h := uint64(0); h <= tip.Height; h++ {
 		n := c.NodeAt(h)
-		if n.Status != StatusValid {
-			bad = append(bad, fmt.Sprintf("main-chain block %d has status %s", h, n.Status))
+		if n.status != StatusValid {
+			bad = append(bad, fmt.Sprintf("main-chain block %d has status %s", h, n.status))
 		}
 		if h < tip.Height-min(tip.Height, 10) {
 			continue // the tx index of the last blocks is enough (the count covers the rest)

@@ -2,6 +2,7 @@ package chainstate
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -52,7 +53,7 @@ func TestCrashRecovery(t *testing.T) {
 	dir := t.TempDir()
 
 	// Start with mature coinbases so that every child makes transfers from its first block.
-	c, err := Open(dir, params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
+	c, err := Open(context.Background(), dir, params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestCrashRecovery(t *testing.T) {
 			t.Fatalf("round %d: the worker ended by itself (%v) before the kill:\n%s", r, err, out.Bytes())
 		}
 
-		c, err := Open(dir, params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
+		c, err := Open(context.Background(), dir, params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
 		if err != nil {
 			t.Fatalf("round %d: reopen after kill -9 at %v: %v", r, delay, err)
 		}
@@ -127,7 +128,7 @@ func TestCrashRecovery(t *testing.T) {
 		tip := c.Tip()
 		if best := c.bestCandidate(); best != tip {
 			t.Errorf("round %d: reopened at tip %d %s, but stored block %d %s (%s) has more work",
-				r, tip.Height, tip.Hash, best.Height, best.Hash, best.Status)
+				r, tip.Height, tip.Hash, best.Height, best.Hash, best.status)
 		}
 		nodes, side := c.index.len(), sideValid(c)
 		cs := countConduct(t, c)
@@ -165,7 +166,7 @@ func TestCrashRecovery(t *testing.T) {
 func sideValid(c *Chain) int {
 	n := 0
 	for node := range c.index.all() {
-		if node.Status == StatusValid && !c.InMainChain(node.Hash) {
+		if node.status == StatusValid && !c.InMainChain(node.Hash) {
 			n++
 		}
 	}
@@ -216,7 +217,7 @@ func TestCrashWorker(t *testing.T) {
 	if bulk {
 		opts.WriteCacheAge = time.Duration(5+seed%40) * time.Millisecond
 	}
-	c, err := Open(dir, params.Regtest, opts)
+	c, err := Open(context.Background(), dir, params.Regtest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -200,7 +201,7 @@ func (w *crashWorker) txs(height, maxHeight uint64, n int, used map[types.Outpoi
 
 // block builds and solves a block on parent paying a random wallet the subsidy and the fees
 // (the decay pool stays empty with nominal values), now and then less a burned part.
-func (w *crashWorker) block(parent *Node, txs []*types.Transaction) *types.Block {
+func (w *crashWorker) block(parent *BlockNode, txs []*types.Transaction) *types.Block {
 	extra := make([]byte, 8)
 	for i := range extra {
 		extra[i] = byte(w.rng.Uint32())
@@ -214,8 +215,8 @@ func (w *crashWorker) block(parent *Node, txs []*types.Transaction) *types.Block
 }
 
 // process hands a block to the chain and keeps the pool up to date.
-func (w *crashWorker) process(b *types.Block) (*Node, error) {
-	res, err := w.c.ProcessBlock(b)
+func (w *crashWorker) process(b *types.Block) (*BlockNode, error) {
+	res, err := w.c.ProcessBlock(context.Background(), b)
 	if err != nil {
 		return nil, fmt.Errorf("block %s: %w", b.Hash(), err)
 	}
@@ -531,7 +532,7 @@ func (w *crashWorker) agentOps(height uint64, n int, used map[types.Outpoint]boo
 // the worker too.
 func workedChain(t *testing.T, seed, height uint64) (*Chain, *crashWorker) {
 	t.Helper()
-	c, err := Open(t.TempDir(), params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
+	c, err := Open(context.Background(), t.TempDir(), params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -556,7 +557,7 @@ func replayMain(t *testing.T, src, dst *Chain) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := dst.ProcessBlock(b); err != nil {
+		if _, err := dst.ProcessBlock(context.Background(), b); err != nil {
 			t.Fatal(err)
 		}
 	}

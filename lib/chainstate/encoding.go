@@ -155,33 +155,33 @@ func (s Status) String() string {
 }
 
 // indexRecord is the stored form of a node: fixed header, height, status, arrival sequence.
-func indexRecord(n *Node) []byte {
+func indexRecord(n *BlockNode) []byte {
 	w := bincode.NewWriter(make([]byte, 0, 104))
 	h := n.BlockHeader()
 	fixed := h.FixedBytes()
 	w.Raw(fixed[:])
 	w.U64(n.Height)
-	w.U8(uint8(n.Status))
+	w.U8(uint8(n.status))
 	w.U64(n.seq)
-	w.U32(n.Size)
-	w.U32(n.TxCount)
+	w.U32(n.size)
+	w.U32(n.txCount)
 	return w.Bytes()
 }
 
 // decodeIndexRecord decodes an index record into a node without its parent, and the parent's
 // hash.
-func decodeIndexRecord(b []byte) (*Node, types.Hash, error) {
+func decodeIndexRecord(b []byte) (*BlockNode, types.Hash, error) {
 	r := bincode.NewReader(b)
 	var fixed [types.HeaderSize]byte
 	r.Raw(fixed[:])
 	h := types.HeaderFromFixed(&fixed)
-	n := &Node{}
+	n := &BlockNode{}
 	n.setHeader(&h)
 	n.Height = r.U64()
-	n.Status = Status(r.U8())
+	n.status = Status(r.U8())
 	n.seq = r.U64()
-	n.Size = r.U32()
-	n.TxCount = r.U32()
+	n.size = r.U32()
+	n.txCount = r.U32()
 	if err := r.Finish(); err != nil {
 		return nil, types.Hash{}, err
 	}

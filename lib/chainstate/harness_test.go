@@ -2,6 +2,7 @@ package chainstate
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"sort"
 	"testing"
@@ -26,7 +27,7 @@ type chainRunner struct {
 var _ chaingen.Runner = (*chainRunner)(nil)
 
 func (r *chainRunner) ProcessBlock(b *types.Block) error {
-	r.res, r.err = r.c.ProcessBlock(b)
+	r.res, r.err = r.c.ProcessBlock(context.Background(), b)
 	return r.err
 }
 
@@ -47,7 +48,7 @@ func newHarness(t *testing.T) *harness { return newHarnessWith(t, Options{}) }
 func newHarnessWith(t *testing.T, opts Options) *harness {
 	dir := t.TempDir()
 	opts.Now, opts.Values = func() time.Time { return time.Unix(1<<40, 0) }, consensus.NominalValue{}
-	c, err := Open(dir, params.Regtest, opts)
+	c, err := Open(context.Background(), dir, params.Regtest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func flushForTest(t testing.TB, c *Chain) {
 	if !bulk && n != 0 {
 		t.Fatalf("%d connected blocks not written outside bulk mode", n)
 	}
-	if err := c.Flush(); err != nil {
+	if err := c.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -159,7 +160,7 @@ func utxoSet(t testing.TB, c *Chain) map[types.Outpoint]consensus.UtxoEntry {
 // its UTXO set.
 func replaySet(t *testing.T, c *Chain) map[types.Outpoint]consensus.UtxoEntry {
 	t.Helper()
-	fresh, err := Open(t.TempDir(), params.Regtest, c.opts)
+	fresh, err := Open(context.Background(), t.TempDir(), params.Regtest, c.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func replaySet(t *testing.T, c *Chain) map[types.Outpoint]consensus.UtxoEntry {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := fresh.ProcessBlock(b); err != nil {
+		if _, err := fresh.ProcessBlock(context.Background(), b); err != nil {
 			t.Fatalf("replay of height %d: %v", h, err)
 		}
 	}

@@ -20,23 +20,31 @@ const DefaultMaxHeaders = 100_000
 // tip). It is not a rule violation: the header may be offered again later.
 var ErrTooManyHeaders = errors.New("too many headers ahead of the stored blocks")
 
-// HeaderState is what the block index knows of a header.
+// HeaderState is what the block index knows of a header: a value snapshot of one BlockNode,
+// taken under the chain's lock, so that a reader sees the state that changes when blocks
+// connect or fail (status, size, transaction count, main-chain membership) as of one moment
+// and never reads it unlocked. The zero value means the header is unknown.
 type HeaderState struct {
-	Node      *Node // nil when the header is unknown
-	HaveBlock bool  // the block is stored (false for a header-only node)
-	Invalid   bool  // the block or one of its ancestors failed validation
+	Node      *BlockNode // nil when the header is unknown
+	HaveBlock bool       // the block is stored (false for a header-only node)
+	Invalid   bool       // the block or one of its ancestors failed validation
+	Status    Status
+	Size      uint32 // the block's serialized size (zero while header-only)
+	TxCount   uint32 // the block's transactions (zero while header-only)
+	MainChain bool   // the block is on the main chain
+	TipHeight uint64 // the main chain's tip height at the moment of the snapshot
 }
 
 // HeadersResult is what ProcessBlockHeaders did.
 type HeadersResult struct {
 	// Last is the node of the last header accepted or already known (nil when the first
 	// header failed).
-	Last *Node
+	Last *BlockNode
 	// Done counts the headers accepted or already known, from the first; New those of them
 	// added to the index.
 	Done, New int
 	// Best is the best header afterwards (see BestHeader).
-	Best *Node
+	Best *BlockNode
 }
 
 // ProcessBlockHeader accepts a header into the block index as a header-only node, after
@@ -72,10 +80,10 @@ func (c *Chain) ProcessBlockHeaders(hs []types.BlockHeader) (HeadersResult, erro
 	return res, nil
 }
 
-func (c *Chain) acceptHeader(h *types.BlockHeader) (*Node, bool, error) {
+func (c *Chain) acceptHeader(h *types.BlockHeader) (*BlockNode, bool, error) {
 	hash := h.Hash()
 	if n := c.index.get(hash); n != nil {
-		if n.Status >= StatusInvalid {
+		if n.status >= StatusInvalid {
 			return nil, false, ruleErr(consensus.ErrKnownInvalid, "header %s is of an invalid block", hash)
 		}
 		return n, false, nil
@@ -90,7 +98,7 @@ func (c *Chain) acceptHeader(h *types.BlockHeader) (*Node, bool, error) {
 	if parent == nil {
 		return nil, false, ruleErr(consensus.ErrUnknownParent, "header %s: parent %s is unknown", hash, h.PrevHash)
 	}
-	if parent.Status >= StatusInvalid {
+	if parent.status >= StatusInvalid {
 		return nil, false, ruleErr(consensus.ErrInvalidAncestor, "header %s builds on invalid block %s", hash, parent.Hash)
 	}
 	if err := c.checkHeaderContext(h, parent); err != nil {
@@ -103,33 +111,41 @@ func (c *Chain) acceptHeader(h *types.BlockHeader) (*Node, bool, error) {
 		}
 	}
 	c.seq++
-	n := &Node{Hash: hash, Height: parent.Height + 1, Status: StatusStored, Parent: parent,
+	n := &BlockNode{Hash: hash, Height: parent.Height + 1, status: StatusStored, Parent: parent,
 		Work: parent.Work.Add(workOf(h.DifficultyTarget)), seq: c.seq, headerOnly: true}
 	n.setHeader(h)
 	c.addNode(n)
 	return n, true, nil
 }
 
-// HeaderState looks a header up in the block index, header-only nodes included.
+// HeaderState looks a header up in the block index, header-only nodes included, and
+// snapshots it.
 func (c *Chain) HeaderState(h types.Hash) HeaderState {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	n := c.index.get(h)
+	return c.headerStateLocked(c.index.get(h))
+}
+
+// headerStateLocked is n's snapshot (the zero value for nil); c.mu is held.
+func (c *Chain) headerStateLocked(n *BlockNode) HeaderState {
 	if n == nil {
 		return HeaderState{}
 	}
-	return HeaderState{Node: n, HaveBlock: !n.headerOnly, Invalid: n.Status >= StatusInvalid}
+	tip := uint64(len(c.main) - 1)
+	return HeaderState{Node: n, HaveBlock: !n.headerOnly, Invalid: n.status >= StatusInvalid,
+		Status: n.status, Size: n.size, TxCount: n.txCount,
+		MainChain: n.Height <= tip && c.main[n.Height] == n, TipHeight: tip}
 }
 
 // BestHeader is the valid header with the most cumulative work, header-only or stored (the
 // first seen on a tie), or the tip when none has more work than it.
-func (c *Chain) BestHeader() *Node {
+func (c *Chain) BestHeader() *BlockNode {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.bestHeaderLocked()
 }
 
-func (c *Chain) bestHeaderLocked() *Node {
+func (c *Chain) bestHeaderLocked() *BlockNode {
 	tip := c.main[len(c.main)-1]
 	if b := c.bestHdr; b != nil && b.Work.Cmp(tip.Work) > 0 {
 		return b
@@ -148,10 +164,10 @@ func (c *Chain) HeaderLocator() []types.Hash {
 // BlocksToFetch lists the header-only ancestors of the best header, itself included, lowest
 // first: the blocks to download, in the order they can be stored. The first one's parent is
 // stored.
-func (c *Chain) BlocksToFetch() []*Node {
+func (c *Chain) BlocksToFetch() []*BlockNode {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	var path []*Node
+	var path []*BlockNode
 	for n := c.bestHeaderLocked(); n.headerOnly; n = n.Parent {
 		path = append(path, n)
 	}
@@ -175,15 +191,15 @@ func (c *Chain) InvalidateHeader(h types.Hash) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := c.index.get(h)
-	if n == nil || !n.headerOnly || n.Status >= StatusInvalid {
+	if n == nil || !n.headerOnly || n.status >= StatusInvalid {
 		return nil
 	}
 	return c.markInvalid(n) // writes nothing: n's subtree is header-only
 }
 
 // noteHeader makes a new valid node the best header when it has more work.
-func (c *Chain) noteHeader(n *Node) {
-	if n.Status < StatusInvalid && (c.bestHdr == nil || n.Work.Cmp(c.bestHdr.Work) > 0) {
+func (c *Chain) noteHeader(n *BlockNode) {
+	if n.status < StatusInvalid && (c.bestHdr == nil || n.Work.Cmp(c.bestHdr.Work) > 0) {
 		c.bestHdr = n
 	}
 }
@@ -192,8 +208,8 @@ func (c *Chain) noteHeader(n *Node) {
 // work among the valid tips and header-only nodes, the first seen on a tie.
 func (c *Chain) recomputeBestHeader() {
 	c.bestHdr = nil
-	consider := func(n *Node) {
-		if n.Status >= StatusInvalid {
+	consider := func(n *BlockNode) {
+		if n.status >= StatusInvalid {
 			return
 		}
 		if b := c.bestHdr; b == nil || n.Work.Cmp(b.Work) > 0 || n.Work.Cmp(b.Work) == 0 && n.seq < b.seq {
@@ -215,16 +231,16 @@ func (c *Chain) recomputeBestHeader() {
 // without a valid descendant (or self) that has more work than the tip.
 func (c *Chain) pruneHeaders() {
 	tipWork := c.main[len(c.main)-1].Work
-	keep := make(map[*Node]bool)
+	keep := make(map[*BlockNode]bool)
 	for n := range c.hdrs {
-		if n.Status >= StatusInvalid || n.Work.Cmp(tipWork) <= 0 {
+		if n.status >= StatusInvalid || n.Work.Cmp(tipWork) <= 0 {
 			continue
 		}
 		for m := n; m.headerOnly && !keep[m]; m = m.Parent {
 			keep[m] = true
 		}
 	}
-	var gone []*Node
+	var gone []*BlockNode
 	for n := range c.hdrs {
 		if !keep[n] {
 			gone = append(gone, n)

@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"errors"
 	"math/big"
 	"path/filepath"
@@ -20,7 +21,7 @@ func openHeaderChain(t *testing.T, opts Options) (*Chain, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "db")
 	opts.Now = func() time.Time { return headerClock }
-	c, err := Open(dir, params.Regtest, opts)
+	c, err := Open(context.Background(), dir, params.Regtest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func wantRule(t *testing.T, err error, kind consensus.ErrorKind) {
 
 func mustBlock(t *testing.T, c *Chain, b *types.Block) *Result {
 	t.Helper()
-	res, err := c.ProcessBlock(b)
+	res, err := c.ProcessBlock(context.Background(), b)
 	if err != nil {
 		t.Fatalf("block %s: %v", b.Hash(), err)
 	}
@@ -150,7 +151,7 @@ func TestProcessBlockHeaderRejected(t *testing.T) {
 			t.Fatalf("%s: the header entered the index", tc.name)
 		}
 		// The block meets the same rules.
-		_, berr := c.ProcessBlock(tc.b)
+		_, berr := c.ProcessBlock(context.Background(), tc.b)
 		wantRule(t, berr, tc.kind)
 	}
 	if n, _ := c.HeaderCount(); n != 0 {
@@ -171,11 +172,11 @@ func TestProcessBlockHeaderRejected(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.ProcessBlock(bad); !errors.Is(err, consensus.ErrBadCoinbaseValue) {
+	if _, err := c.ProcessBlock(context.Background(), bad); !errors.Is(err, consensus.ErrBadCoinbaseValue) {
 		t.Fatalf("bad block: %v", err)
 	}
 	for _, b := range above {
-		if st := c.HeaderState(b.Hash()); !st.Invalid || st.Node.Status != StatusInvalidParent {
+		if st := c.HeaderState(b.Hash()); !st.Invalid || st.Node.status != StatusInvalidParent {
 			t.Fatalf("header-only descendant of an invalid block: %+v", st)
 		}
 	}
@@ -203,7 +204,7 @@ func TestBlockFillsHeaderOnlyNode(t *testing.T) {
 		}
 	}
 	// A block whose parent is header-only waits (the caller keeps it as an orphan).
-	if _, err := c.ProcessBlock(bs[1]); !errors.Is(err, consensus.ErrUnknownParent) {
+	if _, err := c.ProcessBlock(context.Background(), bs[1]); !errors.Is(err, consensus.ErrUnknownParent) {
 		t.Fatalf("block on a header-only parent: %v", err)
 	}
 	res := mustBlock(t, c, bs[0])
@@ -211,10 +212,10 @@ func TestBlockFillsHeaderOnlyNode(t *testing.T) {
 		t.Fatal("the filled block is not the tip")
 	}
 	st := c.HeaderState(bs[0].Hash())
-	if !st.HaveBlock || st.Node.Status != StatusValid || st.Node.TxCount != 1 || c.NodeByHash(bs[0].Hash()) != st.Node {
+	if !st.HaveBlock || st.Node.status != StatusValid || st.Node.txCount != 1 || c.NodeByHash(bs[0].Hash()) != st.Node {
 		t.Fatalf("filled node %+v", st)
 	}
-	if _, err := c.ProcessBlock(bs[0]); !errors.Is(err, consensus.ErrDuplicateBlock) {
+	if _, err := c.ProcessBlock(context.Background(), bs[0]); !errors.Is(err, consensus.ErrDuplicateBlock) {
 		t.Fatalf("the block again: %v", err)
 	}
 	if path := c.BlocksToFetch(); len(path) != 3 || path[0].Hash != bs[1].Hash() {
@@ -227,7 +228,7 @@ func TestBlockFillsHeaderOnlyNode(t *testing.T) {
 	}
 	// Header-only nodes live in memory only.
 	c.Close()
-	c2, err := Open(dir, params.Regtest, Options{Now: func() time.Time { return headerClock }, Values: consensus.NominalValue{}})
+	c2, err := Open(context.Background(), dir, params.Regtest, Options{Now: func() time.Time { return headerClock }, Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func TestHeaderOnlyNeverTip(t *testing.T) {
 	if c.BestHeader().Hash != b[2].Hash() {
 		t.Fatal("best header after InvalidateHeader")
 	}
-	wantRule(t, func() error { _, err := c.ProcessBlock(b[3]); return err }(), consensus.ErrKnownInvalid)
+	wantRule(t, func() error { _, err := c.ProcessBlock(context.Background(), b[3]); return err }(), consensus.ErrKnownInvalid)
 }
 
 func TestHeaderLimit(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 // them.
 func indexRecords(net *params.Network, n int) [][]byte {
 	g := net.GenesisBlock()
-	gn := &Node{Hash: g.Hash(), Height: 0, Status: StatusValid, Size: uint32(g.SerializeSize()), TxCount: 1}
+	gn := &BlockNode{Hash: g.Hash(), Height: 0, status: StatusValid, size: uint32(g.SerializeSize()), txCount: 1}
 	gn.setHeader(&g.Header)
 	recs := [][]byte{indexRecord(gn)}
 	prev := gn.Hash
@@ -22,8 +22,8 @@ func indexRecords(net *params.Network, n int) [][]byte {
 		hd.Timestamp += 60
 		hd.Nonce = uint64(i)
 		hd.MerkleRoot[0], hd.MerkleRoot[1], hd.MerkleRoot[2] = byte(i), byte(i>>8), byte(i>>16)
-		nd := &Node{Height: uint64(i), Status: StatusValid, seq: uint64(i), Size: 250_000, TxCount: 1000,
-			Parent: &Node{Hash: prev}}
+		nd := &BlockNode{Height: uint64(i), status: StatusValid, seq: uint64(i), size: 250_000, txCount: 1000,
+			Parent: &BlockNode{Hash: prev}}
 		nd.setHeader(&hd)
 		recs = append(recs, indexRecord(nd))
 		prev = hd.Hash()
@@ -34,7 +34,7 @@ func indexRecords(net *params.Network, n int) [][]byte {
 // loadIndex builds the block index from records the way load does and returns the chain
 // holding it.
 func loadIndex(net *params.Network, recs [][]byte) (*Chain, error) {
-	c := &Chain{net: net, index: newNodeIndex(), tips: make(map[*Node]struct{}), hdrs: make(map[*Node]struct{})}
+	c := &Chain{net: net, index: newNodeIndex(), tips: make(map[*BlockNode]struct{}), hdrs: make(map[*BlockNode]struct{})}
 	if err := c.indexFrom(slices.Values(recs)); err != nil {
 		return nil, err
 	}
@@ -68,20 +68,20 @@ func IndexBytesPerBlock(net *params.Network, n int) (float64, error) {
 	return float64(c.IndexBytes()) / float64(n), nil
 }
 
-// IndexBytes counts the memory of the chain's in-memory block index: each Node's allocation
+// IndexBytes counts the memory of the chain's in-memory block index: each BlockNode's allocation
 // (its size rounded up to the allocator's size class), the hash index's slot table and the
 // main chain's slice, at their capacity. The tip and header-only sets hold a handful of
 // entries and are left out.
 func (c *Chain) IndexBytes() int64 {
-	ptr := int64(unsafe.Sizeof((*Node)(nil)))
+	ptr := int64(unsafe.Sizeof((*BlockNode)(nil)))
 	return int64(c.index.n)*nodeAllocBytes + int64(cap(c.index.slots))*ptr + int64(cap(c.main))*ptr
 }
 
-// nodeAllocBytes is what one Node takes on the heap: its size rounded up to the Go
+// nodeAllocBytes is what one BlockNode takes on the heap: its size rounded up to the Go
 // allocator's size class (the classes below 512 bytes, runtime/sizeclasses.go; stable since
 // Go 1.5 apart from 24 and 48 added long ago). TestIndexBytesPerBlock checks the count built on
 // it against the heap.
-var nodeAllocBytes = sizeClass(int64(unsafe.Sizeof(Node{})))
+var nodeAllocBytes = sizeClass(int64(unsafe.Sizeof(BlockNode{})))
 
 func sizeClass(size int64) int64 {
 	for _, c := range []int64{8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224,
@@ -90,5 +90,5 @@ func sizeClass(size int64) int64 {
 			return c
 		}
 	}
-	return (size + 127) &^ 127 // not reached by Node; close enough above 512
+	return (size + 127) &^ 127 // not reached by BlockNode; close enough above 512
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/cointoolkit/coin/lib/params"
 )
 
-// maxIndexBytesPerBlock bounds the memory of the in-memory block index per block (the Node,
+// maxIndexBytesPerBlock bounds the memory of the in-memory block index per block (the BlockNode,
 // its slot in the hash index and in the main chain). docs/chain.md ("Scale") projects it to
 // 5,000,000 blocks against the node's 1 GiB budget: 220 B is 1.02 GiB there; the figure
 // measured when this bound was set was well under it (see the doc).
@@ -24,7 +24,7 @@ const maxIndexBytesPerBlock = 220
 const indexChildEnv = "COIN_INDEX_HEAP_CHILD"
 
 // TestIndexBytesPerBlock: the counted figure (IndexBytesPerBlock) is positive, at least a
-// Node per block, at most maxIndexBytesPerBlock, and within 10% of the heap growth of loading
+// BlockNode per block, at most maxIndexBytesPerBlock, and within 10% of the heap growth of loading
 // the index measured in a child process that does nothing else. Over 100,000 blocks
 // (COIN_INDEX_BLOCKS sets another count).
 func TestIndexBytesPerBlock(t *testing.T) {
@@ -41,8 +41,8 @@ func TestIndexBytesPerBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("block index: %.1f bytes per block over %d blocks; %.0f MiB at 5,000,000 blocks", per, n, per*5e6/(1<<20))
-	if min := float64(unsafe.Sizeof(Node{})); per < min {
-		t.Errorf("block index counted at %.1f bytes per block, less than a Node (%.0f)", per, min)
+	if min := float64(unsafe.Sizeof(BlockNode{})); per < min {
+		t.Errorf("block index counted at %.1f bytes per block, less than a BlockNode (%.0f)", per, min)
 	}
 	if per > maxIndexBytesPerBlock {
 		t.Errorf("block index takes %.1f bytes per block, more than %d", per, maxIndexBytesPerBlock)
@@ -65,7 +65,7 @@ func TestIndexBytesPerBlock(t *testing.T) {
 	}
 	t.Logf("heap growth of loading it in a process of its own: %.1f bytes per block", heap)
 	if heap <= 0 || heap < per*0.9 || heap > per*1.1 {
-		t.Errorf("counted %.1f bytes per block, the heap grew %.1f: the count misses a part of the index or the Node's size class", per, heap)
+		t.Errorf("counted %.1f bytes per block, the heap grew %.1f: the count misses a part of the index or the BlockNode's size class", per, heap)
 	}
 }
 

@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 // data backwards, flushing in between at random. After every undo the stored tables, secondary
 // index included, must equal the state before that block, key for key.
 func TestJournalUndoesAnyChange(t *testing.T) {
-	c, err := Open(t.TempDir(), params.Regtest, Options{})
+	c, err := Open(context.Background(), t.TempDir(), params.Regtest, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 
 // toLegacyUndo rewrites the journal undo data of main-chain block n as a version before the
 // journal wrote it: the stats before the block and the entries of all its inputs, in order.
-func toLegacyUndo(t *testing.T, c *Chain, n *Node) {
+func toLegacyUndo(t *testing.T, c *Chain, n *BlockNode) {
 	t.Helper()
 	raw, _, err := c.undoBytes(n.Hash)
 	if err != nil {
@@ -118,7 +119,7 @@ func rawTable(t *testing.T, c *Chain, pfx byte) map[string]string {
 func TestLegacyUndoDisconnects(t *testing.T) {
 	opts := Options{Now: crashClock, Values: consensus.NominalValue{}}
 	open := func() *Chain {
-		c, err := Open(t.TempDir(), params.Regtest, opts)
+		c, err := Open(context.Background(), t.TempDir(), params.Regtest, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,7 +24,7 @@ func (c *Chain) LocatorFrom(h types.Hash) []types.Hash {
 	return c.locatorFrom(n)
 }
 
-func (c *Chain) locatorFrom(n *Node) []types.Hash {
+func (c *Chain) locatorFrom(n *BlockNode) []types.Hash {
 	out := make([]types.Hash, 0, 32)
 	step := uint64(1)
 	for n != nil {
@@ -46,13 +46,13 @@ func (c *Chain) locatorFrom(n *Node) []types.Hash {
 
 // FindFork is the first block of the locator that is on the main chain, or genesis when
 // none is.
-func (c *Chain) FindFork(locator []types.Hash) *Node {
+func (c *Chain) FindFork(locator []types.Hash) *BlockNode {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.findFork(locator)
 }
 
-func (c *Chain) findFork(locator []types.Hash) *Node {
+func (c *Chain) findFork(locator []types.Hash) *BlockNode {
 	for _, h := range locator {
 		n := c.index.get(h)
 		if n != nil && n.Height < uint64(len(c.main)) && c.main[n.Height] == n {
@@ -79,14 +79,14 @@ func (c *Chain) HeadersAfter(locator []types.Hash, stop types.Hash, max int) []t
 }
 
 // NodeStatus is the block index entry of a stored block with its status read under the lock
-// (the status of a *Node changes when blocks connect or fail). It reports false for an
+// (the status of a *BlockNode changes when blocks connect or fail). It reports false for an
 // unknown block and for a header-only node (see HeaderState).
-func (c *Chain) NodeStatus(h types.Hash) (*Node, Status, bool) {
+func (c *Chain) NodeStatus(h types.Hash) (*BlockNode, Status, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	n := c.index.get(h)
 	if n == nil || n.headerOnly {
 		return nil, 0, false
 	}
-	return n, n.Status, true
+	return n, n.status, true
 }

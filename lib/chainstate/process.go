@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -36,13 +37,22 @@ func ruleErr(kind consensus.ErrorKind, format string, args ...any) error {
 // keep it as an orphan); one already stored fails with consensus.ErrDuplicateBlock. A block
 // whose header was accepted before (ProcessBlockHeader) fills that header-only node in: its
 // header's context was checked then.
-func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
+//
+// ctx bounds the reorganisation: when it ends, ProcessBlock stops between two blocks (each
+// block is connected or disconnected whole), writes what it did, and returns the Result so
+// far with ctx's error. The chain is then on a consistent tip that may have less work than
+// a stored branch; the next ProcessBlock or Open moves on to it. A ctx that ended before
+// the lock was taken changes nothing.
+func (c *Chain) ProcessBlock(ctx context.Context, b *types.Block) (*Result, error) {
 	hash := b.Hash()
 	size := b.SerializeSize()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	n := c.index.get(hash)
-	if n != nil && n.Status >= StatusInvalid {
+	if n != nil && n.status >= StatusInvalid {
 		return nil, ruleErr(consensus.ErrKnownInvalid, "block %s is known to be invalid", hash)
 	}
 	if n != nil && !n.headerOnly {
@@ -60,7 +70,7 @@ func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 		return nil, ruleErr(consensus.ErrUnknownParent, "block %s: parent %s is not stored", hash, n.Parent.Hash)
 	}
 	c.seq++
-	n.seq, n.Size, n.TxCount = c.seq, uint32(size), uint32(len(b.Transactions))
+	n.seq, n.size, n.txCount = c.seq, uint32(size), uint32(len(b.Transactions))
 	fill := n.headerOnly
 	n.headerOnly = false // for indexRecord; restored below when the write fails
 	batch := new(leveldb.Batch)
@@ -81,12 +91,12 @@ func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 	}
 	res := &Result{Hash: hash, Height: n.Height}
 	cache := map[types.Hash]blockWithIDs{hash: {b, ids}}
-	err = c.activateBestChain(res, cache)
+	err = c.activateBestChain(ctx, res, cache)
 	if ferr := c.flushDue(); ferr != nil {
 		err = ferr
 	}
 	res.IsTip = c.main[len(c.main)-1] == n
-	if err == nil && n.Status >= StatusInvalid {
+	if err == nil && n.status >= StatusInvalid {
 		err = errors.New("block is invalid") // cannot happen: its own failure is returned
 	}
 	return res, err
@@ -94,18 +104,18 @@ func (c *Chain) ProcessBlock(b *types.Block) (*Result, error) {
 
 // newBlockNode checks a new block's header in its place (the parent stored and valid, target,
 // timestamps) and returns its node, not yet in the index.
-func (c *Chain) newBlockNode(b *types.Block, hash types.Hash) (*Node, error) {
+func (c *Chain) newBlockNode(b *types.Block, hash types.Hash) (*BlockNode, error) {
 	parent := c.index.get(b.Header.PrevHash)
 	if parent == nil || parent.headerOnly {
 		return nil, ruleErr(consensus.ErrUnknownParent, "block %s: parent %s is unknown", hash, b.Header.PrevHash)
 	}
-	if parent.Status >= StatusInvalid {
+	if parent.status >= StatusInvalid {
 		return nil, ruleErr(consensus.ErrInvalidAncestor, "block %s builds on invalid block %s", hash, parent.Hash)
 	}
 	if err := c.checkHeaderContext(&b.Header, parent); err != nil {
 		return nil, err
 	}
-	n := &Node{Hash: hash, Height: parent.Height + 1, Status: StatusStored, Parent: parent,
+	n := &BlockNode{Hash: hash, Height: parent.Height + 1, status: StatusStored, Parent: parent,
 		Work: parent.Work.Add(workOf(b.Header.DifficultyTarget))}
 	n.setHeader(&b.Header)
 	return n, nil
@@ -114,7 +124,7 @@ func (c *Chain) newBlockNode(b *types.Block, hash types.Hash) (*Node, error) {
 // checkHeaderContext applies the rules of a header's place on parent: the target the
 // retarget rule expects, a timestamp after the median time past and not too far ahead of
 // the clock.
-func (c *Chain) checkHeaderContext(h *types.BlockHeader, parent *Node) error {
+func (c *Chain) checkHeaderContext(h *types.BlockHeader, parent *BlockNode) error {
 	hc := consensus.HeaderContext{Height: parent.Height + 1, ExpectedTarget: c.nextTarget(parent),
 		MedianTimePast: medianTimePast(parent), Now: uint64(c.opts.Now().Unix()), MaxFutureDrift: c.net.MaxFutureDrift}
 	return consensus.CheckHeaderContext(h, hc)
@@ -127,8 +137,9 @@ type blockWithIDs struct {
 
 // activateBestChain reorganises to the most-work valid chain. When a block on the way fails,
 // it and its descendants are marked invalid and the search starts again; the error of the
-// first failure is returned.
-func (c *Chain) activateBestChain(res *Result, cache map[types.Hash]blockWithIDs) error {
+// first failure is returned. It looks at ctx before each block it disconnects or connects
+// and returns ctx's error when ctx has ended (what it did so far stays: see ProcessBlock).
+func (c *Chain) activateBestChain(ctx context.Context, res *Result, cache map[types.Hash]blockWithIDs) error {
 	var firstErr error
 	for {
 		target := c.bestCandidate()
@@ -142,18 +153,24 @@ func (c *Chain) activateBestChain(res *Result, cache map[types.Hash]blockWithIDs
 			fork = fork.Parent
 		}
 		for c.main[len(c.main)-1] != fork {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			cb, err := c.disconnectTip()
 			if err != nil {
 				return err
 			}
 			res.Disconnected = append(res.Disconnected, cb)
 		}
-		path := make([]*Node, 0, target.Height-fork.Height)
+		path := make([]*BlockNode, 0, target.Height-fork.Height)
 		for n := target; n != fork; n = n.Parent {
 			path = append(path, n)
 		}
 		failed := false
 		for i := len(path) - 1; i >= 0; i-- {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			cb, err := c.connect(path[i], cache)
 			if err != nil {
 				if !consensus.IsRuleError(err) {

@@ -134,7 +134,7 @@ func TestScenarioTamperedSideBranch(t *testing.T) {
 			g.Next("b102", "a101", txs(s.spendTx("s1", "a1", 0, 1000, 2)))
 			g.Clone("b102-bad", "b102").Transactions[1].Inputs[0].Signature[0] ^= 1
 		}).Checked(func(g *G) {
-			if n := s.c.NodeByHash(g.Block("b102").Hash()); n == nil || n.Status != StatusStored {
+			if n := s.c.NodeByHash(g.Block("b102").Hash()); n == nil || n.status != StatusStored {
 				t.Fatalf("b102 should be stored aside: %+v", n)
 			}
 		})),

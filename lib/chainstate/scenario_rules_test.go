@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -249,8 +250,8 @@ func testScenario(t *testing.T, bulk bool) {
 		accept("a140", "a140").Built(func(g *G) {
 			g.Next("a140", "a139", s.bigBlockTxs(bigFrom), func(b *types.Block) { sizeTo(t, s, b, consensus.MaxBlockSize) })
 		}).Checked(func(*G) {
-			if n := s.c.Tip(); n.Size != consensus.MaxBlockSize {
-				t.Fatalf("tip size %d", n.Size)
+			if n := s.c.Tip(); n.size != consensus.MaxBlockSize {
+				t.Fatalf("tip size %d", n.size)
 			}
 		}),
 		// The clock's edge: regtest's two hours ahead is allowed.
@@ -268,7 +269,7 @@ func testScenario(t *testing.T, bulk bool) {
 	}
 	stats := s.c.Stats()
 	s.c.Close()
-	c, err := Open(s.dir, params.Regtest, Options{Now: func() time.Time { return time.Unix(now+60, 0) }})
+	c, err := Open(context.Background(), s.dir, params.Regtest, Options{Now: func() time.Time { return time.Unix(now+60, 0) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func testScenario(t *testing.T, bulk bool) {
 		t.Fatal("reopen lost state")
 	}
 	for _, name := range []string{"cb-height", "immature", "nonfinal-time", "overspend"} {
-		if n := c.NodeByHash(s.Block(name).Hash()); n == nil || n.Status != StatusInvalid {
+		if n := c.NodeByHash(s.Block(name).Hash()); n == nil || n.status != StatusInvalid {
 			t.Fatalf("%s: invalid mark lost on reopen: %+v", name, n)
 		}
 	}

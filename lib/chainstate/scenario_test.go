@@ -1,6 +1,7 @@
 package chainstate
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -70,7 +71,7 @@ func newScenario(t *testing.T, net *params.Network, now int64) *scenario {
 	s := &scenario{}
 	s.now.Store(now)
 	dir := t.TempDir()
-	c, err := Open(dir, net, Options{Now: func() time.Time { return time.Unix(s.now.Load(), 0) }, Values: consensus.NominalValue{}})
+	c, err := Open(context.Background(), dir, net, Options{Now: func() time.Time { return time.Unix(s.now.Load(), 0) }, Values: consensus.NominalValue{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,14 +143,14 @@ func (s *scenario) rejectStep(i int, st scenarioStep) {
 	switch st.store {
 	case storedNothing:
 		if n := s.c.NodeByHash(hash); n != nil {
-			t.Fatalf("step %d: block %s was stored (status %s)", i, st.Block, n.Status)
+			t.Fatalf("step %d: block %s was stored (status %s)", i, st.Block, n.status)
 		}
 		if _, err := s.c.Block(hash); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("step %d: block %s: data stored (%v)", i, st.Block, err)
 		}
 	case storedInvalid:
 		n := s.c.NodeByHash(hash)
-		if n == nil || n.Status != StatusInvalid {
+		if n == nil || n.status != StatusInvalid {
 			t.Fatalf("step %d: block %s: want it stored as invalid, got %+v", i, st.Block, n)
 		}
 		if known {
@@ -158,13 +159,13 @@ func (s *scenario) rejectStep(i int, st scenarioStep) {
 		allowed[string(hashKey(pfxBlockAt, hash))] = true
 		allowed[string(hashKey(pfxIndex, hash))] = true
 	case storedInvalidParent:
-		if n := s.c.NodeByHash(hash); n == nil || n.Status != StatusInvalidParent || known {
+		if n := s.c.NodeByHash(hash); n == nil || n.status != StatusInvalidParent || known {
 			t.Fatalf("step %d: block %s: want it stored as invalid-parent, got %+v", i, st.Block, n)
 		}
 		allowed[string(hashKey(pfxBlockAt, hash))] = true
 		allowed[string(hashKey(pfxIndex, hash))] = true
 		for _, name := range st.marks {
-			if n := s.c.NodeByHash(s.Block(name).Hash()); n == nil || n.Status != StatusInvalid {
+			if n := s.c.NodeByHash(s.Block(name).Hash()); n == nil || n.status != StatusInvalid {
 				t.Fatalf("step %d: block %s: %s not marked invalid: %+v", i, st.Block, name, n)
 			}
 			allowed[string(hashKey(pfxIndex, s.Block(name).Hash()))] = true

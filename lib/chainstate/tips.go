@@ -5,7 +5,7 @@ import "slices"
 // ChainTip is the end of a branch of the block index (getchaintips): a block without
 // children, or the main chain's tip.
 type ChainTip struct {
-	Node *Node
+	Node *BlockNode
 	// BranchLen is the number of blocks from the branch's fork with the main chain to the tip
 	// (0 for the main chain's own tip).
 	BranchLen uint64
@@ -57,21 +57,21 @@ func (c *Chain) ChainTips() []ChainTip {
 
 // tipStatus is the status of the branch ending in n, whose blocks back to the main chain are
 // valid, stored or missing as their nodes say.
-func tipStatus(n *Node, main bool) string {
+func tipStatus(n *BlockNode, main bool) string {
 	if main {
 		return "active"
 	}
 	status := "valid-fork"
 	for b := n; b != nil; b = b.Parent {
 		switch {
-		case b.Status >= StatusInvalid:
+		case b.status >= StatusInvalid:
 			return "invalid"
 		case b.headerOnly:
 			status = "headers-only"
-		case b.Status == StatusStored && status == "valid-fork":
+		case b.status == StatusStored && status == "valid-fork":
 			status = "valid-headers"
 		}
-		if b.Status == StatusValid && !b.headerOnly {
+		if b.status == StatusValid && !b.headerOnly {
 			break
 		}
 	}

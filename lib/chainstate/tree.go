@@ -13,7 +13,7 @@ import (
 
 // ancestor is n's ancestor at height h (h ≤ n.Height): a walk down the parents until the
 // main chain, then a lookup.
-func (c *Chain) ancestor(n *Node, h uint64) *Node {
+func (c *Chain) ancestor(n *BlockNode, h uint64) *BlockNode {
 	for n != nil && n.Height > h {
 		if n.Height < uint64(len(c.main)) && c.main[n.Height] == n {
 			return c.main[h]
@@ -24,7 +24,7 @@ func (c *Chain) ancestor(n *Node, h uint64) *Node {
 }
 
 // medianTimePast is the median timestamp of n and its 10 predecessors.
-func medianTimePast(n *Node) uint64 {
+func medianTimePast(n *BlockNode) uint64 {
 	ts := make([]uint64, 0, consensus.MedianTimeSpan)
 	for i := 0; i < consensus.MedianTimeSpan && n != nil; i++ {
 		ts = append(ts, n.Header.Timestamp)
@@ -34,7 +34,7 @@ func medianTimePast(n *Node) uint64 {
 }
 
 // nextTarget is the compact target a child of parent must carry.
-func (c *Chain) nextTarget(parent *Node) uint32 {
+func (c *Chain) nextTarget(parent *BlockNode) uint32 {
 	h := parent.Height + 1
 	if !c.net.Retarget || !pow.IsRetargetHeight(h) {
 		return parent.Header.DifficultyTarget
@@ -65,7 +65,7 @@ func (c *Chain) NextBlock() Template {
 
 // addNode puts n in the block index and keeps the tips, the header-only set and the best
 // header.
-func (c *Chain) addNode(n *Node) {
+func (c *Chain) addNode(n *BlockNode) {
 	c.index.put(n)
 	if p := n.Parent; p != nil {
 		n.sib, p.kid = p.kid, n
@@ -79,8 +79,8 @@ func (c *Chain) addNode(n *Node) {
 }
 
 // addTip makes the stored node n a tip in place of its parent, when it is valid.
-func (c *Chain) addTip(n *Node) {
-	if n.Status >= StatusInvalid {
+func (c *Chain) addTip(n *BlockNode) {
+	if n.status >= StatusInvalid {
 		return
 	}
 	if p := n.Parent; p != nil {
@@ -93,9 +93,9 @@ func (c *Chain) addTip(n *Node) {
 
 // hasValidChild reports whether n has a valid stored child (header-only children do not
 // count: they cannot be connected).
-func hasValidChild(n *Node) bool {
+func hasValidChild(n *BlockNode) bool {
 	for k := n.kid; k != nil; k = k.sib {
-		if k.Status < StatusInvalid && !k.headerOnly {
+		if k.status < StatusInvalid && !k.headerOnly {
 			return true
 		}
 	}
@@ -103,8 +103,8 @@ func hasValidChild(n *Node) bool {
 }
 
 // subtree lists n and its descendants in the index, header-only ones included.
-func subtree(n *Node) []*Node {
-	out := []*Node{n}
+func subtree(n *BlockNode) []*BlockNode {
+	out := []*BlockNode{n}
 	for i := 0; i < len(out); i++ {
 		for k := out[i].kid; k != nil; k = k.sib {
 			out = append(out, k)
@@ -115,21 +115,21 @@ func subtree(n *Node) []*Node {
 
 // dropped updates the tips and the best header after the subtree of bad left the valid part
 // of the index.
-func (c *Chain) dropped(bad []*Node) {
+func (c *Chain) dropped(bad []*BlockNode) {
 	for _, n := range bad {
 		delete(c.tips, n)
 	}
-	if p := bad[0].Parent; p != nil && p.Status < StatusInvalid && !p.headerOnly && !hasValidChild(p) {
+	if p := bad[0].Parent; p != nil && p.status < StatusInvalid && !p.headerOnly && !hasValidChild(p) {
 		c.tips[p] = struct{}{}
 	}
-	if b := c.bestHdr; b != nil && (b.Status >= StatusInvalid || c.index.get(b.Hash) != b) {
+	if b := c.bestHdr; b != nil && (b.status >= StatusInvalid || c.index.get(b.Hash) != b) {
 		c.recomputeBestHeader()
 	}
 }
 
 // bestCandidate is the valid stored node with the most work (first seen on a tie; the tip
 // stays on a tie with it).
-func (c *Chain) bestCandidate() *Node {
+func (c *Chain) bestCandidate() *BlockNode {
 	tip := c.main[len(c.main)-1]
 	best := tip
 	for n := range c.tips {
@@ -147,16 +147,16 @@ func (c *Chain) bestCandidate() *Node {
 
 // markInvalid marks n invalid and every descendant invalid-parent (header-only ones in
 // memory only).
-func (c *Chain) markInvalid(bad *Node) error {
+func (c *Chain) markInvalid(bad *BlockNode) error {
 	batch := new(leveldb.Batch)
 	sub := subtree(bad)
 	for _, n := range sub {
-		if n.Status >= StatusInvalid {
+		if n.status >= StatusInvalid {
 			continue
 		}
-		n.Status = StatusInvalidParent
+		n.status = StatusInvalidParent
 		if n == bad {
-			n.Status = StatusInvalid
+			n.status = StatusInvalid
 		}
 		if !n.headerOnly {
 			batch.Put(hashKey(pfxIndex, n.Hash), indexRecord(n))
@@ -179,7 +179,7 @@ func witnessFailure(err error) bool {
 
 // forget removes bad and its descendants (header-only ones too) from the block index and
 // the database, as if they had never been received. bad is not on the main chain.
-func (c *Chain) forget(bad *Node) error {
+func (c *Chain) forget(bad *BlockNode) error {
 	batch := new(leveldb.Batch)
 	gone := subtree(bad)
 	for _, n := range gone {
@@ -204,7 +204,7 @@ func (c *Chain) forget(bad *Node) error {
 }
 
 // unlinkKid removes k from n's children.
-func (n *Node) unlinkKid(k *Node) {
+func (n *BlockNode) unlinkKid(k *BlockNode) {
 	for p := &n.kid; *p != nil; p = &(*p).sib {
 		if *p == k {
 			*p, k.sib = k.sib, nil
@@ -214,17 +214,17 @@ func (n *Node) unlinkKid(k *Node) {
 }
 
 // nodeIndex is the block index by hash: a hash set of nodes keyed by their own Hash, open
-// addressing with linear probing. A slot is one pointer (a map[types.Hash]*Node slot holds
+// addressing with linear probing. A slot is one pointer (a map[types.Hash]*BlockNode slot holds
 // the 32-byte key too: about 60 bytes per block against 10 to 21 here; see
 // TestIndexBytesPerBlock). Not safe for concurrent writes: the chain's lock guards it.
 type nodeIndex struct {
-	slots []*Node // len a power of two, at most 3/4 full
+	slots []*BlockNode // len a power of two, at most 3/4 full
 	n     int
 	seed  maphash.Seed
 }
 
 func newNodeIndex() nodeIndex {
-	return nodeIndex{slots: make([]*Node, 64), seed: maphash.MakeSeed()}
+	return nodeIndex{slots: make([]*BlockNode, 64), seed: maphash.MakeSeed()}
 }
 
 // slot is where h's probe starts: the standard library's seeded hash of the whole hash (the
@@ -234,7 +234,7 @@ func (x *nodeIndex) slot(h *types.Hash) int {
 }
 
 // get is the node with hash h, or nil.
-func (x *nodeIndex) get(h types.Hash) *Node {
+func (x *nodeIndex) get(h types.Hash) *BlockNode {
 	mask := len(x.slots) - 1
 	for i := x.slot(&h); ; i = (i + 1) & mask {
 		n := x.slots[i]
@@ -245,7 +245,7 @@ func (x *nodeIndex) get(h types.Hash) *Node {
 }
 
 // put adds n, in place of a node with the same hash.
-func (x *nodeIndex) put(n *Node) {
+func (x *nodeIndex) put(n *BlockNode) {
 	if (x.n+1)*4 > len(x.slots)*3 {
 		x.grow()
 	}
@@ -266,7 +266,7 @@ func (x *nodeIndex) put(n *Node) {
 
 func (x *nodeIndex) grow() {
 	old := x.slots
-	x.slots = make([]*Node, 2*len(old))
+	x.slots = make([]*BlockNode, 2*len(old))
 	mask := len(x.slots) - 1
 	for _, n := range old {
 		if n == nil {
@@ -315,8 +315,8 @@ func (x *nodeIndex) del(h types.Hash) {
 func (x *nodeIndex) len() int { return x.n }
 
 // all is every node, in no order.
-func (x *nodeIndex) all() iter.Seq[*Node] {
-	return func(yield func(*Node) bool) {
+func (x *nodeIndex) all() iter.Seq[*BlockNode] {
+	return func(yield func(*BlockNode) bool) {
 		for _, n := range x.slots {
 			if n != nil && !yield(n) {
 				return

@@ -62,7 +62,8 @@ type Config struct {
 	BasePort int
 	// Out receives the screen (URLs, coin.conf, the example wallet, commands to try).
 	Out io.Writer
-	Log *slog.Logger
+	// Logger receives the devnet's own lines (starting, stopping, funding); nil for none.
+	Logger *slog.Logger
 }
 
 // Ports are the loopback ports of a devnet, all offsets from one base.
@@ -118,8 +119,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.BasePort <= 0 || cfg.BasePort+10*MaxNodes > 65535 {
 		return fmt.Errorf("%w: --base-port %d is out of range", ErrConfig, cfg.BasePort)
 	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Out == nil {
 		cfg.Out = io.Discard
@@ -151,7 +152,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := writeConf(paths.Conf(), ports); err != nil {
 		return err
 	}
-	d := &devnet{cfg: cfg, ports: ports, paths: paths, sup: newSupervisor(cfg.Log)}
+	d := &devnet{cfg: cfg, ports: ports, paths: paths, sup: newSupervisor(cfg.Logger)}
 	defer d.sup.stopAll()
 	if err := d.start(ctx); err != nil {
 		return err
@@ -159,7 +160,7 @@ func Run(ctx context.Context, cfg Config) error {
 	d.printScreen()
 	select {
 	case <-ctx.Done():
-		cfg.Log.Info("devnet: stopping")
+		cfg.Logger.Info("devnet: stopping")
 		return nil
 	case err := <-d.sup.exited:
 		return err
@@ -338,7 +339,7 @@ func (d *devnet) fund(ctx context.Context) error {
 	if d.state.Funded || h >= fundBlocks {
 		return nil
 	}
-	d.cfg.Log.Info("devnet: mining the first blocks", "blocks", fundBlocks-h)
+	d.cfg.Logger.Info("devnet: mining the first blocks", "blocks", fundBlocks-h)
 	plan := []struct {
 		upTo uint64
 		addr string

@@ -8,7 +8,7 @@
 // the ReplaceAttr step for callers that build their own handler options.
 //
 // A subsystem is the value of the SubsystemKey ("sys") attribute a package gives its logger
-// with With (lib/p2p's logger is With("sys", "p2p")); records of loggers without one belong
+// with With (lib/p2p's logger is With(SubsystemKey, "p2p")); records of loggers without one belong
 // to DefaultSubsystem ("node"). ParseLevels reads btcd's --debuglevel habit: a level for
 // everything, levels per subsystem, or both ("info,p2p=debug"), refusing subsystems the
 // program does not name. NewLevels builds the logger that gives each subsystem its level:

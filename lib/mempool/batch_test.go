@@ -2,6 +2,7 @@ package mempool
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -46,14 +47,14 @@ func TestPreverifiedBurstMatchesAccept(t *testing.T) {
 	seq := New(f.chain, testNet.Magic, Options{})
 	want := make([]error, len(txs))
 	for i, tx := range txs {
-		_, want[i] = seq.Accept(tx)
+		_, want[i] = seq.Accept(context.Background(), tx)
 	}
 	cache := consensus.NewSigCache(0)
 	acceptBurst := func() *Pool {
 		p := New(f.chain, testNet.Magic, Options{SigCache: cache})
 		cache.PreverifyTransactions(txs, nil, testNet.Magic, 0)
 		for i, tx := range txs {
-			id, err := p.Accept(tx)
+			id, err := p.Accept(context.Background(), tx)
 			if id != tx.TxID() {
 				t.Fatalf("txid %d: %s, want %s", i, id, tx.TxID())
 			}

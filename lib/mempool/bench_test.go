@@ -1,6 +1,7 @@
 package mempool
 
 import (
+	"context"
 	"crypto/ed25519"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func (s *benchSet) accept(b *testing.B) {
 	for b.Loop() {
 		p := New(s.f.chain, testNet.Magic, Options{})
 		for _, tx := range s.txs {
-			if _, err := p.Accept(tx); err != nil {
+			if _, err := p.Accept(context.Background(), tx); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -84,7 +85,7 @@ func (s *benchSet) acceptBursts(b *testing.B, burst int) {
 			end := min(start+burst, len(s.txs))
 			cache.PreverifyTransactions(s.txs[start:end], s.ids[start:end], testNet.Magic, 0)
 			for _, tx := range s.txs[start:end] {
-				if _, err := p.Accept(tx); err != nil {
+				if _, err := p.Accept(context.Background(), tx); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,6 +1,7 @@
 package mempool
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -34,10 +35,10 @@ func TestBlockConnected(t *testing.T) {
 			t.Fatalf("%s is still marked spent by the pool", in.Outpoint)
 		}
 	}
-	if _, err := f.pool.Accept(a); !errors.Is(err, ErrAlreadyInChain) {
+	if _, err := f.pool.Accept(context.Background(), a); !errors.Is(err, ErrAlreadyInChain) {
 		t.Fatalf("mined transaction again: %v", err)
 	}
-	if _, err := f.pool.Accept(d); !errors.Is(err, consensus.ErrMissingInputs) {
+	if _, err := f.pool.Accept(context.Background(), d); !errors.Is(err, consensus.ErrMissingInputs) {
 		t.Fatalf("conflicted transaction again: %v", err)
 	}
 	sel := f.pool.Select(consensus.MaxBlockSize)
@@ -101,7 +102,7 @@ func TestReorganized(t *testing.T) {
 	}
 	// A mined tx1, tx1Child and tx2 again; the rival is invalid; tx4 stays.
 	f.expect(tx4)
-	if _, err := f.pool.Accept(rival); !errors.Is(err, consensus.ErrMissingInputs) {
+	if _, err := f.pool.Accept(context.Background(), rival); !errors.Is(err, consensus.ErrMissingInputs) {
 		t.Fatalf("rival after the second reorganisation: %v", err)
 	}
 	f.mustAccept(tx3)
@@ -132,7 +133,7 @@ func TestReorganizedDropsSpendsOfDisconnectedCoinbase(t *testing.T) {
 	for i := 0; i < 102; i++ {
 		b := f.blockOn(fmt.Sprintf("alt%d", i), parent)
 		if i < 101 {
-			if _, err := f.chain.ProcessBlock(b); err != nil {
+			if _, err := f.chain.ProcessBlock(context.Background(), b); err != nil {
 				t.Fatal(err)
 			}
 		} else {

@@ -1,6 +1,7 @@
 package mempool
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -35,7 +36,7 @@ func TestConcurrentAccept(t *testing.T) {
 		go func(txs []*types.Transaction) {
 			defer wg.Done()
 			for _, tx := range txs {
-				if _, err := f.pool.Accept(tx); err != nil {
+				if _, err := f.pool.Accept(context.Background(), tx); err != nil {
 					errs <- err
 				}
 			}
@@ -74,7 +75,7 @@ func TestConcurrentAccept(t *testing.T) {
 		go func(txs []*types.Transaction) {
 			defer dup.Done()
 			for _, tx := range txs {
-				if _, err := f.pool.Accept(tx); !errors.Is(err, ErrAlreadyInMempool) {
+				if _, err := f.pool.Accept(context.Background(), tx); !errors.Is(err, ErrAlreadyInMempool) {
 					t.Errorf("duplicate: %v", err)
 				}
 			}
@@ -102,7 +103,7 @@ func TestConcurrentDoubleSpend(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for _, tx := range txs {
-				_, err := f.pool.Accept(tx)
+				_, err := f.pool.Accept(context.Background(), tx)
 				switch {
 				case err == nil:
 					mu.Lock()

@@ -2,6 +2,7 @@ package mempool
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"strings"
@@ -31,7 +32,7 @@ func (f *fixture) bigCoins() []coin {
 // leaves the pool with a log line once a block makes it invalid (the contract expired).
 func TestPendingConductView(t *testing.T) {
 	var logs bytes.Buffer
-	f := newFixture(t, Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	f := newFixture(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	g := f.g
 	big := f.bigCoins()
 	a1, a2, a3 := big[0], big[1], big[2]
@@ -40,7 +41,7 @@ func TestPendingConductView(t *testing.T) {
 	b1 := out(fund, 0)
 	accept := func(tx *types.Transaction) {
 		t.Helper()
-		if _, err := f.pool.Accept(tx); err != nil {
+		if _, err := f.pool.Accept(context.Background(), tx); err != nil {
 			t.Fatalf("%s: %v", tx.Kind, err)
 		}
 	}
@@ -49,13 +50,13 @@ func TestPendingConductView(t *testing.T) {
 	create := g.Spend(a3).Kind(types.KindContractCreate, types.ContractCreatePayload{Counterparty: otherPKH, ExpiryBlocks: 10}.Bytes()).
 		Pay(otherPKH, 100_000_000).Change(testPKH, 1).Fee(10_000).Tx()
 	// Before the registrations are in the pool, the contract has no agents.
-	if _, err := f.pool.Accept(create); !errors.Is(err, consensus.ErrNotAnAgent) {
+	if _, err := f.pool.Accept(context.Background(), create); !errors.Is(err, consensus.ErrNotAnAgent) {
 		t.Fatalf("contract before registering: %v", err)
 	}
 	accept(regA)
 	accept(regB)
 	again := g.Spend(g.Coinbase(baseName(17)), out(regA, 1)).Kind(types.KindAgentRegister, nil).Pay(testPKH, consensus.AgentStake).Fee(10_000).Tx()
-	if _, err := f.pool.Accept(again); !errors.Is(err, consensus.ErrAlreadyRegistered) {
+	if _, err := f.pool.Accept(context.Background(), again); !errors.Is(err, consensus.ErrAlreadyRegistered) {
 		t.Fatalf("second pending registration: %v", err)
 	}
 	accept(create)
@@ -122,7 +123,7 @@ func TestPendingConductView(t *testing.T) {
 // input has decayed below that and it leaves the pool with a log line.
 func TestRecheckFeesDropsDecayed(t *testing.T) {
 	var logs bytes.Buffer
-	f := newFixtureValued(t, Options{Log: slog.New(slog.NewTextHandler(&logs, nil))}, nil)
+	f := newFixtureValued(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, nil)
 	c := f.take(1)[0]
 	e, ok, err := f.chain.Utxo(c.Outpoint)
 	if err != nil || !ok {
@@ -138,10 +139,10 @@ func TestRecheckFeesDropsDecayed(t *testing.T) {
 	}
 	size := uint64(build(1).SerializeSize())
 	tx := build(e.Value - eff + size) // leaves exactly size × 1 at the next block
-	if _, err := f.pool.Accept(build(e.Value - eff + size - 1)); !errors.Is(err, ErrFeeTooLow) {
+	if _, err := f.pool.Accept(context.Background(), build(e.Value-eff+size-1)); !errors.Is(err, ErrFeeTooLow) {
 		t.Fatalf("one subunit below the relay fee after decay: %v", err)
 	}
-	if _, err := f.pool.Accept(tx); err != nil {
+	if _, err := f.pool.Accept(context.Background(), tx); err != nil {
 		t.Fatalf("exactly the relay fee after decay: %v", err)
 	}
 	f.mine() // a block without it: its input decays further

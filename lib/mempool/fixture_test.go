@@ -1,6 +1,7 @@
 package mempool
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -86,7 +87,7 @@ func newFixture(tb testing.TB, opts Options) *fixture {
 // which the test wallet, holding the whole supply, decays at the highest rate).
 func newFixtureValued(tb testing.TB, opts Options, values consensus.ValueModel) *fixture {
 	tb.Helper()
-	c, err := chainstate.Open(tb.TempDir(), testNet, chainstate.Options{Now: farFuture, Values: values})
+	c, err := chainstate.Open(context.Background(), tb.TempDir(), testNet, chainstate.Options{Now: farFuture, Values: values})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func newFixtureValued(tb testing.TB, opts Options, values consensus.ValueModel) 
 	for i, b := range baseBlocks(tb) {
 		g.Put(baseName(i+1), parent, b)
 		parent = baseName(i + 1)
-		if _, err := c.ProcessBlock(b); err != nil {
+		if _, err := c.ProcessBlock(context.Background(), b); err != nil {
 			tb.Fatalf("fixture block: %v", err)
 		}
 	}
@@ -168,7 +169,7 @@ func (f *fixture) blockOn(name string, parent *types.Block, txs ...*types.Transa
 // process hands a block to the chain and the result to the pool, as lib/node does.
 func (f *fixture) process(b *types.Block) *chainstate.Result {
 	f.tb.Helper()
-	res, err := f.chain.ProcessBlock(b)
+	res, err := f.chain.ProcessBlock(context.Background(), b)
 	if err != nil {
 		f.tb.Fatalf("block %s rejected: %v", b.Hash(), err)
 	}

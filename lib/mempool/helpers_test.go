@@ -1,6 +1,7 @@
 package mempool
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -15,7 +16,7 @@ import (
 func (f *fixture) mustAccept(txs ...*types.Transaction) {
 	f.tb.Helper()
 	for _, tx := range txs {
-		id, err := f.pool.Accept(tx)
+		id, err := f.pool.Accept(context.Background(), tx)
 		if err != nil {
 			f.tb.Fatalf("Accept(%s): %v", tx.TxID(), err)
 		}
@@ -30,7 +31,7 @@ func (f *fixture) mustAccept(txs ...*types.Transaction) {
 func (f *fixture) mustReject(tx *types.Transaction, want error) error {
 	f.tb.Helper()
 	before := f.pool.Info()
-	_, err := f.pool.Accept(tx)
+	_, err := f.pool.Accept(context.Background(), tx)
 	if err == nil {
 		f.tb.Fatalf("Accept(%s) succeeded, want %v", tx.TxID(), want)
 	}

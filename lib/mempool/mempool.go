@@ -2,6 +2,7 @@ package mempool
 
 import (
 	"container/heap"
+	"context"
 	"log/slog"
 	"math/bits"
 	"sort"
@@ -82,8 +83,8 @@ type Options struct {
 	// SigCache records the transactions whose signatures verified, so their block need not
 	// verify them again; nil for none.
 	SigCache *consensus.SigCache
-	// Log receives a line for every transaction a new block made invalid; nil for none.
-	Log *slog.Logger
+	// Logger receives a line for every transaction a new block made invalid; nil for none.
+	Logger *slog.Logger
 	// OnChange, when set, is told of every transaction that enters or leaves the pool
 	// (events.go), in order, with the pool's lock held: it must return quickly and must not
 	// call the pool.
@@ -95,11 +96,11 @@ func New(chain Chain, magic [4]byte, opts Options) *Pool {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Pool{chain: chain, magic: magic, sigs: opts.SigCache, maxBytes: opts.MaxBytes,
-		txs: make(map[types.Hash]*Entry), spends: make(map[types.Outpoint]*Entry), now: time.Now, log: opts.Log,
+		txs: make(map[types.Hash]*Entry), spends: make(map[types.Outpoint]*Entry), now: time.Now, log: opts.Logger,
 		onChange: opts.OnChange, why: RemovedInvalid}
 	p.resetConduct()
 	return p
@@ -133,8 +134,10 @@ func (v view) Utxo(op types.Outpoint) (*consensus.UtxoEntry, bool, error) {
 // Conduct is the pending view.
 func (v view) Conduct() consensus.ConductView { return v.p.conduct }
 
-// Accept validates tx and adds it. It returns the txid.
-func (p *Pool) Accept(tx *types.Transaction) (types.Hash, error) {
+// Accept validates tx and adds it. It returns the txid. When ctx ends before the pool's
+// lock is taken (signature checks come first and may take long), Accept returns ctx's error
+// and adds nothing.
+func (p *Pool) Accept(ctx context.Context, tx *types.Transaction) (types.Hash, error) {
 	txid := tx.TxID()
 	size := tx.SerializeSize()
 	if err := precheck(tx, size); err != nil {
@@ -150,6 +153,9 @@ func (p *Pool) Accept(tx *types.Transaction) (types.Hash, error) {
 			return txid, ruleRefusal(err)
 		}
 		p.sigs.Add(key)
+	}
+	if err := ctx.Err(); err != nil {
+		return txid, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

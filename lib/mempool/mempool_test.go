@@ -1,6 +1,7 @@
 package mempool
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -193,9 +194,9 @@ func TestRejectErrorMessages(t *testing.T) {
 	f := newFixture(t, Options{})
 	in := f.take(1)
 	size := f.transfer(in, 0, 1).SerializeSize()
-	_, err := f.pool.Accept(f.transfer(in, uint64(size)-1, 1))
+	_, err := f.pool.Accept(context.Background(), f.transfer(in, uint64(size)-1, 1))
 	ghost := coin{Outpoint: types.Outpoint{TxID: types.Blake3([]byte("ghost"))}, Value: 5_000_000}
-	_, err2 := f.pool.Accept(f.transfer([]coin{ghost}, 10_000, 1))
+	_, err2 := f.pool.Accept(context.Background(), f.transfer([]coin{ghost}, 10_000, 1))
 	for _, e := range []error{err, err2} {
 		msg := e.Error()
 		for _, reason := range []string{"insufficient fee", "missing inputs"} {
@@ -250,7 +251,7 @@ func TestRejectErrorText(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := f.pool.Accept(tc.tx)
+			_, err := f.pool.Accept(context.Background(), tc.tx)
 			var re *RejectError
 			if !errors.As(err, &re) {
 				t.Fatalf("got %v, want a *RejectError", err)

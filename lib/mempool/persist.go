@@ -1,6 +1,7 @@
 package mempool
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -177,7 +178,7 @@ func (p *Pool) Load(path string) LoadResult {
 			"read", len(txs), "err", err)
 	}
 	for _, s := range txs {
-		txid, err := p.Accept(s.Tx)
+		txid, err := p.Accept(context.Background(), s.Tx)
 		if err != nil {
 			res.Dropped++
 			p.log.Info("mempool: dropped a transaction of mempool.dat", "txid", txid, "err", err)

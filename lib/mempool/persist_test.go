@@ -33,7 +33,7 @@ func persistFixture(t *testing.T) (f *fixture, indep, parent, child *types.Trans
 func reload(t *testing.T, f *fixture, path string) (*Pool, LoadResult, string) {
 	t.Helper()
 	var log bytes.Buffer
-	p := New(f.chain, testNet.Magic, Options{Log: slog.New(slog.NewTextHandler(&log, nil))})
+	p := New(f.chain, testNet.Magic, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	res := p.Load(path)
 	checkPool(t, p)
 	return p, res, log.String()

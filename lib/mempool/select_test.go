@@ -1,6 +1,7 @@
 package mempool
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -171,7 +172,7 @@ func TestEviction(t *testing.T) {
 	// transaction's own fee rate, not at packages, so the child is refused and takes its
 	// parent with it.
 	m3child := f.atRate([]coin{out(m3, 0)}, 100, 1)
-	if _, err := f.pool.Accept(m3child); !errors.Is(err, ErrMempoolFull) {
+	if _, err := f.pool.Accept(context.Background(), m3child); !errors.Is(err, ErrMempoolFull) {
 		t.Fatalf("child of the lowest-rate transaction into a full pool: %v", err)
 	}
 	f.expect(m4, m5, h20, h30)

@@ -48,7 +48,7 @@ const (
 // Config configures a Miner. Node and Address are required; zero values of the other
 // fields mean their defaults.
 type Config struct {
-	Node Node
+	Node NodeClient
 	// NodeURL names the node in messages.
 	NodeURL string
 	Address Address

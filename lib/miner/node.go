@@ -8,8 +8,8 @@ import (
 	"github.com/cointoolkit/coin/lib/rpcapi"
 )
 
-// Node is what the miner needs from a node; *rpcapi.Client implements it.
-type Node interface {
+// NodeClient is what the miner needs from a node; *rpcapi.Client implements it.
+type NodeClient interface {
 	GetBlockTemplate(ctx context.Context, address string) (*rpcapi.BlockTemplate, error)
 	SubmitBlock(ctx context.Context, hexData string) error
 	GetBlockCount(ctx context.Context) (uint64, error)
@@ -18,7 +18,7 @@ type Node interface {
 	GetBlockchainInfo(ctx context.Context) (*rpcapi.BlockchainInfo, error)
 }
 
-var _ Node = (*rpcapi.Client)(nil)
+var _ NodeClient = (*rpcapi.Client)(nil)
 
 // Errors Run returns: retrying would not help.
 var (

@@ -21,7 +21,7 @@ import (
 func TestBlockNotify(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "tips")
-	n, err := New(Config{Network: params.Regtest, DataDir: filepath.Join(dir, "data"), MinFreeDiskPercent: 1e-9,
+	n, err := New(context.Background(), Config{Network: params.Regtest, DataDir: filepath.Join(dir, "data"), MinFreeDiskPercent: 1e-9,
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		BlockNotify: "echo %s-%s >> '" + out + "'"})
 	if err != nil {
@@ -49,7 +49,7 @@ func TestBlockNotify(t *testing.T) {
 	var want []string
 	for i := range 3 {
 		b := mine(now + uint64(i))
-		if _, err := n.SubmitBlock(b); err != nil {
+		if _, err := n.SubmitBlock(context.Background(), b); err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, b.Hash().String()+"-"+b.Hash().String())
@@ -62,7 +62,7 @@ func TestBlockNotify(t *testing.T) {
 	if err := types.SolveBlock(side, 1<<32); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.SubmitBlock(side); err != nil {
+	if _, err := n.SubmitBlock(context.Background(), side); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "three runs", func() bool {

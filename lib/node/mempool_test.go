@@ -37,7 +37,7 @@ func runOn(t *testing.T, dir string, cfg Config) *runNode {
 	lb := &proctest.Buffer{}
 	cfg.Network, cfg.DataDir, cfg.MinFreeDiskPercent, cfg.Values = params.Regtest, dir, 1e-9, consensus.NominalValue{}
 	cfg.Logger = slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	n, err := New(cfg)
+	n, err := New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func mempoolChain(t *testing.T) (dir string, txs []*types.Transaction) {
 		ts := max(uint64(time.Now().Unix()), next.MinTimestamp)
 		b := g.NextOn("", chaingen.Template{Parent: next.Parent, Height: next.Height, Target: next.Target, Timestamp: ts,
 			Pool: next.Pool}, nil)
-		if _, err := n.SubmitBlock(b); err != nil {
+		if _, err := n.SubmitBlock(context.Background(), b); err != nil {
 			t.Fatal(err)
 		}
 		blocks = append(blocks, b)
@@ -103,7 +103,7 @@ func TestMempoolCleanRestart(t *testing.T) {
 	dir, txs := mempoolChain(t)
 	n := runOn(t, dir, Config{})
 	for _, tx := range txs {
-		if _, err := n.SubmitTransaction(tx); err != nil {
+		if _, err := n.SubmitTransaction(context.Background(), tx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -136,7 +136,7 @@ func TestMempoolTruncatedFile(t *testing.T) {
 	dir, txs := mempoolChain(t)
 	n := runOn(t, dir, Config{})
 	for _, tx := range txs {
-		if _, err := n.SubmitTransaction(tx); err != nil {
+		if _, err := n.SubmitTransaction(context.Background(), tx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -177,7 +177,7 @@ func TestMempoolHelperProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process of TestMempoolKilled")
 	}
-	n, err := New(Config{Network: params.Regtest, DataDir: dir, RPCBind: os.Getenv(helperRPCEnv), MinFreeDiskPercent: 1e-9,
+	n, err := New(context.Background(), Config{Network: params.Regtest, DataDir: dir, RPCBind: os.Getenv(helperRPCEnv), MinFreeDiskPercent: 1e-9,
 		Values: consensus.NominalValue{}, MempoolSaveInterval: 100 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	if err != nil {

@@ -75,7 +75,14 @@ type Node struct {
 	// metrics and metricsSrv: nil without Config.MetricsBind (metrics.go).
 	metrics    *metrics.Node
 	metricsSrv *metrics.Server
-	procMu     sync.Mutex // serialises block processing with mempool updates
+	// proc serialises block processing with mempool updates: a one-slot semaphore rather
+	// than a mutex, so that a SubmitBlock waiting behind a long reorganisation gives up when
+	// its context ends (lockProc).
+	proc chan struct{}
+	// life is the node's lifetime: Run's shutdown ends it (endLife), and the chain's work
+	// in SubmitBlock runs under it (see there).
+	life    context.Context
+	endLife context.CancelFunc
 	// notify numbers the chain's and the mempool's events for the stream and the waitfor
 	// methods; blockNotify runs Config.BlockNotify (nil without).
 	notify      *rpcserver.Notifier
@@ -92,8 +99,10 @@ var (
 	_ mempool.Chain     = (*chainstate.Chain)(nil)
 )
 
-// New opens the node's database and builds its mempool.
-func New(cfg Config) (*Node, error) {
+// New opens the node's database and builds its mempool. ctx bounds the opening (loading the
+// block index, finishing a reorganisation a crash interrupted): a signal during it stops
+// New cleanly, with the database consistent for the next start.
+func New(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -129,8 +138,9 @@ func New(cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("rpc: listen on %s: %w", rc.Bind, err)
 		}
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, net: noNetwork{}, stopCh: make(chan struct{}), rpc: hs,
+	n := &Node{cfg: cfg, log: cfg.Logger, net: noNetwork{}, stopCh: make(chan struct{}), rpc: hs, proc: make(chan struct{}, 1),
 		notify: rpcserver.NewNotifier(notifierConfig(cfg)), started: time.Now()}
+	n.life, n.endLife = context.WithCancel(context.Background())
 	// The metrics listener too (Config.MetricsBind), before the database.
 	if cfg.MetricsBind != "" {
 		n.metrics = metrics.NewNode(metricsSource{n})
@@ -143,7 +153,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	sigs := consensus.NewSigCache(0)
 	chainstate.SetCorruptionLog(cfg.Logger) // corruption the chain finds is logged (docs/security.md)
-	chain, err := chainstate.Open(filepath.Join(cfg.DataDir, "db"), cfg.Network, chainstate.Options{SigCache: sigs, Values: cfg.Values,
+	chain, err := chainstate.Open(ctx, filepath.Join(cfg.DataDir, "db"), cfg.Network, chainstate.Options{SigCache: sigs, Values: cfg.Values,
 		CoinCacheMiB: cfg.CoinCacheMiB})
 	if err != nil {
 		n.closeListeners()
@@ -152,7 +162,7 @@ func New(cfg Config) (*Node, error) {
 	tightenDataFiles(cfg.DataDir, cfg.Logger) // goleveldb's new files
 	n.chain = chain
 	n.pool = mempool.New(chain, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes, SigCache: sigs,
-		Log: cfg.Logger.With(logging.SubsystemKey, "mempool"), OnChange: n.notify.MempoolChanged})
+		Logger: cfg.Logger.With(logging.SubsystemKey, "mempool"), OnChange: n.notify.MempoolChanged})
 	n.loadMempool()
 	if cfg.P2P != nil {
 		srv, err := n.newNetwork(*cfg.P2P)
@@ -198,16 +208,35 @@ func (n *Node) Network() *params.Network { return n.cfg.Network }
 // RequestStop asks Run to return.
 func (n *Node) RequestStop() { n.stopOnce.Do(func() { close(n.stopCh) }) }
 
-// SubmitBlock processes a block, updates the mempool and relays the new tip.
-func (n *Node) SubmitBlock(b *types.Block) (*chainstate.Result, error) {
-	n.procMu.Lock()
+// lockProc takes the block-processing slot, or returns ctx's error when ctx ends first.
+func (n *Node) lockProc(ctx context.Context) error {
+	select {
+	case n.proc <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (n *Node) unlockProc() { <-n.proc }
+
+// SubmitBlock processes a block, updates the mempool and relays the new tip. ctx bounds the
+// wait for the block-processing slot (a caller that gives up does not queue behind a long
+// reorganisation). The chain's work itself runs under the node's lifetime, not ctx: a caller
+// that stops waiting (an RPC client's timeout) must not leave a reorganisation half done,
+// while shutdown stops it between blocks (chainstate.Chain.ProcessBlock), the mempool
+// following what was done, and its error is returned.
+func (n *Node) SubmitBlock(ctx context.Context, b *types.Block) (*chainstate.Result, error) {
+	if err := n.lockProc(ctx); err != nil {
+		return nil, err
+	}
 	before := n.chain.Tip()
-	res, err := n.chain.ProcessBlock(b)
+	res, err := n.chain.ProcessBlock(n.life, b)
 	if res != nil {
 		n.afterBlock(res)
 	}
 	after := n.chain.Tip()
-	n.procMu.Unlock()
+	n.unlockProc()
 	if after != before && n.blockNotify != nil {
 		n.blockNotify.notify(after.Hash)
 	}
@@ -222,7 +251,7 @@ func (n *Node) SubmitBlock(b *types.Block) (*chainstate.Result, error) {
 	return res, nil
 }
 
-// afterBlock brings the mempool in line with the chain after ProcessBlock (procMu held).
+// afterBlock brings the mempool in line with the chain after ProcessBlock (proc held).
 func (n *Node) afterBlock(res *chainstate.Result) {
 	// The blocks' events first, then the mempool's changes they cause.
 	for _, d := range res.Disconnected {
@@ -245,8 +274,8 @@ func (n *Node) afterBlock(res *chainstate.Result) {
 }
 
 // SubmitTransaction adds a transaction to the mempool and relays it.
-func (n *Node) SubmitTransaction(tx *types.Transaction) (types.Hash, error) {
-	txid, err := n.pool.Accept(tx)
+func (n *Node) SubmitTransaction(ctx context.Context, tx *types.Transaction) (types.Hash, error) {
+	txid, err := n.pool.Accept(ctx, tx)
 	if err != nil {
 		n.rejected(metrics.KindTransaction, err)
 		n.log.Debug("transaction rejected", "txid", txid, "err", err)
@@ -318,6 +347,7 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		n.log.Error("shutting down", "reason", "disk space low", "err", err)
 	}
 	cancel()
+	n.endLife() // a reorganisation in progress stops at its next block
 	// The RPC server stops first (calls in progress finish, streams end), so no call reads a
 	// closed chain.
 	n.notify.Close()
@@ -332,10 +362,11 @@ func (n *Node) Run(ctx context.Context) (err error) {
 	n.net.Stop()
 	<-saverDone
 	<-progressDone
-	// Wait for any block being processed, then keep the mempool for the next start.
-	n.procMu.Lock()
+	// Wait for any block being processed (cancelled above: it stops at the next block), then
+	// keep the mempool for the next start.
+	n.proc <- struct{}{}
 	n.saveMempool()
-	n.procMu.Unlock()
+	n.unlockProc()
 	return err
 }
 

@@ -17,7 +17,7 @@ import (
 
 func startTestNode(t *testing.T, p2pCfg *p2p.Config) *Node {
 	t.Helper()
-	n, err := New(Config{Network: params.Regtest, DataDir: t.TempDir(), P2P: p2pCfg, MinFreeDiskPercent: 1e-9,
+	n, err := New(context.Background(), Config{Network: params.Regtest, DataDir: t.TempDir(), P2P: p2pCfg, MinFreeDiskPercent: 1e-9,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestP2PWiring(t *testing.T) {
 	if err := types.SolveBlock(blk, 1<<32); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.SubmitBlock(blk); err != nil {
+	if _, err := a.SubmitBlock(context.Background(), blk); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the block at b", func() bool { return b.Chain().Tip().Hash == blk.Hash() })

@@ -34,7 +34,7 @@ import (
 func startNode(t *testing.T, cfg Config) *Node {
 	t.Helper()
 	cfg.Network, cfg.DataDir, cfg.MinFreeDiskPercent = params.Regtest, t.TempDir(), 1e-9
-	n, err := New(cfg)
+	n, err := New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

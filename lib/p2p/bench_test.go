@@ -65,13 +65,13 @@ func buildSpendChain(tb testing.TB, w wallet, nBlocks, nTxs int) *spendChain {
 func (sc *spendChain) store(tb testing.TB) string {
 	tb.Helper()
 	dir := tb.TempDir()
-	c, err := chainstate.Open(filepath.Join(dir, "db"), params.Regtest, chainstate.Options{Values: consensus.NominalValue{}})
+	c, err := chainstate.Open(context.Background(), filepath.Join(dir, "db"), params.Regtest, chainstate.Options{Values: consensus.NominalValue{}})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer c.Close()
 	for _, b := range sc.blocks {
-		if _, err := c.ProcessBlock(b); err != nil {
+		if _, err := c.ProcessBlock(context.Background(), b); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -117,14 +117,14 @@ func TestSyncFetchesEachBlockOnce(t *testing.T) {
 // network: what the sync costs at the least, since the node connects blocks one at a time.
 func (sc *spendChain) connectLocally(tb testing.TB) time.Duration {
 	tb.Helper()
-	c, err := chainstate.Open(filepath.Join(tb.TempDir(), "db"), params.Regtest, chainstate.Options{Values: consensus.NominalValue{}})
+	c, err := chainstate.Open(context.Background(), filepath.Join(tb.TempDir(), "db"), params.Regtest, chainstate.Options{Values: consensus.NominalValue{}})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer c.Close()
 	t0 := time.Now()
 	for _, b := range sc.blocks {
-		if _, err := c.ProcessBlock(b); err != nil {
+		if _, err := c.ProcessBlock(context.Background(), b); err != nil {
 			tb.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package p2p
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -91,7 +92,7 @@ func TestTxBurstVerifiedTogether(t *testing.T) {
 	if !r.closed(10 * time.Second) {
 		t.Fatal("the peer that sent a bad signature was not dropped")
 	}
-	_, err = n.n.Mempool().Accept(bad)
+	_, err = n.n.Mempool().Accept(context.Background(), bad)
 	if !errors.Is(err, consensus.ErrBadSignature) {
 		t.Fatalf("the bad transaction: %v", err)
 	}

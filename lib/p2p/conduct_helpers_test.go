@@ -39,7 +39,7 @@ func (tn *tnode) mineAgentOps(w wallet, tag string, coinbases ...*types.Transact
 	var out []*types.Block
 	for _, txs := range [][]*types.Transaction{{fund}, {regA, regB}, {create}, {fulfil}, {reviewA, reviewB}} {
 		blk := tn.nextBlock(w, txs...)
-		if _, err := tn.n.SubmitBlock(blk); err != nil {
+		if _, err := tn.n.SubmitBlock(context.Background(), blk); err != nil {
 			tn.t.Fatalf("%s: mining agent operations: %v", tn.name, err)
 		}
 		out = append(out, blk)

@@ -1,6 +1,7 @@
 package p2p
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func testDeepFork(t *testing.T, silentPeer bool) {
 	dirY := t.TempDir()
 	y := startNode(t, "Y-alone", quiet(nodeOpts{dir: dirY}))
 	for _, b := range x.mine(w, 5) {
-		if _, err := y.n.SubmitBlock(b); err != nil {
+		if _, err := y.n.SubmitBlock(context.Background(), b); err != nil {
 			t.Fatal(err)
 		}
 	}

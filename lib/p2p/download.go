@@ -18,13 +18,13 @@ import (
 
 type blockReq struct {
 	ps   *peerState
-	node *chainstate.Node
+	node *chainstate.BlockNode
 	sent time.Time
 }
 
 type recvBlock struct {
 	block *types.Block
-	node  *chainstate.Node // its entry on the path
+	node  *chainstate.BlockNode // its entry on the path
 	from  *peerState
 	size  int
 	// verified is closed once the block's signatures were checked ahead of time (nil when
@@ -77,8 +77,8 @@ func (s *syncManager) refreshPath() {
 // (bh on a tie), leaving out chains a peer was asked for and did not deliver
 // (peerState.unavail). So a heavier chain whose blocks nobody delivers does not keep the
 // node from the chain another peer serves. Nil: nothing to head for.
-func (s *syncManager) targetLocked(bh *chainstate.Node) *chainstate.Node {
-	var best *chainstate.Node
+func (s *syncManager) targetLocked(bh *chainstate.BlockNode) *chainstate.BlockNode {
+	var best *chainstate.BlockNode
 	if bh != nil {
 		best = bh
 		for ps := range s.peers {
@@ -107,7 +107,7 @@ func (ps *peerState) undeliveredLocked() bool {
 }
 
 // extends reports whether n is u or a descendant of it.
-func extends(n, u *chainstate.Node) bool {
+func extends(n, u *chainstate.BlockNode) bool {
 	for n != nil && n.Height > u.Height {
 		n = n.Parent
 	}
@@ -118,14 +118,14 @@ func extends(n, u *chainstate.Node) bool {
 // blocks are not stored, lowest first; empty when target is nil, stored, invalid or no
 // longer in the chain's index. bh is the chain's best header, whose path the chain lists
 // itself.
-func (s *syncManager) pathToward(target, bh *chainstate.Node) []*chainstate.Node {
+func (s *syncManager) pathToward(target, bh *chainstate.BlockNode) []*chainstate.BlockNode {
 	if target == nil {
 		return nil
 	}
 	if target == bh {
 		return s.chain.BlocksToFetch()
 	}
-	var path []*chainstate.Node
+	var path []*chainstate.BlockNode
 	for n := target; n != nil; n = n.Parent {
 		st := s.chain.HeaderState(n.Hash)
 		if st.Node != n || st.Invalid {
@@ -142,7 +142,7 @@ func (s *syncManager) pathToward(target, bh *chainstate.Node) []*chainstate.Node
 	return path
 }
 
-func (s *syncManager) installPathLocked(path []*chainstate.Node) {
+func (s *syncManager) installPathLocked(path []*chainstate.BlockNode) {
 	s.pathDirty = false
 	s.path = path
 	s.best = nil
@@ -161,7 +161,7 @@ func (s *syncManager) installPathLocked(path []*chainstate.Node) {
 }
 
 // onPathLocked reports whether n is on the download path.
-func (s *syncManager) onPathLocked(n *chainstate.Node) bool {
+func (s *syncManager) onPathLocked(n *chainstate.BlockNode) bool {
 	if n == nil || len(s.path) == 0 || n.Height < s.path[0].Height {
 		return false
 	}
@@ -272,14 +272,14 @@ func (s *syncManager) scheduleLocked() {
 }
 
 // updatePeerBestLocked notes that ps has the block of a header-only node.
-func (s *syncManager) updatePeerBestLocked(ps *peerState, n *chainstate.Node) {
+func (s *syncManager) updatePeerBestLocked(ps *peerState, n *chainstate.BlockNode) {
 	s.setPeerBestLocked(ps, n)
 	ps.p.SetHeight(n.Height)
 }
 
 // setPeerBestLocked raises ps's best header to n when n has more work; the path is loaded
 // again when that may change the target (targetLocked).
-func (s *syncManager) setPeerBestLocked(ps *peerState, n *chainstate.Node) {
+func (s *syncManager) setPeerBestLocked(ps *peerState, n *chainstate.BlockNode) {
 	if ps.best != nil && n.Work.Cmp(ps.best.Work) <= 0 {
 		return
 	}

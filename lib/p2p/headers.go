@@ -138,15 +138,15 @@ const maxRepeatedHeaders = 3
 // header never moves while the peer's branch has less work than ours so far, and the same
 // headers would come back forever (a fork deeper than one headers message).
 type hdrSync struct {
-	next     *chainstate.Node // the next getheaders continues from it (nil: the best header)
-	asked    *chainstate.Node // the header the pending getheaders continued from
-	lastFull types.Hash       // the last header of the previous full answer
-	repeats  int              // full answers in a row that did not advance
+	next     *chainstate.BlockNode // the next getheaders continues from it (nil: the best header)
+	asked    *chainstate.BlockNode // the header the pending getheaders continued from
+	lastFull types.Hash            // the last header of the previous full answer
+	repeats  int                   // full answers in a row that did not advance
 }
 
 // answered notes the answer to our getheaders whose last accepted header is last, and
 // returns how many full answers in a row did not advance past where we continued from.
-func (h *hdrSync) answered(last *chainstate.Node, full, stopped bool) int {
+func (h *hdrSync) answered(last *chainstate.BlockNode, full, stopped bool) int {
 	switch {
 	case full && last != nil:
 		advanced := last.Hash != h.lastFull && (h.asked == nil || last.Height > h.asked.Height)

@@ -194,7 +194,7 @@ func (tn *tnode) mine(w wallet, count int) []*types.Block {
 	var out []*types.Block
 	for i := 0; i < count; i++ {
 		b := tn.nextBlock(w)
-		if _, err := tn.n.SubmitBlock(b); err != nil {
+		if _, err := tn.n.SubmitBlock(context.Background(), b); err != nil {
 			tn.t.Fatalf("%s: mining: %v", tn.name, err)
 		}
 		out = append(out, b)

@@ -1,6 +1,8 @@
 package p2p
 
 import (
+	"context"
+
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/mempool"
@@ -15,7 +17,7 @@ import (
 // (*chainstate.Chain).
 type Chain interface {
 	// Tip is the main chain's last block.
-	Tip() *chainstate.Node
+	Tip() *chainstate.BlockNode
 	// ProcessBlockHeaders accepts a headers message into the block index.
 	ProcessBlockHeaders(hs []types.BlockHeader) (chainstate.HeadersResult, error)
 	// HeaderState looks a header up, header-only or stored.
@@ -25,10 +27,10 @@ type Chain interface {
 	// LocatorFrom is the block locator of a header in the index (nil when unknown).
 	LocatorFrom(h types.Hash) []types.Hash
 	// BestHeader is the valid header with the most work (the tip when none has more).
-	BestHeader() *chainstate.Node
+	BestHeader() *chainstate.BlockNode
 	// BlocksToFetch is the download path: the header-only ancestors of the best header,
 	// lowest first.
-	BlocksToFetch() []*chainstate.Node
+	BlocksToFetch() []*chainstate.BlockNode
 	// HeaderCount is the number of header-only nodes and their bound.
 	HeaderCount() (int, int)
 	// InvalidateHeader gives up on a header whose block no peer delivers intact.
@@ -41,7 +43,7 @@ type Chain interface {
 	SigCache() *consensus.SigCache
 	// SetBulk and Flush: the chain writes in batches while the node catches up.
 	SetBulk(on bool) error
-	Flush() error
+	Flush(ctx context.Context) error
 }
 
 // Mempool is what relay reads of the mempool (*mempool.Pool).
@@ -52,7 +54,10 @@ type Mempool interface {
 // Backend is what the P2P layer asks of the node. The node owns every change to the chain
 // and the mempool: blocks and transactions from peers go through SubmitBlock and
 // SubmitTransaction like those from RPC.
+//
+// The context the P2P layer passes is its server's: Stop cancels it, so a long reorganisation
+// a peer's block started stops between blocks at shutdown.
 type Backend interface {
-	SubmitBlock(b *types.Block) (*chainstate.Result, error)
-	SubmitTransaction(tx *types.Transaction) (types.Hash, error)
+	SubmitBlock(ctx context.Context, b *types.Block) (*chainstate.Result, error)
+	SubmitTransaction(ctx context.Context, tx *types.Transaction) (types.Hash, error)
 }

@@ -98,7 +98,7 @@ func (s *Server) PeerInfo() []PeerInfo {
 	tip := s.chain.Tip()
 	for _, c := range conns {
 		pi := PeerInfo{Stats: c.p.Stats(), ConnType: c.connType, SyncedHeaders: -1, SyncedBlocks: -1}
-		var n *chainstate.Node
+		var n *chainstate.BlockNode
 		s.mu.Lock()
 		if ps := s.peers[c.p]; ps != nil {
 			n = ps.best

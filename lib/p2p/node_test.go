@@ -30,7 +30,7 @@ var _ Backend = (*testNode)(nil)
 
 func newTestNode(net *params.Network, dataDir string, logger *slog.Logger) (*testNode, error) {
 	sigs := consensus.NewSigCache(0)
-	chain, err := chainstate.Open(filepath.Join(dataDir, "db"), net, chainstate.Options{SigCache: sigs, Values: consensus.NominalValue{}})
+	chain, err := chainstate.Open(context.Background(), filepath.Join(dataDir, "db"), net, chainstate.Options{SigCache: sigs, Values: consensus.NominalValue{}})
 	if err != nil {
 		return nil, err
 	}
@@ -58,9 +58,9 @@ func (n *testNode) Run(ctx context.Context) error {
 
 // SubmitBlock processes a block, brings the mempool in line and relays a new tip, as
 // node.Node does.
-func (n *testNode) SubmitBlock(b *types.Block) (*chainstate.Result, error) {
+func (n *testNode) SubmitBlock(ctx context.Context, b *types.Block) (*chainstate.Result, error) {
 	n.procMu.Lock()
-	res, err := n.chain.ProcessBlock(b)
+	res, err := n.chain.ProcessBlock(ctx, b)
 	if res != nil {
 		n.pool.ChainChanged(res)
 	}
@@ -76,8 +76,8 @@ func (n *testNode) SubmitBlock(b *types.Block) (*chainstate.Result, error) {
 }
 
 // SubmitTransaction adds a transaction to the mempool and relays it.
-func (n *testNode) SubmitTransaction(tx *types.Transaction) (types.Hash, error) {
-	txid, err := n.pool.Accept(tx)
+func (n *testNode) SubmitTransaction(ctx context.Context, tx *types.Transaction) (types.Hash, error) {
+	txid, err := n.pool.Accept(ctx, tx)
 	if err != nil {
 		n.log.Debug("transaction rejected", "txid", txid, "err", err)
 		return txid, err

@@ -53,7 +53,7 @@ func TestLineRelay(t *testing.T) {
 
 	tx := w.spend(blocks[0].Transactions[0], 0, 10_000)
 	start := time.Now()
-	if _, err := c.n.SubmitTransaction(tx); err != nil {
+	if _, err := c.n.SubmitTransaction(context.Background(), tx); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "the transaction at A", func() bool { return inPool(a, tx.TxID()) })
@@ -400,7 +400,7 @@ func TestReorgAcrossNetwork(t *testing.T) {
 	// Partition: Y runs alone (no outbound at all), mines a transaction; X mines more.
 	y = startNode(t, "Y-alone", nodeOpts{dir: dirY, tweak: func(c *Config) { c.MaxOutbound = -1 }})
 	tx := w.spend(blocks[0].Transactions[0], 0, 10_000)
-	if _, err := y.n.SubmitTransaction(tx); err != nil {
+	if _, err := y.n.SubmitTransaction(context.Background(), tx); err != nil {
 		t.Fatal(err)
 	}
 	y.mine(w, 2)

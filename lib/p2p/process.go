@@ -164,7 +164,7 @@ func (s *syncManager) processLoop() {
 // submit hands a block to the node and deals with the outcome. It reports whether the block
 // is stored now and the node's error.
 func (s *syncManager) submit(from *peerState, b *types.Block, hash types.Hash) (bool, error) {
-	res, err := s.b.SubmitBlock(b)
+	res, err := s.b.SubmitBlock(s.ctx, b)
 	fresh := err == nil // stored now, not before
 	stored := false
 	switch {
@@ -175,6 +175,9 @@ func (s *syncManager) submit(from *peerState, b *types.Block, hash types.Hash) (
 		s.log.Info("block ahead of our clock ignored", "hash", hash, "err", err)
 	case consensus.IsRuleError(err):
 		s.blockRejected(from, hash, err)
+	case s.ctx.Err() != nil && errors.Is(err, s.ctx.Err()):
+		// Shutting down: the block is stored, the chain resumes its reorganisation at the
+		// next start.
 	default:
 		s.log.Error("block not stored", "hash", hash, "err", err)
 	}

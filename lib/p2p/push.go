@@ -159,7 +159,7 @@ func (s *syncManager) hbDelivered(ps *peerState) {
 // pushTargets splits the peers not known to have the block of n into those it is pushed to
 // (they asked for pushes, and have its parent or are at its parent's height; at most
 // maxBlockPushes) and those it is announced to. Both sets are then known to have it.
-func (s *syncManager) pushTargets(n *chainstate.Node) (push, announce []*peerState) {
+func (s *syncManager) pushTargets(n *chainstate.BlockNode) (push, announce []*peerState) {
 	var parent types.Hash
 	if n.Parent != nil {
 		parent = n.Parent.Hash
@@ -192,7 +192,7 @@ func (s *syncManager) offChainPush(ps *peerState, hash types.Hash) {
 }
 
 // onMainChain reports whether the stored block n is the tip or one of its ancestors.
-func onMainChain(tip, n *chainstate.Node) bool {
+func onMainChain(tip, n *chainstate.BlockNode) bool {
 	if tip.Height > n.Height+100 { // not a block just stored on our best chain
 		return false
 	}

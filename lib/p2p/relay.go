@@ -445,7 +445,7 @@ func (s *syncManager) acceptTx(ps *peerState, tx *types.Transaction, txid types.
 	if s.haveTx(txid) {
 		return
 	}
-	_, err := s.b.SubmitTransaction(tx)
+	_, err := s.b.SubmitTransaction(s.ctx, tx)
 	switch {
 	case err == nil:
 		s.noteUseful(ps, false)
@@ -482,7 +482,7 @@ func (s *syncManager) acceptOrphansOf(parent types.Hash) {
 		children := s.orphanTxs.takeChildren(id)
 		s.txMu.Unlock()
 		for _, o := range children {
-			_, err := s.b.SubmitTransaction(o.tx)
+			_, err := s.b.SubmitTransaction(s.ctx, o.tx)
 			switch {
 			case err == nil:
 				queue = append(queue, o.txid)

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/p2p/addrman"
 	"github.com/cointoolkit/coin/lib/p2p/peer"
 	"github.com/cointoolkit/coin/lib/params"
@@ -199,7 +200,7 @@ func New(cfg Config, chain Chain, pool Mempool, b Backend) (*Server, error) {
 	if _, err := rand.Read(nb[:]); err != nil {
 		return nil, err
 	}
-	log := cfg.Logger.With("sys", "p2p")
+	log := cfg.Logger.With(logging.SubsystemKey, "p2p")
 	banPath := ""
 	if cfg.DataDir != "" {
 		banPath = filepath.Join(cfg.DataDir, "banlist.json")

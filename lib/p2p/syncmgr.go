@@ -35,10 +35,10 @@ type syncPolicy interface {
 
 // peerSync is the sync manager's view of one peer, guarded by syncManager.mu.
 type peerSync struct {
-	best *chainstate.Node // the most-work header known to be on the peer's chain
+	best *chainstate.BlockNode // the most-work header known to be on the peer's chain
 	// unavail is a header whose chain the peer was asked for and did not deliver: the
 	// download does not head for it, nor for what extends it, from this peer (download.go).
-	unavail *chainstate.Node
+	unavail *chainstate.BlockNode
 
 	headersPending bool
 	headersSent    time.Time
@@ -71,11 +71,11 @@ type syncManager struct {
 	mu              sync.Mutex
 	peers           map[*peerState]struct{} // the connected peers, from peerConnected to peerGone
 	tip             tipInfo
-	best            *chainstate.Node   // the last block of the path when it was loaded (nil: path empty)
-	path            []*chainstate.Node // blocks to download, lowest first (download.go)
-	pathDirty       bool               // path must be loaded again (refreshPath)
-	pathGen         uint64             // counts markPathDirty calls
-	bodyFailures    map[types.Hash]int // blocks of a header that failed without being stored
+	best            *chainstate.BlockNode   // the last block of the path when it was loaded (nil: path empty)
+	path            []*chainstate.BlockNode // blocks to download, lowest first (download.go)
+	pathDirty       bool                    // path must be loaded again (refreshPath)
+	pathGen         uint64                  // counts markPathDirty calls
+	bodyFailures    map[types.Hash]int      // blocks of a header that failed without being stored
 	inflight        map[types.Hash]*blockReq
 	received        map[types.Hash]*recvBlock
 	receivedBytes   int

@@ -16,7 +16,7 @@ import (
 // except the bulk mode (bulkMu).
 
 type tipInfo struct {
-	node   *chainstate.Node
+	node   *chainstate.BlockNode
 	hash   types.Hash
 	height uint64
 	work   *big.Int
@@ -71,7 +71,7 @@ func (s *syncManager) refreshTip() {
 
 // setTipLocked records a new tip. The download path stays valid when the tip is its first
 // block (the processor moves past it); any other move reloads it.
-func (s *syncManager) setTipLocked(t *chainstate.Node) {
+func (s *syncManager) setTipLocked(t *chainstate.BlockNode) {
 	if t.Hash == s.tip.hash {
 		return
 	}
@@ -188,7 +188,7 @@ func (s *syncManager) flushChain() {
 	if !s.bulk {
 		return
 	}
-	if err := s.chain.Flush(); err != nil {
+	if err := s.chain.Flush(s.ctx); err != nil && s.ctx.Err() == nil {
 		s.log.Error("writing the chain state", "err", err)
 	}
 }

@@ -1,6 +1,7 @@
 package p2p
 
 import (
+	"context"
 	"crypto/rand"
 	"sync/atomic"
 	"testing"
@@ -53,7 +54,7 @@ func TestTxAnnounceFloodDoesNotBlockRelay(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		tx := w.spend(blocks[i].Transactions[0], 0, 10_000)
 		start := time.Now()
-		if _, err := h.n.SubmitTransaction(tx); err != nil {
+		if _, err := h.n.SubmitTransaction(context.Background(), tx); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, 5*time.Second, "the honest transaction at N", func() bool { return inPool(n, tx.TxID()) })

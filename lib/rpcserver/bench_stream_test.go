@@ -70,7 +70,7 @@ func BenchmarkStreamBlockLatency100(b *testing.B) {
 		target, got = blk.Hash().String(), 0
 		t0 = time.Now()
 		mu.Unlock()
-		if _, err := e.node.SubmitBlock(blk); err != nil {
+		if _, err := e.node.SubmitBlock(context.Background(), blk); err != nil {
 			b.Fatal(err)
 		}
 		submit = append(submit, time.Since(t0))

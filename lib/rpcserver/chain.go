@@ -32,19 +32,21 @@ func (a *api) getBlockHash(_ context.Context, p jsonrpc.Params) (any, error) {
 	return n.Hash.String(), nil
 }
 
-func (a *api) nodeParam(p jsonrpc.Params) (*chainstate.Node, error) {
+// nodeParam reads a block hash as parameter 0 and snapshots its block-index entry (a
+// stored block that is not invalid).
+func (a *api) nodeParam(p jsonrpc.Params) (chainstate.HeaderState, error) {
 	h, err := hashParam(p, 0, "block hash")
 	if err != nil {
-		return nil, err
+		return chainstate.HeaderState{}, err
 	}
-	n := a.b.Chain().NodeByHash(h)
-	if n == nil || n.Status >= chainstate.StatusInvalid {
-		return nil, rpcapi.DomainError(reason.BlockNotFound, "block not found")
+	st := a.b.Chain().HeaderState(h)
+	if !st.HaveBlock || st.Invalid {
+		return chainstate.HeaderState{}, rpcapi.DomainError(reason.BlockNotFound, "block not found")
 	}
-	return n, nil
+	return st, nil
 }
 
-func headerResult(n *chainstate.Node) rpcapi.Header {
+func headerResult(n *chainstate.BlockNode) rpcapi.Header {
 	hd := n.BlockHeader()
 	h := &hd
 	return rpcapi.Header{Hash: n.Hash.String(), Version: h.Version, PrevHash: h.PrevHash.String(),
@@ -52,32 +54,32 @@ func headerResult(n *chainstate.Node) rpcapi.Header {
 }
 
 func (a *api) getBlockHeader(_ context.Context, p jsonrpc.Params) (any, error) {
-	n, err := a.nodeParam(p)
+	st, err := a.nodeParam(p)
 	if err != nil {
 		return nil, err
 	}
-	return headerResult(n), nil
+	return headerResult(st.Node), nil
 }
 
 func (a *api) getBlock(_ context.Context, p jsonrpc.Params) (any, error) {
-	n, err := a.nodeParam(p)
+	st, err := a.nodeParam(p)
 	if err != nil {
 		return nil, err
 	}
-	c := a.b.Chain()
-	b, err := c.Block(n.Hash)
+	n := st.Node
+	b, err := a.b.Chain().Block(n.Hash)
 	if err != nil {
 		return nil, internal(err)
 	}
 	hr := headerResult(n)
 	res := rpcapi.Block{Hash: hr.Hash, Height: n.Height, Version: hr.Version, PrevHash: hr.PrevHash,
 		MerkleRoot: hr.MerkleRoot, Timestamp: hr.Timestamp, DifficultyTarget: hr.DifficultyTarget, Nonce: hr.Nonce,
-		TxCount: len(b.Transactions), Tx: make([]string, len(b.Transactions)), Size: int(n.Size), Confirmations: -1}
+		TxCount: len(b.Transactions), Tx: make([]string, len(b.Transactions)), Size: int(st.Size), Confirmations: -1}
 	for i, tx := range b.Transactions {
 		res.Tx[i] = tx.TxID().String()
 	}
-	if c.InMainChain(n.Hash) {
-		res.Confirmations = int64(c.Tip().Height-n.Height) + 1
+	if st.MainChain {
+		res.Confirmations = int64(st.TipHeight-n.Height) + 1
 	}
 	return res, nil
 }

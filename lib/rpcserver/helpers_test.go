@@ -68,7 +68,7 @@ func newEnvWith(t testing.TB, net *params.Network, adjust func(*node.Config)) *e
 	if adjust != nil {
 		adjust(&cfg)
 	}
-	n, err := node.New(cfg)
+	n, err := node.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func (e *env) block(txs ...*types.Transaction) *types.Block {
 func (e *env) mineBlock(txs ...*types.Transaction) *types.Block {
 	e.t.Helper()
 	b := e.block(txs...)
-	if _, err := e.node.SubmitBlock(b); err != nil {
+	if _, err := e.node.SubmitBlock(context.Background(), b); err != nil {
 		e.t.Fatalf("SubmitBlock: %v", err)
 	}
 	return b

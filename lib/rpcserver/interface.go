@@ -20,9 +20,12 @@ import (
 // Chain is what the handlers read of the chain state (*chainstate.Chain).
 type Chain interface {
 	Stats() chainstate.Stats
-	Tip() *chainstate.Node
-	NodeByHash(h types.Hash) *chainstate.Node
-	NodeAt(height uint64) *chainstate.Node
+	Tip() *chainstate.BlockNode
+	NodeByHash(h types.Hash) *chainstate.BlockNode
+	// HeaderState snapshots a block-index entry under the chain's lock: the only way to
+	// read what changes as blocks connect (status, size, main-chain membership).
+	HeaderState(h types.Hash) chainstate.HeaderState
+	NodeAt(height uint64) *chainstate.BlockNode
 	InMainChain(h types.Hash) bool
 	Block(h types.Hash) (*types.Block, error)
 	Transaction(txid types.Hash) (*types.Transaction, chainstate.TxLocation, error)
@@ -64,10 +67,11 @@ type Mempool interface {
 type Backend interface {
 	Network() *params.Network
 	// SubmitBlock processes a block from outside (miner or RPC), updates the mempool and
-	// relays it.
-	SubmitBlock(b *types.Block) (*chainstate.Result, error)
-	// SubmitTransaction adds a transaction to the mempool and relays it.
-	SubmitTransaction(tx *types.Transaction) (types.Hash, error)
+	// relays it. ctx is the call's: it bounds the wait for the node's block processing.
+	SubmitBlock(ctx context.Context, b *types.Block) (*chainstate.Result, error)
+	// SubmitTransaction adds a transaction to the mempool and relays it; when ctx ends
+	// first, nothing is added.
+	SubmitTransaction(ctx context.Context, tx *types.Transaction) (types.Hash, error)
 	Peers() []rpcapi.Peer
 	// The network controls (net.go); a node without a P2P layer answers each with an
 	// error of reason p2p_disabled.

@@ -19,7 +19,7 @@ func (a *api) effective(e *consensus.UtxoEntry, height uint64) (uint64, error) {
 // clusterOf is the cluster pkh belongs to, as the chain's StateView says.
 func (a *api) clusterOf(pkh types.Hash) (types.Hash, error) { return a.b.Chain().ClusterOf(pkh) }
 
-func (a *api) sendRawTransaction(_ context.Context, p jsonrpc.Params) (any, error) {
+func (a *api) sendRawTransaction(ctx context.Context, p jsonrpc.Params) (any, error) {
 	raw, err := p.Hex(0)
 	if err != nil {
 		return nil, err
@@ -28,7 +28,7 @@ func (a *api) sendRawTransaction(_ context.Context, p jsonrpc.Params) (any, erro
 	if err != nil {
 		return nil, rpcapi.DomainError(reason.DecodeFailed, "transaction decode failed: "+err.Error())
 	}
-	txid, err := a.b.SubmitTransaction(tx)
+	txid, err := a.b.SubmitTransaction(ctx, tx)
 	if err != nil {
 		return nil, rejection(err)
 	}

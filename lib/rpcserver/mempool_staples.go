@@ -221,7 +221,7 @@ func (fc *feeRateCache) put(h types.Hash, r []uint64) {
 }
 
 // blockRates are the fee rates of n's transactions (coinbase aside), through the cache.
-func (a *api) blockRates(ctx context.Context, fc *feeRateCache, n *chainstate.Node) ([]uint64, error) {
+func (a *api) blockRates(ctx context.Context, fc *feeRateCache, n *chainstate.BlockNode) ([]uint64, error) {
 	if r, ok := fc.get(n.Hash); ok {
 		return r, nil
 	}
@@ -284,7 +284,7 @@ func (a *api) estimateSmartFee(ctx context.Context, p jsonrpc.Params, fc *feeRat
 	window := min(max(2*target, feeWindowMin), feeWindowMax)
 	var rates []uint64
 	for n, i := c.Tip(), uint64(0); n != nil && n.Height > 0 && i < window; n, i = n.Parent, i+1 {
-		if uint64(n.Size)*100 < uint64(consensus.MaxBlockSize)*fullBlockPercent {
+		if uint64(c.HeaderState(n.Hash).Size)*100 < uint64(consensus.MaxBlockSize)*fullBlockPercent {
 			continue
 		}
 		r, err := a.blockRates(ctx, fc, n)

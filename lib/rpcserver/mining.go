@@ -63,7 +63,7 @@ func (a *api) getBlockTemplate(_ context.Context, p jsonrpc.Params) (any, error)
 	return res, nil
 }
 
-func (a *api) submitBlock(_ context.Context, p jsonrpc.Params) (any, error) {
+func (a *api) submitBlock(ctx context.Context, p jsonrpc.Params) (any, error) {
 	raw, err := p.Hex(0)
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func (a *api) submitBlock(_ context.Context, p jsonrpc.Params) (any, error) {
 		return nil, rpcapi.DomainError(reason.StaleTemplate, "stale block template: the block builds on "+b.Header.PrevHash.String()+
 			", the tip is "+tip.Hash.String())
 	}
-	if _, err := a.b.SubmitBlock(b); err != nil {
+	if _, err := a.b.SubmitBlock(ctx, b); err != nil {
 		return nil, rejection(err)
 	}
 	return "ok", nil
@@ -110,7 +110,7 @@ func (a *api) generateToAddress(ctx context.Context, p jsonrpc.Params) (any, err
 		if err := types.SolveBlock(b, 1<<32); err != nil {
 			return nil, rpcapi.DomainError(reason.SolveFailed, err.Error())
 		}
-		if _, err := a.b.SubmitBlock(b); err != nil {
+		if _, err := a.b.SubmitBlock(ctx, b); err != nil {
 			return nil, rejection(err)
 		}
 		hashes = append(hashes, b.Hash().String())

@@ -531,7 +531,7 @@ func TestTemplateConsistentWhileBlocksArrive(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if _, err := e.node.SubmitBlock(b); err != nil {
+			if _, err := e.node.SubmitBlock(context.Background(), b); err != nil {
 				t.Error(err)
 				return
 			}

@@ -81,7 +81,7 @@ const defaultHashPSBlocks = 120
 // networkHashPS is the work of the nblocks blocks ending at end divided by the time between
 // the earliest and the latest timestamp among them and the block before (Core's way), 0 when
 // no time passed.
-func networkHashPS(c Chain, end *chainstate.Node, nblocks uint64) float64 {
+func networkHashPS(c Chain, end *chainstate.BlockNode, nblocks uint64) float64 {
 	if nblocks == 0 || nblocks > end.Height {
 		nblocks = end.Height
 	}
@@ -145,7 +145,7 @@ func (a *api) getChainTips(context.Context, jsonrpc.Params) (any, error) {
 
 // blockParam reads a block hash, or a main-chain height (a JSON number or a string of
 // digits), as parameter i.
-func (a *api) blockParam(p jsonrpc.Params, i int) (*chainstate.Node, error) {
+func (a *api) blockParam(p jsonrpc.Params, i int) (*chainstate.BlockNode, error) {
 	c := a.b.Chain()
 	var height uint64
 	if h, err := p.Uint64(i); err == nil {
@@ -156,11 +156,11 @@ func (a *api) blockParam(p jsonrpc.Params, i int) (*chainstate.Node, error) {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid parameter %d (hash_or_height): want a block hash or a height", i+1)
 		}
 		if hash, herr := types.ParseHash(s); herr == nil {
-			n := c.NodeByHash(hash)
-			if n == nil || n.Status >= chainstate.StatusInvalid {
+			st := c.HeaderState(hash)
+			if !st.HaveBlock || st.Invalid {
 				return nil, rpcapi.DomainError(reason.BlockNotFound, "block not found")
 			}
-			return n, nil
+			return st.Node, nil
 		}
 		if height, err = strconv.ParseUint(s, 10, 64); err != nil {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid parameter %d (hash_or_height): want a block hash (64 hex digits) or a height", i+1)

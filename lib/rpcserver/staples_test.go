@@ -98,7 +98,7 @@ func TestGetChainTips(t *testing.T) {
 	next := c.NextBlock()
 	side := func(parent *types.Block, height uint64, ts uint64) *types.Block {
 		b := e.gen.NextOn("", chaingen.Template{Parent: parent.Hash(), Height: height, Target: next.Target, Timestamp: ts}, nil)
-		if _, err := e.node.SubmitBlock(b); err != nil {
+		if _, err := e.node.SubmitBlock(context.Background(), b); err != nil {
 			t.Fatalf("side block: %v", err)
 		}
 		return b

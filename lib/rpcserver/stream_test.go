@@ -124,7 +124,7 @@ func TestStreamEvents(t *testing.T) {
 	f1 := e.gen.NextOn("", chaingen.Template{Parent: pb.Hash(), Height: parent.Height + 1, Target: next.Target, Timestamp: next.MinTimestamp + 5}, nil)
 	f2 := e.gen.NextOn("", chaingen.Template{Parent: f1.Hash(), Height: parent.Height + 2, Target: next.Target, Timestamp: next.MinTimestamp + 6}, nil)
 	for _, blk := range []*types.Block{f1, f2} {
-		if _, err := e.node.SubmitBlock(blk); err != nil {
+		if _, err := e.node.SubmitBlock(context.Background(), blk); err != nil {
 			t.Fatal(err)
 		}
 	}

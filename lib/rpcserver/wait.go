@@ -22,7 +22,7 @@ const (
 
 // waitTip waits until done(tip) holds, timeoutMS milliseconds pass (0: no bound of its own)
 // or ctx's deadline is near, then returns the tip.
-func (a *api) waitTip(ctx context.Context, timeoutMS uint64, done func(*chainstate.Node) bool) (any, error) {
+func (a *api) waitTip(ctx context.Context, timeoutMS uint64, done func(*chainstate.BlockNode) bool) (any, error) {
 	var stop <-chan time.Time
 	limit := time.Duration(-1)
 	if timeoutMS > 0 {
@@ -88,7 +88,7 @@ func (a *api) waitForNewBlock(ctx context.Context, p jsonrpc.Params) (any, error
 		return nil, err
 	}
 	start := a.b.Chain().Tip()
-	return a.waitTip(ctx, timeout, func(tip *chainstate.Node) bool { return tip != start })
+	return a.waitTip(ctx, timeout, func(tip *chainstate.BlockNode) bool { return tip != start })
 }
 
 func (a *api) waitForBlockHeight(ctx context.Context, p jsonrpc.Params) (any, error) {
@@ -100,5 +100,5 @@ func (a *api) waitForBlockHeight(ctx context.Context, p jsonrpc.Params) (any, er
 	if err != nil {
 		return nil, err
 	}
-	return a.waitTip(ctx, timeout, func(tip *chainstate.Node) bool { return tip.Height >= height })
+	return a.waitTip(ctx, timeout, func(tip *chainstate.BlockNode) bool { return tip.Height >= height })
 }

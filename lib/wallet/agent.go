@@ -228,7 +228,7 @@ func draftAgent(req Request, pub ed25519.PublicKey) *types.Transaction {
 // outputs left out), signs it and broadcasts it. On any error nothing was broadcast or the
 // node refused it: nothing was spent. The node's refusal comes back as it came, so
 // errors.Is matches its kind (reason.NotAnAgent, consensus.ErrScoreTooLow, ...).
-func SpendAgent(ctx context.Context, node Node, net *params.Network, key Key, req Request) (*Plan, error) {
+func SpendAgent(ctx context.Context, node NodeClient, net *params.Network, key Key, req Request) (*Plan, error) {
 	coins, err := pendingCoins(ctx, node, []string{key.Address})
 	if err != nil {
 		return nil, err

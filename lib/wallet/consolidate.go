@@ -82,7 +82,7 @@ type ConsolidateTx struct {
 // the smallest, up to opt.MaxInputs, until one output is left (or opt.MaxTxs transactions
 // were sent). It returns the transactions broadcast; on an error, those broadcast before
 // it. A wallet with fewer than two spendable outputs has nothing to merge.
-func Consolidate(ctx context.Context, node Node, net *params.Network, keys []Key, opt ConsolidateOptions) ([]ConsolidateTx, error) {
+func Consolidate(ctx context.Context, node NodeClient, net *params.Network, keys []Key, opt ConsolidateOptions) ([]ConsolidateTx, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("consolidate: no keys")
 	}

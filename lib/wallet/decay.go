@@ -22,7 +22,7 @@ const DecayMarginBlocks = 6
 // the whole supply, owned by an observer agent (rate × 3).
 var maxDecayRate = consensus.DecayRate(1_000_000_000, consensus.TierObserver)
 
-// ClusterNode is the optional part of a Node that describes a decay cluster
+// ClusterNode is the optional part of a NodeClient that describes a decay cluster
 // (getclusterinfo, implemented by *rpcapi.Client). Spend, SpendAgent and GetBalance use it
 // when the node has it.
 type ClusterNode interface {
@@ -106,7 +106,7 @@ func decayMargins(coins []Coin) uint64 {
 // tier's multiplier, which getclusterinfo leaves out). A node that cannot say
 // (getclusterinfo fails) leaves the cluster rates at 0: the margins then rest on the
 // outputs' own values.
-func AddDecayRates(ctx context.Context, node Node, us []UTXO) {
+func AddDecayRates(ctx context.Context, node NodeClient, us []UTXO) {
 	byAddr := map[string]uint64{}
 	for i := range us {
 		u := &us[i]

@@ -42,7 +42,7 @@
 // escrow as input 0 with the counterparty's key and a refund with the initiator's, each
 // paying the escrow less the fee back as the actor's change, its only output.
 //
-// The node side ([Node], implemented by *rpcapi.Client): [ListUTXOs] lists the coins of a
+// The node side ([NodeClient], implemented by *rpcapi.Client): [ListUTXOs] lists the coins of a
 // set of addresses with getutxosbyaddress (include_mempool=true, so unconfirmed change is
 // spendable and mempool-spent outputs are not offered twice), skips immature coinbase
 // outputs (fewer than 100 confirmations) and locked outputs, and values each coin at its

@@ -82,11 +82,11 @@ func (s *Store) SentTxs() ([]SentTx, error) {
 	return out, nil
 }
 
-// ResendNode is what re-sending needs of a node: the wallet's Node (with getclusterinfo,
+// ResendNode is what re-sending needs of a node: the wallet's NodeClient (with getclusterinfo,
 // so the decay margin still works through a Journal), gettransaction and
 // getrawtransaction.
 type ResendNode interface {
-	Node
+	NodeClient
 	ClusterNode
 	GetTransaction(ctx context.Context, txid string) (*rpcapi.Transaction, error)
 	GetRawTransaction(ctx context.Context, txid string) (string, error)

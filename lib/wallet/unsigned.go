@@ -17,7 +17,7 @@ import (
 // types.SigMessage(magic, plan.TxID) itself and puts its key and that one signature in every
 // input, which all belong to addr. An agent transaction passes the kind's context-free rules
 // (consensus.CheckTransactionSanity) once pub is in its inputs, or is not returned.
-func PlanUnsigned(ctx context.Context, node Node, addr string, pub ed25519.PublicKey, req Request) (*Plan, error) {
+func PlanUnsigned(ctx context.Context, node NodeClient, addr string, pub ed25519.PublicKey, req Request) (*Plan, error) {
 	pkh := types.Hash(keys.HashPubKey(pub))
 	coins, err := pendingCoins(ctx, node, []string{addr})
 	if err != nil {

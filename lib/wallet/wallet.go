@@ -13,13 +13,18 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// Node is what the wallet needs from a node's JSON-RPC interface.
-type Node interface {
+// NodeClient is what the wallet needs from a node's JSON-RPC interface.
+type NodeClient interface {
 	GetUtxosByAddress(ctx context.Context, address string, includeMempool bool) ([]rpcapi.UTXO, error)
 	SendRawTransaction(ctx context.Context, hexData string) (string, error)
 }
 
-var _ Node = (*rpcapi.Client)(nil)
+var _ NodeClient = (*rpcapi.Client)(nil)
+
+// Node is NodeClient's former name, kept only while lib/faucet still spells it so.
+//
+// Deprecated: use NodeClient.
+type Node = NodeClient
 
 // UTXO is an unspent output of one of the wallet's addresses, as listed by the node, with
 // what the wallet makes of it.
@@ -53,7 +58,7 @@ func Mature(u *rpcapi.UTXO) bool {
 // ListUTXOs lists the outputs of addrs. With includeMempool the node's pending view is
 // used: outputs spent by mempool transactions are left out, outputs of mempool
 // transactions (0 confirmations) are in.
-func ListUTXOs(ctx context.Context, node Node, addrs []string, includeMempool bool) ([]UTXO, error) {
+func ListUTXOs(ctx context.Context, node NodeClient, addrs []string, includeMempool bool) ([]UTXO, error) {
 	var out []UTXO
 	for _, a := range addrs {
 		us, err := node.GetUtxosByAddress(ctx, a, includeMempool)
@@ -84,7 +89,7 @@ func DecayingCoins(us []UTXO) ([]Coin, error) { return coins(us, true) }
 // pendingCoins is the coins of addrs in the node's pending view (unconfirmed change
 // included, outputs spent in the mempool left out), with their decay rates (AddDecayRates):
 // DecayingCoins of the listing. Spend, SpendAgent and Consolidate spend from it.
-func pendingCoins(ctx context.Context, node Node, addrs []string) ([]Coin, error) {
+func pendingCoins(ctx context.Context, node NodeClient, addrs []string) ([]Coin, error) {
 	us, err := ListUTXOs(ctx, node, addrs, true)
 	if err != nil {
 		return nil, err
@@ -179,7 +184,7 @@ type Balance struct {
 // comes from the pending view, so an output a mempool transaction spends counts nowhere:
 // not as confirmed (it is no longer available), not as spendable; the change of that
 // transaction counts as unconfirmed (and spendable) instead.
-func GetBalance(ctx context.Context, node Node, addrs []string) (Balance, error) {
+func GetBalance(ctx context.Context, node NodeClient, addrs []string) (Balance, error) {
 	var b Balance
 	pending, err := ListUTXOs(ctx, node, addrs, true)
 	if err != nil {
@@ -243,7 +248,7 @@ type Transfer struct {
 // first, with their decay rates: AddDecayRates), signs it with keys and broadcasts it
 // through node. Change goes to keys[0] unless req.Change is set. Any kind can be built (see
 // Select); the fee includes the inputs' decay margin. On a node error nothing was spent.
-func Spend(ctx context.Context, node Node, net *params.Network, keys []Key, req Request) (*Plan, error) {
+func Spend(ctx context.Context, node NodeClient, net *params.Network, keys []Key, req Request) (*Plan, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("send: no keys")
 	}
@@ -265,7 +270,7 @@ func Spend(ctx context.Context, node Node, net *params.Network, keys []Key, req 
 }
 
 // Broadcast sends a signed plan's transaction to node and checks the txid it answers.
-func Broadcast(ctx context.Context, node Node, plan *Plan) error {
+func Broadcast(ctx context.Context, node NodeClient, plan *Plan) error {
 	txid, err := node.SendRawTransaction(ctx, hex.EncodeToString(plan.Tx.Bytes()))
 	if err != nil {
 		return err
@@ -278,7 +283,7 @@ func Broadcast(ctx context.Context, node Node, plan *Plan) error {
 
 // Send builds, signs and broadcasts t through node. It returns the plan's summary; on a
 // node error nothing was spent.
-func Send(ctx context.Context, node Node, t Transfer) (*SendResult, error) {
+func Send(ctx context.Context, node NodeClient, t Transfer) (*SendResult, error) {
 	if len(t.Keys) == 0 {
 		return nil, errors.New("send: no keys")
 	}
