@@ -166,7 +166,7 @@ type coin struct {
 func buildChain(tb testing.TB, dir string, cfg scaleConfig) chainMeta {
 	t0 := time.Now()
 	net := params.Regtest
-	c, err := chainstate.Open(filepath.Join(dir, "db"), net, chainstate.Options{})
+	c, err := chainstate.Open(context.Background(), filepath.Join(dir, "db"), net, chainstate.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func buildChain(tb testing.TB, dir string, cfg scaleConfig) chainMeta {
 		if err := types.SolveBlock(b, 1<<32); err != nil {
 			tb.Fatal(err)
 		}
-		if _, err := c.ProcessBlock(b); err != nil {
+		if _, err := c.ProcessBlock(context.Background(), b); err != nil {
 			tb.Fatalf("block %d: %v", next.Height, err)
 		}
 		if c.Tip().Hash != b.Hash() {

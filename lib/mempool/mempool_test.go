@@ -276,7 +276,7 @@ func TestRejectErrorText(t *testing.T) {
 	detail := func(tx *types.Transaction) RejectError {
 		t.Helper()
 		var re *RejectError
-		if _, err := f.pool.Accept(tx); !errors.As(err, &re) {
+		if _, err := f.pool.Accept(context.Background(), tx); !errors.As(err, &re) {
 			t.Fatalf("got %v, want a *RejectError", err)
 		}
 		return *re
@@ -311,7 +311,7 @@ func TestStorageFailureIsNoRefusal(t *testing.T) {
 	f := newFixture(t, Options{})
 	pool := New(diskFailing{f.chain}, testNet.Magic, Options{})
 	tx := f.transfer(f.take(1), 10_000, 1)
-	_, err := pool.Accept(tx)
+	_, err := pool.Accept(context.Background(), tx)
 	var re *RejectError
 	if !errors.Is(err, errDisk) || errors.As(err, &re) || consensus.IsRuleError(err) {
 		t.Fatalf("Accept: %v (%T), want the storage error itself", err, err)
