@@ -1,11 +1,12 @@
 package faucet
 
 import (
+	"github.com/cointoolkit/coin/lib/faucet/api"
+
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 	"syscall"
@@ -51,13 +52,7 @@ func (e *RateLimitError) Error() string {
 func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }
 
 // retrySeconds rounds up to whole seconds, at least 1 (the Retry-After header's unit).
-func retrySeconds(d time.Duration) int64 {
-	s := int64(math.Ceil(d.Seconds()))
-	if s < 1 {
-		s = 1
-	}
-	return s
-}
+func retrySeconds(d time.Duration) int64 { return api.RetrySeconds(d) }
 
 // ClaimRecord is the last paid claim of an address.
 type ClaimRecord struct {

@@ -39,9 +39,9 @@ func TestNodeConnectionResetIs502(t *testing.T) {
 	if err == nil {
 		t.Fatal("a reset connection answered")
 	}
-	s := &Server{log: slog.New(slog.DiscardHandler)}
-	if e := s.toAPIError(err); e.Status != http.StatusBadGateway || e.Code != CodeNodeConnectionLost {
-		t.Fatalf("reset (%v): %d %s, want 502 %s", err, e.Status, e.Code, CodeNodeConnectionLost)
+	s := &Service{log: slog.New(slog.DiscardHandler)}
+	if e := s.toAPIError(err); e.Status() != http.StatusBadGateway || e.Code != CodeNodeConnectionLost {
+		t.Fatalf("reset (%v): %d %s, want 502 %s", err, e.Status(), e.Code, CodeNodeConnectionLost)
 	}
 }
 

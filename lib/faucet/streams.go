@@ -1,6 +1,8 @@
 package faucet
 
 import (
+	"github.com/cointoolkit/coin/lib/faucet/api"
+
 	"errors"
 	"fmt"
 	"net/http"
@@ -50,13 +52,13 @@ func (s *streamSlots) acquire(client string) (release func(), refusal *Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.byClient[client] >= s.perClient {
-		e := apiErr(http.StatusTooManyRequests, CodeStreamLimit,
+		e := apiErr(api.KindLimited, CodeStreamLimit,
 			"this client holds %d event streams, the most one client may; close one, or retry in %d s", s.perClient, retrySeconds(streamRetryAfter))
 		e.RetryAfter = streamRetryAfter
 		return nil, e
 	}
 	if s.open >= s.max {
-		e := apiErr(http.StatusServiceUnavailable, CodeStreamsFull,
+		e := apiErr(api.KindUnavailable, CodeStreamsFull,
 			"the faucet serves %d event streams, as many as it keeps for streams; retry in %d s", s.max, retrySeconds(streamRetryAfter))
 		e.RetryAfter = streamRetryAfter
 		return nil, e

@@ -2,6 +2,7 @@ package faucet
 
 import (
 	"encoding/json"
+	"github.com/cointoolkit/coin/lib/faucet/api"
 	"net/http"
 	"sort"
 	"strings"
@@ -61,7 +62,7 @@ func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
 		}
 		if r.URL.Path == mcp.Path {
 			if mcpH == nil {
-				s.writeError(rw, apiErr(http.StatusInternalServerError, "internal", "the MCP server is not available"))
+				s.writeError(rw, apiErr(api.KindInternal, "internal", "the MCP server is not available"))
 				return
 			}
 			mcpH.ServeHTTP(rw, r)
@@ -69,7 +70,7 @@ func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			rw.Header().Set("Allow", "GET, HEAD")
-			s.writeError(rw, apiErr(http.StatusMethodNotAllowed, "method_not_allowed", "%s %s is not supported; use GET", r.Method, r.URL.Path))
+			s.writeError(rw, apiErr(api.KindNotAllowed, "method_not_allowed", "%s %s is not supported; use GET", r.Method, r.URL.Path))
 			return
 		}
 		base := publicBase(r, s.cfg.TrustedProxies)
