@@ -150,7 +150,8 @@ func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
 // files (wellknown.go) in front, and the Web pages (lib/faucet/web: /, /agents, ...), which
 // read through all this, in front of those.
 func (s *Server) Handler() http.Handler {
-	return web.New(s.withDiscovery(s.apiHandler()), web.Options{Network: s.cfg.Net.Name, Payouts: s.webPayouts})
+	return web.New(s.withDiscovery(s.apiHandler()), s.Service, web.Options{Network: s.cfg.Net.Name, Payouts: s.webPayouts,
+		Caller: s.caller})
 }
 
 // webPayouts lists the claims of the journaled payouts (those not yet FinalConfirmations

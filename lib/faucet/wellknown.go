@@ -34,8 +34,9 @@ const (
 // withDiscovery serves /mcp and the discovery files, and everything else through apiH (the
 // API's handler chain).
 func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
-	mcpH, err := mcp.NewHandler(apiH, &mcp.Options{AllowAnyHost: s.cfg.TrustedProxies > 0,
-		MaxBodyBytes: s.cfg.MaxBodyBytes + 4<<10, Log: s.cfg.Log.With("sys", "mcp")})
+	mcpH, err := mcp.NewHandler(s.Service, &mcp.Options{AllowAnyHost: s.cfg.TrustedProxies > 0,
+		MaxBodyBytes: s.cfg.MaxBodyBytes + 4<<10, Log: s.cfg.Log.With("sys", "mcp"), Caller: s.caller,
+		MaxArgumentBytes: s.cfg.MaxBodyBytes})
 	if err != nil {
 		s.log.Error("the MCP server cannot start", "err", err)
 	}

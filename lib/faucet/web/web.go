@@ -2,22 +2,22 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
-	"io"
 	"io/fs"
+	"net"
 	"net/http"
-	"net/url"
 	"path"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/cointoolkit/coin/lib/faucet/internal/inproc"
+	"github.com/cointoolkit/coin/lib/faucet/api"
 )
 
 // Options configures the pages.
@@ -29,6 +29,10 @@ type Options struct {
 	Payouts func(n int) ([]Payout, error)
 	// PayoutsShown is how many payouts the home page lists (default 10).
 	PayoutsShown int
+	// Caller is the Service's caller of a request (the client network of its peer and
+	// forwarding headers), so a page spends its client's request budget as the API's
+	// endpoints do; nil: the socket's peer address.
+	Caller func(*http.Request) api.Caller
 }
 
 // Payout is one transaction of the faucet's that paid claims.
@@ -74,9 +78,10 @@ type asset struct {
 	mod   time.Time
 }
 
-// handler serves the pages and passes everything else to api.
+// handler serves the pages from svc and passes every other path to next.
 type handler struct {
-	api     http.Handler
+	next    http.Handler
+	svc     api.Service
 	opts    Options
 	pages   map[string]*template.Template
 	assets  map[string]*asset
@@ -84,13 +89,13 @@ type handler struct {
 	started time.Time
 }
 
-// New returns the pages in front of apiHandler, the faucet's HTTP handler, which they read
-// through (in-process) and which serves every other path.
-func New(apiHandler http.Handler, opts Options) http.Handler {
+// New returns the pages, which read from svc (lib/faucet's Service), in front of next (the
+// faucet's HTTP API), which serves every other path.
+func New(next http.Handler, svc api.Service, opts Options) http.Handler {
 	if opts.PayoutsShown <= 0 {
 		opts.PayoutsShown = 10
 	}
-	h := &handler{api: apiHandler, opts: opts, assets: map[string]*asset{}, csrf: http.NewCrossOriginProtection(),
+	h := &handler{next: next, svc: svc, opts: opts, assets: map[string]*asset{}, csrf: http.NewCrossOriginProtection(),
 		started: time.Now().UTC().Truncate(time.Second)}
 	entries, err := fs.ReadDir(staticFS, "static")
 	if err != nil {
@@ -136,7 +141,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == HomePath:
 		if !wantsHTML(r) || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 			w.Header().Add("Vary", "Accept")
-			h.api.ServeHTTP(w, r)
+			h.next.ServeHTTP(w, r)
 			return
 		}
 		h.home(w, r, nil)
@@ -163,7 +168,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.static(w, r, strings.TrimPrefix(p, StaticPath))
 		}
 	default:
-		h.api.ServeHTTP(w, r)
+		h.next.ServeHTTP(w, r)
 	}
 }
 
@@ -224,51 +229,37 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
 
-// call makes an in-process request to the API for the client of r: the same peer address,
-// X-Forwarded-For and host, so the API's per-client limits and its view of the client are
-// the page's. A 200 is decoded into out; anything else is an *apiError.
-func (h *handler) call(r *http.Request, method, apiPath string, query url.Values, body, out any) *apiError {
-	target := apiPath
-	if len(query) > 0 {
-		target += "?" + query.Encode()
+// call runs an operation of the Service for the client of r: the request budget of r's
+// client is spent first (Service.Admit), as the API's endpoints spend it. A refusal is an
+// *apiError with the API's status, code, message and Retry-After.
+func (h *handler) call(r *http.Request, op func(ctx context.Context, c api.Caller) error) *apiError {
+	c := h.caller(r)
+	err := h.svc.Admit(c, false)
+	if err == nil {
+		err = op(r.Context(), c)
 	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "encoding a request failed"}
-		}
-		rd = bytes.NewReader(b)
+	if err == nil {
+		return nil
 	}
-	req, err := http.NewRequestWithContext(r.Context(), method, target, rd)
+	var e *api.Error
+	if !errors.As(err, &e) {
+		return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"}
+	}
+	ae := &apiError{Status: e.Status(), Code: e.Code, Message: e.Message}
+	if e.RetryAfter > 0 {
+		ae.RetryAfter = strconv.FormatInt(api.RetrySeconds(e.RetryAfter), 10)
+	}
+	return ae
+}
+
+// caller is the Service's caller of r.
+func (h *handler) caller(r *http.Request) api.Caller {
+	if h.opts.Caller != nil {
+		return h.opts.Caller(r)
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "building a request failed"}
+		host = r.RemoteAddr
 	}
-	if req.Body == nil {
-		req.Body = http.NoBody // as a server's request
-	}
-	req.RemoteAddr, req.Host, req.TLS, req.Proto = r.RemoteAddr, r.Host, r.TLS, r.Proto
-	for _, k := range []string{"X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "User-Agent"} {
-		if v := r.Header.Values(k); len(v) > 0 {
-			req.Header[k] = append([]string(nil), v...)
-		}
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	rec := inproc.Serve(h.api, req)
-	if status := rec.Status(); status != http.StatusOK {
-		e := &apiError{Status: status, RetryAfter: rec.Header().Get("Retry-After")}
-		if eo, ok := rec.APIError(); ok {
-			e.Code, e.Message = eo.Code, eo.Message
-		} else {
-			e.Code, e.Message = "http_"+strconv.Itoa(status), http.StatusText(status)
-		}
-		return e
-	}
-	if err := json.Unmarshal(rec.Body(), out); err != nil {
-		return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "the API's answer could not be read"}
-	}
-	return nil
+	return api.Caller{Client: host}
 }
