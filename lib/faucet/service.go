@@ -43,14 +43,14 @@ func NewService(cfg Config) (*Service, error) {
 	if cfg.Net == nil || cfg.Node == nil || cfg.Engine == nil || cfg.Claims == nil {
 		return nil, errors.New("faucet server: network, node, engine and claim store are required")
 	}
-	if cfg.Net == params.Mainnet {
-		return nil, errors.New("faucet server: refusing to run on mainnet")
+	if err := CheckNetwork(cfg.Net); err != nil {
+		return nil, fmt.Errorf("faucet server: %w", err)
 	}
 	if cfg.Amount == 0 {
 		cfg.Amount = DefaultAmount
 	}
-	if cfg.Amount < policy.DustLimit {
-		return nil, fmt.Errorf("faucet server: claim amount below the dust limit of %d subunits", policy.DustLimit)
+	if err := CheckAmount(cfg.Amount); err != nil {
+		return nil, fmt.Errorf("faucet server: claim amount below the dust limit of %d subunits: %w", policy.DustLimit, err)
 	}
 	if cfg.Cooldown == 0 {
 		cfg.Cooldown = DefaultCooldown
@@ -117,6 +117,27 @@ func NewService(cfg Config) (*Service, error) {
 	}
 	s.txj, s.txNode = txj, &journalingNode{Node: cfg.Node, j: txj, log: s.log}
 	return s, nil
+}
+
+// ErrMainnet refuses a faucet on mainnet.
+var ErrMainnet = errors.New("the faucet gives coins away, so it runs only on testnet or regtest")
+
+// CheckNetwork refuses mainnet (ErrMainnet): the one place of that rule, which NewService
+// and coin-faucetd's flags both apply.
+func CheckNetwork(net *params.Network) error {
+	if net == params.Mainnet {
+		return ErrMainnet
+	}
+	return nil
+}
+
+// CheckAmount refuses a claim amount below the dust limit (wallet.ErrDust): a claim must be
+// a spendable output.
+func CheckAmount(v uint64) error {
+	if v < policy.DustLimit {
+		return wallet.ErrDust
+	}
+	return nil
 }
 
 // Config is the service's configuration, with its defaults filled.
