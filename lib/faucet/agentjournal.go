@@ -128,7 +128,7 @@ func (j *txJournal) list() ([]*journaledTx, error) {
 // journalingNode is the node as the operations' handlers see it: SendRawTransaction
 // journals the transaction first (see above).
 type journalingNode struct {
-	Node
+	NodeClient
 	j   *txJournal
 	log *slog.Logger
 }
@@ -146,7 +146,7 @@ func (n *journalingNode) SendRawTransaction(ctx context.Context, rawHex string) 
 	if err != nil {
 		return "", err
 	}
-	txid, err := n.Node.SendRawTransaction(ctx, rawHex)
+	txid, err := n.NodeClient.SendRawTransaction(ctx, rawHex)
 	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
@@ -169,7 +169,7 @@ func (n *journalingNode) SendRawTransaction(ctx context.Context, rawHex string) 
 // RunTxJournal sends the journaled transactions again whenever the node lacks them, at
 // start and every interval (DefaultTxResendInterval when 0), until ctx ends. coin-faucetd
 // runs it beside the engine.
-func (s *Server) RunTxJournal(ctx context.Context, interval time.Duration) {
+func (s *Service) RunTxJournal(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {
 		interval = DefaultTxResendInterval
 	}
@@ -195,7 +195,7 @@ const missingInputsGrace = 10 * time.Minute
 // is definitive, and the transaction leaves the journal with a warning, except missing
 // inputs within missingInputsGrace of its journaling (the next pass tries again). An
 // unreachable node ends the pass.
-func (s *Server) resendTxs(ctx context.Context) {
+func (s *Service) resendTxs(ctx context.Context) {
 	list, err := s.txj.list()
 	if err != nil {
 		s.log.Error("reading the transaction journal", "err", err)

@@ -72,8 +72,9 @@ type Journal interface {
 	Payouts() ([]*Payout, error)
 }
 
-// Node is what the faucet needs from a node.
-type Node interface {
+// NodeClient is what the faucet needs from a node: its RPC client (rpcapi.Client), or a
+// test double.
+type NodeClient interface {
 	wallet.Node
 	GetBlockCount(ctx context.Context) (uint64, error)
 	GetBlockHash(ctx context.Context, height uint64) (string, error)
@@ -91,7 +92,7 @@ type Node interface {
 	GetClusterInfo(ctx context.Context, addressOrID string) (*rpcapi.ClusterInfo, error)
 }
 
-var _ Node = (*rpcapi.Client)(nil)
+var _ NodeClient = (*rpcapi.Client)(nil)
 
 // EngineConfig configures an Engine.
 type EngineConfig struct {
@@ -184,7 +185,7 @@ type ptx struct {
 // unconfirmed change outputs, grows with the number of rounds, not of claims. It spends
 // unconfirmed change, so no claim waits for a block.
 type Engine struct {
-	node Node
+	node NodeClient
 	cfg  EngineConfig
 	log  *slog.Logger
 	reqs chan *request
@@ -228,7 +229,7 @@ type Engine struct {
 }
 
 // NewEngine returns an engine; start it with Run.
-func NewEngine(node Node, cfg EngineConfig) (*Engine, error) {
+func NewEngine(node NodeClient, cfg EngineConfig) (*Engine, error) {
 	if len(cfg.Keys) == 0 {
 		return nil, errors.New("faucet engine: no keys")
 	}

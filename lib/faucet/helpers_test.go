@@ -1,7 +1,6 @@
 package faucet
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,13 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
@@ -24,24 +23,6 @@ const faucetMnemonic = "legal winner thank year wave sausage worth useful legal 
 
 var testNet = params.Regtest
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type harness struct {
 	node   *fakeNode
 	key    wallet.Key
@@ -49,7 +30,7 @@ type harness struct {
 	engine *Engine
 	server *Server
 	http   *httptest.Server
-	log    *syncBuffer
+	log    *proctest.Buffer
 	cancel context.CancelFunc
 	done   chan struct{}
 	dir    string
@@ -81,7 +62,7 @@ func newHarness(t testing.TB, coins int, opts ...harnessOpt) *harness {
 // newHarnessDir is newHarness with the claim store in dir.
 func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *harness {
 	t.Helper()
-	h := &harness{node: newFakeNode(testNet), key: faucetKey(t), log: &syncBuffer{}}
+	h := &harness{node: newFakeNode(testNet), key: faucetKey(t), log: &proctest.Buffer{}}
 	for i := 0; i < coins; i++ {
 		h.node.fund(h.key.PKH, 50*amount.Coin, true)
 	}

@@ -22,7 +22,7 @@ var OpenAPI []byte
 // Config configures a Server.
 type Config struct {
 	Net    *params.Network
-	Node   Node
+	Node   NodeClient
 	Engine *Engine
 	Claims *ClaimStore
 	// Amount paid per claim, in subunits (default 100 COIN).

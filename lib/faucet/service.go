@@ -115,7 +115,7 @@ func NewService(cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("faucet server: %w", err)
 	}
-	s.txj, s.txNode = txj, &journalingNode{Node: cfg.Node, j: txj, log: s.log}
+	s.txj, s.txNode = txj, &journalingNode{NodeClient: cfg.Node, j: txj, log: s.log}
 	return s, nil
 }
 
