@@ -1,8 +1,6 @@
 package faucet
 
 import (
-	"github.com/cointoolkit/coin/lib/faucet/api"
-
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -12,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/syndtr/goleveldb/leveldb"
 	"github.com/syndtr/goleveldb/leveldb/storage"

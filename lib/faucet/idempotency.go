@@ -1,8 +1,6 @@
 package faucet
 
 import (
-	"github.com/cointoolkit/coin/lib/faucet/api"
-
 	"bytes"
 	"container/list"
 	"crypto/sha256"
@@ -10,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/cointoolkit/coin/lib/faucet/api"
 )
 
 // Idempotency keys (docs/faucet.md, "Idempotency"): agents retry on timeouts, and a retried

@@ -1,8 +1,6 @@
 package faucet
 
 import (
-	"github.com/cointoolkit/coin/lib/faucet/api"
-
 	_ "embed"
 	"log/slog"
 	"net/http"
@@ -10,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/faucet/web"
 	"github.com/cointoolkit/coin/lib/params"
 )
@@ -151,7 +150,7 @@ func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
 // read through all this, in front of those.
 func (s *Server) Handler() http.Handler {
 	return web.New(s.withDiscovery(s.apiHandler()), s.Service, web.Options{Network: s.cfg.Net.Name, Payouts: s.webPayouts,
-		Caller: s.caller})
+		Caller: s.caller, Around: s.logged})
 }
 
 // webPayouts lists the claims of the journaled payouts (those not yet FinalConfirmations
@@ -187,6 +186,15 @@ func (s *Server) agentEvents(w http.ResponseWriter, r *http.Request) error {
 	defer release()
 	s.cfg.Events.ServeHTTP(w, r)
 	return nil
+}
+
+// logged is h with the access log and panic recovery of serving: the Web pages'.
+func (s *Server) logged(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rw, done := s.serving(w, r)
+		defer done()
+		h.ServeHTTP(rw, r)
+	})
 }
 
 // serving starts serving r: rw records the answer for the access log, and done, deferred by

@@ -1,13 +1,13 @@
 package faucet
 
 import (
-	"github.com/cointoolkit/coin/lib/faucet/api"
-
 	"errors"
 	"fmt"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/cointoolkit/coin/lib/faucet/api"
 )
 
 // The bound on event streams (GET /api/agent/events, docs/security.md): a stream holds one

@@ -2,11 +2,11 @@ package faucet
 
 import (
 	"encoding/json"
-	"github.com/cointoolkit/coin/lib/faucet/api"
 	"net/http"
 	"sort"
 	"strings"
 
+	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/faucet/mcp"
 )
 

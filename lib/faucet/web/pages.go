@@ -33,7 +33,7 @@ type layout struct {
 
 // render writes a page with security headers; pages are never cached.
 func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, name, title, source string, content any) {
-	t := h.pages[name]
+	t := h.templates[name]
 	l := layout{Title: title, Network: h.opts.Network, Page: name, Source: source, Events: EventsPath,
 		CSS: h.assetURL("style.css"), JS: h.assetURL("live.js"), Icon: h.assetURL("icon.svg"), Content: content}
 	// An agent's page and a contract's listen to the events of their agent only.

@@ -33,6 +33,9 @@ type Options struct {
 	// forwarding headers), so a page spends its client's request budget as the API's
 	// endpoints do; nil: the socket's peer address.
 	Caller func(*http.Request) api.Caller
+	// Around wraps the pages' handler (not next's paths): the faucet's access log and panic
+	// recovery; nil: none.
+	Around func(http.Handler) http.Handler
 }
 
 // Payout is one transaction of the faucet's that paid claims.
@@ -80,13 +83,14 @@ type asset struct {
 
 // handler serves the pages from svc and passes every other path to next.
 type handler struct {
-	next    http.Handler
-	svc     api.Service
-	opts    Options
-	pages   map[string]*template.Template
-	assets  map[string]*asset
-	csrf    *http.CrossOriginProtection
-	started time.Time
+	next      http.Handler
+	pages     http.Handler // page, within Options.Around
+	svc       api.Service
+	opts      Options
+	templates map[string]*template.Template
+	assets    map[string]*asset
+	csrf      *http.CrossOriginProtection
+	started   time.Time
 }
 
 // New returns the pages, which read from svc (lib/faucet's Service), in front of next (the
@@ -109,7 +113,11 @@ func New(next http.Handler, svc api.Service, opts Options) http.Handler {
 		sum := sha256.Sum256(b)
 		h.assets[e.Name()] = &asset{body: b, ctype: contentType(e.Name()), hash: hex.EncodeToString(sum[:8]), mod: h.started}
 	}
-	h.pages = parseTemplates(h.assetURL)
+	h.templates = parseTemplates(h.assetURL)
+	h.pages = http.HandlerFunc(h.page)
+	if opts.Around != nil {
+		h.pages = opts.Around(h.pages)
+	}
 	return h
 }
 
@@ -134,16 +142,27 @@ func (h *handler) assetURL(name string) string {
 	return StaticPath + name + "?v=" + a.hash
 }
 
-// ServeHTTP routes the pages' paths; the rest goes to the API.
+// ServeHTTP routes the pages' paths to the pages (through Options.Around); the rest goes to
+// next.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	switch {
+	case p == HomePath && (!wantsHTML(r) || (r.Method != http.MethodGet && r.Method != http.MethodHead)):
+		w.Header().Add("Vary", "Accept")
+		h.next.ServeHTTP(w, r)
+	case p == HomePath, p == ClaimPath, p == AgentsPath, strings.HasPrefix(p, AgentsPath+"/"), p == ContractsPath,
+		strings.HasPrefix(p, ContractsPath+"/"), strings.HasPrefix(p, StaticPath):
+		h.pages.ServeHTTP(w, r)
+	default:
+		h.next.ServeHTTP(w, r)
+	}
+}
+
+// page serves a page's path.
+func (h *handler) page(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch {
 	case p == HomePath:
-		if !wantsHTML(r) || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
-			w.Header().Add("Vary", "Accept")
-			h.next.ServeHTTP(w, r)
-			return
-		}
 		h.home(w, r, nil)
 	case p == ClaimPath:
 		h.claim(w, r)
@@ -167,8 +186,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.getOnly(w, r) {
 			h.static(w, r, strings.TrimPrefix(p, StaticPath))
 		}
-	default:
-		h.next.ServeHTTP(w, r)
 	}
 }
 
