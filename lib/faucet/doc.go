@@ -49,11 +49,11 @@
 // the mnemonic form of the transaction's kind answers.
 //
 // [ClaimStore] keeps the last claim of each address in LevelDB, and is the engine's
-// [Journal] of payouts (protocol §14). A claim is reserved (refused with a *RateLimitError while
+// [Journal] of payouts (protocol §14). A claim is reserved (refused with a *payout.RateLimitError while
 // the address is within its cooldown or has a claim in flight); then the signed transaction
 // that pays it is journaled ([Payout]) in the same synced write as the claim's record,
 // before it is broadcast, and a claim is answered 200 only after that write. The journal
-// keeps a payout until it is mined FinalConfirmations deep: on start, after every block,
+// keeps a payout until it is mined payout.FinalConfirmations deep: on start, after every block,
 // when the node answers again after it did not, and every ResendInterval, the engine asks
 // the node about each journaled payout, oldest first, and sends again those it does not
 // have. One that can never be mined because another mined transaction spent an input (or
@@ -69,7 +69,7 @@
 // The transactions the handlers build for a caller (the agent operations, /api/wallet/send
 // and their MCP tools) get the claims' promise too (agentjournal.go): each is journaled,
 // synced, in the claim database before it is sent, and [Server.RunTxJournal] sends it again
-// whenever the node lacks it until it is FinalConfirmations deep or definitively refused. The
+// whenever the node lacks it until it is payout.FinalConfirmations deep or definitively refused. The
 // node's already_in_mempool for that very transaction (another faucet built the identical
 // one) answers the operation's result. Event streams are bounded per client and in all
 // (streams.go), keeping connections for ordinary requests.
@@ -110,8 +110,8 @@
 //
 // # Errors
 //
-// [ErrRateLimited] (matched by *RateLimitError), [ErrFaucetEmpty], [ErrBusy],
-// [ErrNodeUnavailable], [ErrStopped], *RejectedError (the node refused the faucet's
+// [payout.ErrRateLimited] (matched by *payout.RateLimitError), [payout.ErrFaucetEmpty], [payout.ErrBusy],
+// [payout.ErrNodeUnavailable], [payout.ErrStopped], *payout.RejectedError (the node refused the faucet's
 // transaction; it unwraps to the node's error, so errors.Is matches the refusal's kind, such
 // as reason.FeeTooLow) and [ErrDataDirInUse]. The Server maps them to HTTP statuses and
 // codes (see openapi.json).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/faucet/api"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/policy"
@@ -77,16 +78,16 @@ func (s *Service) claim(ctx context.Context, c api.Caller, req api.ClaimRequest)
 	// it is not paid.
 	undoClient, wait := s.claimsPerClient.take(c.Client)
 	if undoClient == nil {
-		return ClaimResult{}, &RateLimitError{Code: CodeClientRateLimited, RetryAfter: wait,
+		return ClaimResult{}, &payout.RateLimitError{Code: CodeClientRateLimited, RetryAfter: wait,
 			What: fmt.Sprintf("this client was paid %d claims in the last hour", s.cfg.ClaimsPerClient)}
 	}
 	undoBudget, wait := s.budget.take("")
 	if undoBudget == nil {
 		undoClient()
-		return ClaimResult{}, &RateLimitError{Code: CodeBudgetExhausted, RetryAfter: wait,
+		return ClaimResult{}, &payout.RateLimitError{Code: CodeBudgetExhausted, RetryAfter: wait,
 			What: fmt.Sprintf("the faucet paid its budget of %d claims in the last hour", s.cfg.BudgetPerHour)}
 	}
-	txid, err := s.cfg.Engine.Pay(ctx, Claim{Address: addr, PKH: pkh, Amount: s.cfg.Amount, Client: c.Client})
+	txid, err := s.cfg.Engine.Pay(ctx, payout.Claim{Address: addr, PKH: pkh, Amount: s.cfg.Amount, Client: c.Client})
 	if err != nil {
 		undoClient()
 		undoBudget()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/proctest"
@@ -26,19 +27,19 @@ var testNet = params.Regtest
 type harness struct {
 	node   *fakeNode
 	key    wallet.Key
-	claims *ClaimStore
-	engine *Engine
+	claims *payout.ClaimStore
+	engine *payout.Engine
 	server *Server
 	http   *httptest.Server
 	log    *proctest.Buffer
 	cancel context.CancelFunc
 	done   chan struct{}
 	dir    string
-	ecfg   EngineConfig
+	ecfg   payout.EngineConfig
 	scfg   Config
 }
 
-type harnessOpt func(*EngineConfig, *Config)
+type harnessOpt func(*payout.EngineConfig, *Config)
 
 func faucetKey(t testing.TB) wallet.Key {
 	ring, err := wallet.KeyringFromMnemonic(faucetMnemonic, "", testNet, 0)
@@ -67,7 +68,7 @@ func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *har
 		h.node.fund(h.key.PKH, 50*amount.Coin, true)
 	}
 	h.node.mine(100) // maturity
-	ecfg := EngineConfig{Net: testNet, Keys: []wallet.Key{h.key}, PollInterval: 20 * time.Millisecond,
+	ecfg := payout.EngineConfig{Net: testNet, Keys: []wallet.Key{h.key}, PollInterval: 20 * time.Millisecond,
 		Log: logging.New(h.log, slog.LevelDebug)}
 	// protocol §14's per-client limits are off (every test client is 127.0.0.1) unless a test
 	// turns them on.
@@ -87,13 +88,13 @@ func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *har
 func (h *harness) start(t testing.TB) {
 	t.Helper()
 	var err error
-	h.claims, err = OpenClaimStore(h.dir, time.Hour)
+	h.claims, err = payout.OpenClaimStore(h.dir, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ecfg, scfg := h.ecfg, h.scfg
 	ecfg.Journal, scfg.Claims = h.claims, h.claims
-	h.engine, err = NewEngine(h.node, ecfg)
+	h.engine, err = payout.NewEngine(h.node, ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}

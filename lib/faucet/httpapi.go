@@ -230,7 +230,7 @@ func (s *Server) route(rt Route) http.Handler {
 
 func (s *Server) writeError(w http.ResponseWriter, e *Error) {
 	if e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(e.RetryAfter), 10))
+		w.Header().Set("Retry-After", strconv.FormatInt(api.RetrySeconds(e.RetryAfter), 10))
 	}
 	writeJSON(w, e.Status(), api.ErrorBody{Error: api.ErrorObject{Code: e.Code, Message: e.Message}})
 }

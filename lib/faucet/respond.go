@@ -10,6 +10,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/faucet/api"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/wallet"
@@ -38,8 +39,8 @@ func (s *Service) fault(err error) error {
 // toAPIError maps an error to its kind and code.
 func (s *Service) toAPIError(err error) *Error {
 	var e *Error
-	var rl *RateLimitError
-	var rej *RejectedError
+	var rl *payout.RateLimitError
+	var rej *payout.RejectedError
 	var rpcErr *jsonrpc.Error
 	var ife *wallet.InsufficientFundsError
 	switch {
@@ -61,15 +62,15 @@ func (s *Service) toAPIError(err error) *Error {
 		return apiErr(api.KindInvalid, "invalid_amount", "%v", err)
 	case errors.Is(err, wallet.ErrTooLarge):
 		return apiErr(api.KindInvalid, "too_many_inputs", "%v; send a smaller amount", err)
-	case errors.Is(err, ErrFaucetEmpty):
+	case errors.Is(err, payout.ErrFaucetEmpty):
 		return apiErr(api.KindUnavailable, "faucet_empty", "%v", err)
-	case errors.Is(err, ErrBusy):
+	case errors.Is(err, payout.ErrBusy):
 		return apiErr(api.KindUnavailable, "faucet_busy", "%v", err)
-	case errors.Is(err, ErrStopped):
+	case errors.Is(err, payout.ErrStopped):
 		return apiErr(api.KindUnavailable, "shutting_down", "%v", err)
 	case errors.As(err, &rej):
 		return apiErr(api.KindUpstream, "node_rejected", "%v", err)
-	case errors.Is(err, ErrNodeUnavailable), jsonrpc.IsConnRefused(err):
+	case errors.Is(err, payout.ErrNodeUnavailable), jsonrpc.IsConnRefused(err):
 		return apiErr(api.KindUpstream, "node_unavailable", "the node is unavailable")
 	case errors.As(err, &rpcErr):
 		return apiErr(api.KindUpstream, "node_error", "node error: %s", rpcErr.Message)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/faucet/mcp"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/mempool"
 	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -84,7 +85,7 @@ func TestTxJournalResendsLost(t *testing.T) {
 		t.Fatal("the journal did not send the lost transaction again")
 	}
 	// Mined deep enough, it leaves the journal.
-	h.node.mine(FinalConfirmations)
+	h.node.mine(payout.FinalConfirmations)
 	h.server.resendTxs(context.Background())
 	if list, _ := h.server.txj.list(); len(list) != 0 {
 		t.Fatalf("%d entries after the transaction is final", len(list))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/faucet/api"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/faucet/web"
 	"github.com/cointoolkit/coin/lib/params"
 )
@@ -22,8 +23,8 @@ var OpenAPI []byte
 type Config struct {
 	Net    *params.Network
 	Node   NodeClient
-	Engine *Engine
-	Claims *ClaimStore
+	Engine *payout.Engine
+	Claims *payout.ClaimStore
 	// Amount paid per claim, in subunits (default 100 COIN).
 	Amount uint64
 	// Cooldown between two claims of one address (used for status; ClaimStore enforces it).
@@ -153,7 +154,7 @@ func (s *Server) Handler() http.Handler {
 		Caller: s.caller, Around: s.logged})
 }
 
-// webPayouts lists the claims of the journaled payouts (those not yet FinalConfirmations
+// webPayouts lists the claims of the journaled payouts (those not yet payout.FinalConfirmations
 // deep), newest first, at most n payouts, for the Web page.
 func (s *Server) webPayouts(n int) ([]web.Payout, error) {
 	ps, err := s.cfg.Claims.Payouts()

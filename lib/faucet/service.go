@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/faucet/api"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/wallet"
@@ -111,13 +112,24 @@ func NewService(cfg Config) (*Service, error) {
 	if err := s.countPaidClaims(); err != nil {
 		return nil, err
 	}
-	txj, err := newTxJournal(cfg.Claims.db)
+	txj, err := newTxJournal(cfg.Claims.DB())
 	if err != nil {
 		return nil, fmt.Errorf("faucet server: %w", err)
 	}
 	s.txj, s.txNode = txj, &journalingNode{NodeClient: cfg.Node, j: txj, log: s.log}
 	return s, nil
 }
+
+// NodeClient is what the faucet needs from a node: its RPC client (rpcapi.Client), or a
+// test double. The payout engine needs the same (payout.NodeClient).
+type NodeClient = payout.NodeClient
+
+// The codes of the rate limits' refusals (429), as payout.RateLimitError names them.
+const (
+	CodeAddressRateLimited = payout.CodeAddressRateLimited
+	CodeClientRateLimited  = payout.CodeClientRateLimited
+	CodeBudgetExhausted    = payout.CodeBudgetExhausted
+)
 
 // ErrMainnet refuses a faucet on mainnet.
 var ErrMainnet = errors.New("the faucet gives coins away, so it runs only on testnet or regtest")
@@ -166,7 +178,7 @@ func (s *Service) admitMnemonic(c api.Caller) error {
 
 // clientLimited is the refusal of a per-client limit.
 func clientLimited(wait time.Duration, what string) *Error {
-	e := apiErr(api.KindLimited, CodeClientRateLimited, "%s; retry in %d s", what, retrySeconds(wait))
+	e := apiErr(api.KindLimited, CodeClientRateLimited, "%s; retry in %d s", what, api.RetrySeconds(wait))
 	e.RetryAfter = wait
 	return e
 }

@@ -53,13 +53,13 @@ func (s *streamSlots) acquire(client string) (release func(), refusal *Error) {
 	defer s.mu.Unlock()
 	if s.byClient[client] >= s.perClient {
 		e := apiErr(api.KindLimited, CodeStreamLimit,
-			"this client holds %d event streams, the most one client may; close one, or retry in %d s", s.perClient, retrySeconds(streamRetryAfter))
+			"this client holds %d event streams, the most one client may; close one, or retry in %d s", s.perClient, api.RetrySeconds(streamRetryAfter))
 		e.RetryAfter = streamRetryAfter
 		return nil, e
 	}
 	if s.open >= s.max {
 		e := apiErr(api.KindUnavailable, CodeStreamsFull,
-			"the faucet serves %d event streams, as many as it keeps for streams; retry in %d s", s.max, retrySeconds(streamRetryAfter))
+			"the faucet serves %d event streams, as many as it keeps for streams; retry in %d s", s.max, api.RetrySeconds(streamRetryAfter))
 		e.RetryAfter = streamRetryAfter
 		return nil, e
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/faucet"
 	"github.com/cointoolkit/coin/lib/faucet/events"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/metrics"
 	"github.com/cointoolkit/coin/lib/params"
@@ -71,7 +72,7 @@ func Run(ctx context.Context, cfg Config) error {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	daemonLog := logger.With("sys", "faucet")
-	claims, err := faucet.OpenClaimStore(filepath.Join(cfg.DataDir, "db"), cfg.Faucet.Cooldown)
+	claims, err := payout.OpenClaimStore(filepath.Join(cfg.DataDir, "db"), cfg.Faucet.Cooldown)
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 
-	engine, err := faucet.NewEngine(node, faucet.EngineConfig{Net: cfg.Net, Keys: cfg.Keys, FeeRate: cfg.Faucet.FeeRate,
+	engine, err := payout.NewEngine(node, payout.EngineConfig{Net: cfg.Net, Keys: cfg.Keys, FeeRate: cfg.Faucet.FeeRate,
 		MaxBatch: cfg.MaxBatch, MaxChainDepth: cfg.MaxChainDepth, Journal: claims, Log: logger})
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package faucet
+package payout
 
 import (
 	"bytes"
@@ -97,6 +97,10 @@ func OpenClaimStore(dir string, cooldown time.Duration) (*ClaimStore, error) {
 
 // Close closes the database.
 func (s *ClaimStore) Close() error { return s.db.Close() }
+
+// DB is the store's database, which the journal of the agent operations' transactions
+// shares (lib/faucet's txJournal, under keys of its own).
+func (s *ClaimStore) DB() *leveldb.DB { return s.db }
 
 func claimKey(addr string) []byte { return []byte(claimPrefix + addr) }
 
