@@ -108,14 +108,11 @@ func byParam[Res any](name string, op func(context.Context, string) (Res, error)
 	}
 }
 
-// caller is the Service's caller of r: its client network, behind TrustedProxies.
+// caller is the Service's caller of r: its client network, behind TrustedProxies. The MCP
+// and Web doors get it too (their Options.Caller), so every door counts a client alike.
 func (s *Server) caller(r *http.Request) api.Caller {
 	return api.Caller{Client: clientNet(clientAddr(r, s.cfg.TrustedProxies))}
 }
-
-// Caller is the Service's caller of an HTTP request to the faucet: what the Web pages and
-// the MCP door (lib/faucet/web, lib/faucet/mcp) give the Service for their requests.
-func (s *Server) Caller(r *http.Request) api.Caller { return s.caller(r) }
 
 // 1. GET /api/wallet/new
 func (s *Server) walletNew(w http.ResponseWriter, r *http.Request) error {
