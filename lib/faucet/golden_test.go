@@ -294,6 +294,15 @@ func TestGoldenTranscript(t *testing.T) {
 	g.do("POST", "/claim", "address="+c.address, map[string]string{"Content-Type": "application/x-www-form-urlencoded",
 		"Accept": "text/html", "Origin": h.http.URL, "Sec-Fetch-Site": "same-origin"}, false)
 
+	// Routing's edge cases: HEAD of a GET endpoint, other methods, unclean and escaped paths.
+	for _, rq := range [][2]string{{"HEAD", "/api/status"}, {"HEAD", "/api/agent/events"}, {"OPTIONS", "/api/faucet"},
+		{"POST", "/api/wallet/new"}, {"GET", "/api/status/"}, {"GET", "//api/status"}, {"GET", "/api/./status"},
+		{"GET", "/api%2Fstatus"}, {"GET", "/API/status"}, {"HEAD", "/.well-known/agent.json"}, {"GET", "/static/style.css"},
+		{"POST", "/static/style.css"}, {"GET", "/mcp"}} {
+		g.do(rq[0], rq[1], "", nil, rq[1] == "/static/style.css" && rq[0] == "GET")
+	}
+	g.page("HEAD", "/")
+
 	compareGolden(t, g.entries)
 }
 

@@ -184,6 +184,14 @@ func (s *Server) apiHandler() http.Handler {
 			s.notFound(rw, r)
 			return
 		}
+		if r.URL.RawPath != "" {
+			// The API routes by the decoded path (an escaped "/" is a "/"), as ServeMux
+			// does when the path has no escapes.
+			r2, u := *r, *r.URL
+			u.RawPath = ""
+			r2.URL = &u
+			r = &r2
+		}
 		mux.ServeHTTP(rw, r)
 	})
 }
