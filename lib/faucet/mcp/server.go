@@ -323,7 +323,14 @@ type ToolError struct {
 
 // call serves a tool call: its arguments decoded as its endpoint decodes a request, the
 // caller's budgets spent, its Service method called.
-func call(ctx context.Context, svc api.Service, opts *Options, t *Tool, req *sdk.CallToolRequest) *sdk.CallToolResult {
+func call(ctx context.Context, svc api.Service, opts *Options, t *Tool, req *sdk.CallToolRequest) (res *sdk.CallToolResult) {
+	defer func() {
+		// A panic in the operation is the API's internal error, as over HTTP.
+		if p := recover(); p != nil {
+			sdkLogger(opts.Log).Error("panic in a tool call", "tool", t.Name, "panic", p)
+			res = errorResult(&ToolError{Status: http.StatusInternalServerError, Error: api.ErrorObject{Code: "internal", Message: "internal error"}})
+		}
+	}()
 	var args json.RawMessage
 	if req != nil && req.Params != nil {
 		args = bytes.TrimSpace(req.Params.Arguments)
@@ -347,11 +354,11 @@ func call(ctx context.Context, svc api.Service, opts *Options, t *Tool, req *sdk
 		limit = 16 << 10
 	}
 	in := &input{args: http.MaxBytesReader(nil, io.NopCloser(bytes.NewReader(args)), limit), query: q, caller: c}
-	res, err := t.call(ctx, svc, in)
+	out, err := t.call(ctx, svc, in)
 	if err != nil {
 		return errorResult(toolError(err))
 	}
-	return result(t, res)
+	return result(t, out)
 }
 
 // input is what a tool's call reads: the arguments (a POST endpoint's body), as a GET
