@@ -11,8 +11,8 @@ import (
 )
 
 // What an AI agent finds besides the HTTP API (docs/agents.md): the MCP endpoint (POST
-// /mcp, lib/faucet/mcp: one tool per endpoint, served in-process through the API's own
-// handler, so a tool's limits and error codes are its endpoint's), and the discovery files
+// /mcp, lib/faucet/mcp: one tool per endpoint, each calling the Service method of its
+// endpoint, so a tool's limits and error codes are its endpoint's), and the discovery files
 // /.well-known/agent.json (the A2A 0.3 agent card, for older clients; the current shape is
 // /.well-known/agent-card.json, discovery.go, with the MCP cards and /llms.txt),
 // /.well-known/ai-plugin.json (an AI-plugin manifest pointing to /openapi.json and /mcp) and
