@@ -1,18 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -20,16 +14,15 @@ import (
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/cliutil"
 	"github.com/cointoolkit/coin/lib/faucet"
+	"github.com/cointoolkit/coin/lib/faucet/daemon"
 	"github.com/cointoolkit/coin/lib/faucet/events"
-	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/logging"
-	"github.com/cointoolkit/coin/lib/metrics"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/wallet"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/net/netutil"
 )
 
 const appName = "coin-faucetd"
@@ -121,7 +114,7 @@ func newApp() *cli.App {
 				Usage: "claims paid per hour by the whole faucet; 0: no limit"},
 			&cli.IntFlag{Name: "trusted-proxies", Value: 0, EnvVars: []string{"COIN_TRUSTED_PROXIES"},
 				Usage: "how many X-Forwarded-For hops (reverse proxies of yours) to trust to name the client; 0: the client is the socket's peer"},
-			&cli.IntFlag{Name: "max-connections", Value: defaultMaxConnections, EnvVars: []string{"COIN_FAUCET_MAX_CONNECTIONS"},
+			&cli.IntFlag{Name: "max-connections", Value: daemon.DefaultMaxConnections, EnvVars: []string{"COIN_FAUCET_MAX_CONNECTIONS"},
 				Usage: "most HTTP connections open at once; more wait to be accepted"},
 			&cli.IntFlag{Name: "max-streams", Value: 0, EnvVars: []string{"COIN_FAUCET_MAX_STREAMS"},
 				Usage: "most event streams (/api/agent/events) open at once; 0: three quarters of --max-connections. At most that: the last quarter of the connections is kept for ordinary requests"},
@@ -130,8 +123,8 @@ func newApp() *cli.App {
 			&cli.DurationFlag{Name: "stream-max-age", Value: events.DefaultMaxAge, EnvVars: []string{"COIN_FAUCET_STREAM_MAX_AGE"},
 				Usage: "`DURATION` after which an event stream ends (the client reconnects with Last-Event-ID and misses nothing), so a client that stops reading does not hold its connection"},
 			&cli.Int64Flag{Name: "max-body", Value: faucet.DefaultMaxBodyBytes, EnvVars: []string{"COIN_FAUCET_MAX_BODY"}, Usage: "largest request body in `BYTES`"},
-			&cli.IntFlag{Name: "max-batch", Value: faucet.DefaultMaxBatch, EnvVars: []string{"COIN_FAUCET_MAX_BATCH"}, Usage: "most claims paid by one transaction"},
-			&cli.IntFlag{Name: "max-chain-depth", Value: faucet.DefaultMaxChainDepth, EnvVars: []string{"COIN_FAUCET_MAX_CHAIN_DEPTH"},
+			&cli.IntFlag{Name: "max-batch", Value: payout.DefaultMaxBatch, EnvVars: []string{"COIN_FAUCET_MAX_BATCH"}, Usage: "most claims paid by one transaction"},
+			&cli.IntFlag{Name: "max-chain-depth", Value: payout.DefaultMaxChainDepth, EnvVars: []string{"COIN_FAUCET_MAX_CHAIN_DEPTH"},
 				Usage: "most unconfirmed ancestors of a faucet transaction"},
 			&cli.StringFlag{Name: "access-log", Value: "-", EnvVars: []string{"COIN_FAUCET_ACCESS_LOG"},
 				Usage: "access log: - for standard error, a `FILE` to append to, or off"},
@@ -166,8 +159,8 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return cliutil.BadUsage(c, fmt.Errorf("--network: %w", err))
 	}
-	if net == params.Mainnet {
-		return cliutil.UsageError(c, "--network mainnet: the faucet gives coins away, so it runs only on testnet or regtest")
+	if err := faucet.CheckNetwork(net); err != nil {
+		return cliutil.UsageError(c, "--network %s: %v", net.Name, err)
 	}
 	rpcURL, err := rpcapi.NodeURL(c.String("rpc"), net)
 	if err != nil {
@@ -182,8 +175,8 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return cliutil.BadUsage(c, fmt.Errorf("--amount: %w", err))
 	}
-	if amt < policy.DustLimit {
-		return cliutil.BadUsage(c, fmt.Errorf("--amount: %w", wallet.ErrDust))
+	if err := faucet.CheckAmount(amt); err != nil {
+		return cliutil.BadUsage(c, fmt.Errorf("--amount: %w", err))
 	}
 	cooldown := c.Duration("cooldown")
 	if cooldown <= 0 {
@@ -233,7 +226,6 @@ func run(c *cli.Context) error {
 		return fmt.Errorf("--log-file: %w", err)
 	}
 	defer logCloser.Close()
-	daemonLog := logger.With(logging.SubsystemKey, "faucet")
 	accessLog, closeLog, err := openAccessLog(c.String("access-log"), levels, format)
 	if err != nil {
 		return err
@@ -253,106 +245,17 @@ func run(c *cli.Context) error {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return fmt.Errorf("--data-dir: %w", err)
 	}
-	claims, err := faucet.OpenClaimStore(filepath.Join(dataDir, "db"), cooldown)
-	if err != nil {
-		return err
-	}
-	defer claims.Close()
-	// The agent event log (GET /api/agent/events), apart from the claims.
-	evStore, err := events.OpenStore(filepath.Join(dataDir, "events"), 0)
-	if err != nil {
-		return err
-	}
-	defer evStore.Close()
-	hub := events.NewHub(evStore, 0)
-
-	node := rpcapi.NewClient(rpcURL, append([]jsonrpc.ClientOption{jsonrpc.WithTimeout(30 * time.Second)}, rpcAuth...)...)
-	defer node.Close()
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := checkNode(ctx, node, net, rpcURL, daemonLog); err != nil {
-		return err
-	}
-
-	engine, err := faucet.NewEngine(node, faucet.EngineConfig{Net: net, Keys: keys, FeeRate: feeRate,
-		MaxBatch: c.Int("max-batch"), MaxChainDepth: c.Int("max-chain-depth"), Journal: claims, Log: logger})
-	if err != nil {
-		return err
-	}
 	perClient, budget := claimLimits(c, net)
-	srv, err := faucet.NewServer(faucet.Config{Net: net, Node: node, Engine: engine, Claims: claims, Amount: amt,
-		Cooldown: cooldown, FeeRate: feeRate, IPRate: ipRate(c.Float64("ip-rate")), IPBurst: c.Int("ip-burst"),
-		RequestRate: ipRate(c.Float64("requests-per-second")), RequestBurst: c.Int("requests-burst"),
-		ClaimsPerClient: perClient, BudgetPerHour: budget,
-		TrustedProxies: trusted, MaxBodyBytes: c.Int64("max-body"), AccessLog: accessLog, Log: logger,
-		MaxStreams: maxStreams, MaxStreamsPerClient: c.Int("max-streams-per-client"),
-		Events: hub.Handler(events.HandlerConfig{HRP: net.HRP, MaxAge: c.Duration("stream-max-age"),
-			Replay: events.ReplayLimits{Client: func(r *http.Request) string { return faucet.ClientNetwork(r, trusted) }}})})
-	if err != nil {
-		return err
-	}
-	source, err := events.NewSource(events.SourceConfig{Node: node, Hub: hub, HRP: net.HRP, Log: logger})
-	if err != nil {
-		return err
-	}
-	ln, err := listen(c.String("listen"), maxConns)
-	if err != nil {
-		return err
-	}
-	if !isLoopback(ln.Addr()) {
-		daemonLog.Warn("--listen is not a loopback address: mnemonics travel in request bodies (send, derive, agent endpoints), "+
-			"so put a TLS-terminating reverse proxy in front and set --trusted-proxies", "listen", ln.Addr().String())
-	}
-	handler := srv.Handler()
-	if bind := c.String("metrics-bind"); bind != "" {
-		fm := faucet.NewMetrics(srv)
-		ms, err := metrics.Listen(bind, fm.Registry(), daemonLog)
-		if err != nil {
-			return err
-		}
-		defer ms.Close()
-		go func() {
-			if err := ms.Serve(); err != nil {
-				daemonLog.Error("metrics server failed", "err", err)
-			}
-		}()
-		daemonLog.Info("metrics server listening", "addr", "http://"+ms.Addr().String()+metrics.Path)
-		handler = fm.Wrap(handler)
-	}
-	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
-		WriteTimeout: 60 * time.Second, IdleTimeout: 30 * time.Second, MaxHeaderBytes: 16 << 10,
-		ErrorLog: log.New(io.Discard, "", 0)}
-
-	engineCtx, stopEngine := context.WithCancel(context.WithoutCancel(ctx))
-	engineDone := make(chan struct{})
-	go func() { engine.Run(engineCtx); close(engineDone) }()
-	sourceDone := make(chan struct{})
-	go func() { source.Run(engineCtx); close(sourceDone) }()
-	// The operations' transactions are journaled and sent again until mined.
-	journalDone := make(chan struct{})
-	go func() { srv.RunTxJournal(engineCtx, 0); close(journalDone) }()
-	hs.RegisterOnShutdown(hub.Close) // end the event streams, which never go idle
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- hs.Serve(ln) }()
-	daemonLog.Info("coin-faucetd started", "network", net.Name, "address", keys[0].Address, "amount", amount.Format(amt),
-		"cooldown", cooldown, "claims_per_ip", limitText(perClient), "budget_per_hour", limitText(budget),
-		"node", rpcURL, "listen", "http://"+ln.Addr().String())
-
-	var runErr error
-	select {
-	case <-ctx.Done():
-		daemonLog.Info("coin-faucetd shutting down")
-	case err := <-serveErr:
-		runErr = fmt.Errorf("http server: %w", err)
-	}
-	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = hs.Shutdown(shutCtx)
-	stopEngine()
-	<-engineDone
-	<-sourceDone
-	<-journalDone
-	return runErr
+	return daemon.Run(ctx, daemon.Config{Net: net, RPCURL: rpcURL, RPCOptions: rpcAuth, Keys: keys, DataDir: dataDir,
+		Listen: c.String("listen"), MaxConnections: maxConns, MaxBatch: c.Int("max-batch"), MaxChainDepth: c.Int("max-chain-depth"),
+		StreamMaxAge: c.Duration("stream-max-age"), MetricsBind: c.String("metrics-bind"), Log: logger, AccessLog: accessLog,
+		Faucet: faucet.Config{Amount: amt, Cooldown: cooldown, FeeRate: feeRate,
+			IPRate: ipRate(c.Float64("ip-rate")), IPBurst: c.Int("ip-burst"),
+			RequestRate: ipRate(c.Float64("requests-per-second")), RequestBurst: c.Int("requests-burst"),
+			ClaimsPerClient: perClient, BudgetPerHour: budget, TrustedProxies: trusted, MaxBodyBytes: c.Int64("max-body"),
+			MaxStreams: maxStreams, MaxStreamsPerClient: c.Int("max-streams-per-client")}})
 }
 
 // ipRate maps the flag's "0 or less: no limit" to the server's "negative: no limit".
@@ -377,43 +280,11 @@ func claimLimits(c *cli.Context, net *params.Network) (perClient, budget int) {
 	return perClient, budget
 }
 
-// limitText is a limit for the start-up log line.
-func limitText(v int) string {
-	if v <= 0 {
-		return "off"
-	}
-	return strconv.Itoa(v)
-}
-
 func offIfZero(v int) int {
 	if v <= 0 {
 		return -1
 	}
 	return v
-}
-
-// defaultMaxConnections bounds the HTTP connections open at once (protocol §14): enough for
-// a busy faucet's clients with keep-alive, far below the process's file limit.
-const defaultMaxConnections = 512
-
-// listen opens the HTTP listener, accepting at most maxConns connections at once (the
-// others wait in the kernel's backlog until one closes).
-func listen(addr string, maxConns int) (net.Listener, error) {
-	if maxConns < 1 {
-		return nil, errors.New("--max-connections must be at least 1")
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--listen %s: %w", addr, err)
-	}
-	return netutil.LimitListener(ln, maxConns), nil
-}
-
-// isLoopback reports whether a listener's address is a loopback address (an unspecified
-// address such as 0.0.0.0 listens on every interface: not loopback).
-func isLoopback(a net.Addr) bool {
-	ta, ok := a.(*net.TCPAddr)
-	return ok && ta.IP.IsLoopback()
 }
 
 // openAccessLog is the access logger on standard error ("-"), on a file, or none ("off").
@@ -466,20 +337,4 @@ func faucetKeys(c *cli.Context, n *params.Network) ([]wallet.Key, error) {
 		return s.UnlockKeys(pass)
 	}
 	return nil, errors.New("the faucet needs funds: give --wallet-dir (with a passphrase) or --mnemonic-file")
-}
-
-// checkNode warns when the node is unreachable (the faucet keeps trying) and refuses a
-// node of another network.
-func checkNode(ctx context.Context, node *rpcapi.Client, n *params.Network, rpcURL string, logger *slog.Logger) error {
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	info, err := node.GetBlockchainInfo(cctx)
-	if err != nil {
-		logger.Warn("the node does not answer; claims fail until it does", "node", rpcURL, "err", err)
-		return nil
-	}
-	if info.Network != "" && info.Network != n.Name {
-		return fmt.Errorf("the node at %s is on %s, not %s (check --rpc and --network)", rpcURL, info.Network, n.Name)
-	}
-	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/types"
@@ -23,7 +24,7 @@ import (
 // for them. Before a transaction goes to the node it is written, synced, to the claim
 // database (key "agenttx/<seq>"); only then is it sent, and the caller answered 200 after the
 // node took it. A journaled transaction is sent again, oldest first, whenever the node lacks
-// it (a node killed with its mempool, a lost answer), until it is FinalConfirmations deep or
+// it (a node killed with its mempool, a lost answer), until it is payout.FinalConfirmations deep or
 // definitively refused; so an operation answered 200 reaches the chain whatever crashes,
 // or the refusal is logged and the caller sees it in the operation's state (GET
 // /api/agent/contract, the profile, the event stream's retraction).
@@ -60,11 +61,11 @@ func encodeAgentTx(j *journaledTx) []byte {
 
 func decodeAgentTx(seq uint64, b []byte) (*journaledTx, error) {
 	if len(b) < 9 || b[0] != agentTxVersion {
-		return nil, errCorruptPayout
+		return nil, payout.ErrCorruptRecord
 	}
 	tx, err := types.DecodeTransaction(b[9:])
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errCorruptPayout, err)
+		return nil, fmt.Errorf("%w: %v", payout.ErrCorruptRecord, err)
 	}
 	return &journaledTx{seq: seq, tx: tx, txid: tx.TxID(), time: time.Unix(0, int64(binary.BigEndian.Uint64(b[1:9])))}, nil
 }
@@ -83,7 +84,7 @@ func newTxJournal(db *leveldb.DB) (*txJournal, error) {
 	if it.Last() {
 		k := it.Key()
 		if len(k) != len(agentTxPrefix)+8 {
-			return nil, errCorruptPayout
+			return nil, payout.ErrCorruptRecord
 		}
 		j.seq = binary.BigEndian.Uint64(k[len(agentTxPrefix):]) + 1
 	}
@@ -114,7 +115,7 @@ func (j *txJournal) list() ([]*journaledTx, error) {
 	for it.Next() {
 		k := it.Key()
 		if len(k) != len(agentTxPrefix)+8 {
-			return nil, errCorruptPayout
+			return nil, payout.ErrCorruptRecord
 		}
 		e, err := decodeAgentTx(binary.BigEndian.Uint64(k[len(agentTxPrefix):]), it.Value())
 		if err != nil {
@@ -128,7 +129,7 @@ func (j *txJournal) list() ([]*journaledTx, error) {
 // journalingNode is the node as the operations' handlers see it: SendRawTransaction
 // journals the transaction first (see above).
 type journalingNode struct {
-	Node
+	payout.NodeClient
 	j   *txJournal
 	log *slog.Logger
 }
@@ -146,7 +147,7 @@ func (n *journalingNode) SendRawTransaction(ctx context.Context, rawHex string) 
 	if err != nil {
 		return "", err
 	}
-	txid, err := n.Node.SendRawTransaction(ctx, rawHex)
+	txid, err := n.NodeClient.SendRawTransaction(ctx, rawHex)
 	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
@@ -169,7 +170,7 @@ func (n *journalingNode) SendRawTransaction(ctx context.Context, rawHex string) 
 // RunTxJournal sends the journaled transactions again whenever the node lacks them, at
 // start and every interval (DefaultTxResendInterval when 0), until ctx ends. coin-faucetd
 // runs it beside the engine.
-func (s *Server) RunTxJournal(ctx context.Context, interval time.Duration) {
+func (s *Service) RunTxJournal(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {
 		interval = DefaultTxResendInterval
 	}
@@ -191,11 +192,11 @@ func (s *Server) RunTxJournal(ctx context.Context, interval time.Duration) {
 const missingInputsGrace = 10 * time.Minute
 
 // resendTxs is one pass over the journal, oldest first (parents before children). A
-// transaction FinalConfirmations deep leaves it; one the node lacks is sent again. A refusal
+// transaction payout.FinalConfirmations deep leaves it; one the node lacks is sent again. A refusal
 // is definitive, and the transaction leaves the journal with a warning, except missing
 // inputs within missingInputsGrace of its journaling (the next pass tries again). An
 // unreachable node ends the pass.
-func (s *Server) resendTxs(ctx context.Context) {
+func (s *Service) resendTxs(ctx context.Context) {
 	list, err := s.txj.list()
 	if err != nil {
 		s.log.Error("reading the transaction journal", "err", err)
@@ -206,7 +207,7 @@ func (s *Server) resendTxs(ctx context.Context) {
 		t, err := s.cfg.Node.GetTransaction(cctx, e.txid.String())
 		cancel()
 		switch {
-		case err == nil && t.Confirmations >= FinalConfirmations:
+		case err == nil && t.Confirmations >= payout.FinalConfirmations:
 			if err := s.txj.remove(e); err != nil {
 				s.log.Error("removing a mined transaction from the journal", "txid", e.txid, "err", err)
 				return

@@ -3,7 +3,6 @@ package faucet
 import (
 	"context"
 	"errors"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -31,7 +30,7 @@ const (
 )
 
 // agentKey derives the acting wallet's key (account 0, index 0, as /api/wallet/send).
-func (s *Server) agentKey(mnemonic string) (wallet.Key, error) {
+func (s *Service) agentKey(mnemonic string) (wallet.Key, error) {
 	if err := required("mnemonic", mnemonic); err != nil {
 		return wallet.Key{}, err
 	}
@@ -44,22 +43,14 @@ func (s *Server) agentKey(mnemonic string) (wallet.Key, error) {
 	return key, err
 }
 
-// decodeWithMnemonic decodes r's body into req and requires its mnemonic (mnemonic points
-// at req's field): the first two checks of every request that acts for a wallet.
-func decodeWithMnemonic(r *http.Request, req any, mnemonic *string) error {
-	if err := decodeBody(r, req); err != nil {
-		return err
-	}
-	return required("mnemonic", *mnemonic)
-}
-
 // withAgentKey acts for the wallet of mnemonic, or of publicKey (exactly one is set): it
 // derives or reads the key (actingKey), runs prepare (when not nil) with it, the checks that
 // need the key and not the node, then takes the lock of the address, so two requests of one
 // wallet never pick the same coins, and runs fn with ctx bounding the calls to the node. The
-// key is wiped when fn returns. For a public key, spendAgent answers the transaction
-// unsigned: withAgentKey writes that answer (unsigned.go).
-func (s *Server) withAgentKey(w http.ResponseWriter, r *http.Request, mnemonic, publicKey string, prepare func(key wallet.Key) error,
+// key is wiped when fn returns. For a public key, spendAgent returns the transaction
+// unsigned, as an *unsignedAnswer, which answer turns into the operation's answer
+// (unsigned.go).
+func (s *Service) withAgentKey(ctx context.Context, mnemonic, publicKey string, prepare func(key wallet.Key) error,
 	fn func(ctx context.Context, key wallet.Key) error) error {
 	key, err := s.actingKey(mnemonic, publicKey)
 	if err != nil {
@@ -73,41 +64,38 @@ func (s *Server) withAgentKey(w http.ResponseWriter, r *http.Request, mnemonic, 
 	}
 	unlock := s.locks.lock(key.Address)
 	defer unlock()
-	ctx, cancel := s.nodeCtx(r)
+	ctx, cancel := s.nodeCtx(ctx)
 	defer cancel()
-	if err := fn(ctx, key); err != nil && !writeUnsigned(w, err) {
-		return err
-	}
-	return nil
+	return fn(ctx, key)
 }
 
 // addressField reads the address in a field of a request: normalised, of this network.
-func (s *Server) addressField(field, v string) (string, types.Hash, error) {
+func (s *Service) addressField(field, v string) (string, types.Hash, error) {
 	if err := required(field, v); err != nil {
 		return "", types.Hash{}, err
 	}
 	addr := strings.ToLower(strings.TrimSpace(v))
 	pkh, err := wallet.DecodeAddress(addr, s.cfg.Net)
 	if err != nil {
-		return "", types.Hash{}, apiErr(http.StatusBadRequest, "invalid_address", "%s: %v", field, err)
+		return "", types.Hash{}, apiErr(api.KindInvalid, "invalid_address", "%s: %v", field, err)
 	}
 	return addr, pkh, nil
 }
 
 // contractID reads a contract id: 64 hex characters.
-func contractID(v string) (types.Hash, error) {
+func parseContractID(v string) (types.Hash, error) {
 	if err := required("contract_id", v); err != nil {
 		return types.Hash{}, err
 	}
 	id, err := types.ParseHash(strings.ToLower(strings.TrimSpace(v)))
 	if err != nil {
-		return types.Hash{}, apiErr(http.StatusBadRequest, "invalid_contract_id", "contract_id must be 64 hexadecimal characters")
+		return types.Hash{}, apiErr(api.KindInvalid, "invalid_contract_id", "contract_id must be 64 hexadecimal characters")
 	}
 	return id, nil
 }
 
 // profile reads an agent's profile from the pending view; ok is false for no agent.
-func (s *Server) profile(ctx context.Context, addr string) (p *rpcapi.AgentProfile, ok bool, err error) {
+func (s *Service) profile(ctx context.Context, addr string) (p *rpcapi.AgentProfile, ok bool, err error) {
 	p, err = s.cfg.Node.GetAgentProfile(ctx, addr)
 	if errors.Is(err, reason.AgentNotFound) {
 		return nil, false, nil
@@ -117,27 +105,27 @@ func (s *Server) profile(ctx context.Context, addr string) (p *rpcapi.AgentProfi
 
 // mustBeAgent refuses with code (not_an_agent for the acting wallet, agent_not_found for
 // another) when addr is no agent.
-func (s *Server) mustBeAgent(ctx context.Context, addr, code, who string) (*rpcapi.AgentProfile, error) {
+func (s *Service) mustBeAgent(ctx context.Context, addr, code, who string) (*rpcapi.AgentProfile, error) {
 	p, ok, err := s.profile(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		if code == string(reason.NotAnAgent) {
-			return nil, apiErr(http.StatusBadRequest, code, "%s is not a registered agent; register it first with POST /api/agent/register (a stake of %s COIN)",
+			return nil, apiErr(api.KindInvalid, code, "%s is not a registered agent; register it first with POST /api/agent/register (a stake of %s COIN)",
 				addr, amount.Format(consensus.AgentStake))
 		}
-		return nil, apiErr(http.StatusBadRequest, code, "%s %s is not a registered agent", who, addr)
+		return nil, apiErr(api.KindInvalid, code, "%s %s is not a registered agent", who, addr)
 	}
 	return p, nil
 }
 
 // contract reads a contract from the pending view; an unknown one is an *Error of code
 // contract_not_found with the given status.
-func (s *Server) contract(ctx context.Context, id types.Hash, status int) (*rpcapi.Contract, wallet.Escrow, error) {
+func (s *Service) contract(ctx context.Context, id types.Hash, kind api.Kind) (*rpcapi.Contract, wallet.Escrow, error) {
 	c, err := s.cfg.Node.GetContract(ctx, id.String())
 	if errors.Is(err, reason.ContractNotFound) {
-		return nil, wallet.Escrow{}, apiErr(status, string(reason.ContractNotFound), "no contract %s", id)
+		return nil, wallet.Escrow{}, apiErr(kind, string(reason.ContractNotFound), "no contract %s", id)
 	}
 	if err != nil {
 		return nil, wallet.Escrow{}, err
@@ -151,7 +139,7 @@ func (s *Server) contract(ctx context.Context, id types.Hash, status int) (*rpca
 
 // nextHeight is the height of the next block, the one an operation sent now would be
 // checked for.
-func (s *Server) nextHeight(ctx context.Context) (uint64, error) {
+func (s *Service) nextHeight(ctx context.Context) (uint64, error) {
 	h, err := s.cfg.Node.GetBlockCount(ctx)
 	return h + 1, err
 }
@@ -159,7 +147,7 @@ func (s *Server) nextHeight(ctx context.Context) (uint64, error) {
 // spendAgent builds, signs and broadcasts req for key. what says what the operation is,
 // for the message of a refusal. For a key without its private part (a public_key request)
 // nothing is signed or broadcast: the error is the *unsignedAnswer to write.
-func (s *Server) spendAgent(ctx context.Context, key wallet.Key, req wallet.Request, what string) (*wallet.Plan, error) {
+func (s *Service) spendAgent(ctx context.Context, key wallet.Key, req wallet.Request, what string) (*wallet.Plan, error) {
 	if key.Priv == nil {
 		return nil, s.buildUnsigned(ctx, key, req, func(err error) error { return agentRefusal(err, key.Address, what) })
 	}
@@ -179,30 +167,27 @@ func agentRefusal(err error, addr, what string) error {
 	var rpcErr *jsonrpc.Error
 	switch {
 	case errors.As(err, &ife):
-		return apiErr(http.StatusBadRequest, "insufficient_balance",
+		return apiErr(api.KindInvalid, "insufficient_balance",
 			"%s needs %s COIN with the fee, and %s has %s COIN spendable; claim COIN with POST /api/faucet or send some to it first",
 			what, amount.Format(ife.Need), addr, amount.Format(ife.Have))
 	case consensus.IsRuleError(err) && reason.Of(err) != "":
-		return apiErr(http.StatusBadRequest, string(reason.Of(err)), "%v", err)
+		return apiErr(api.KindInvalid, string(reason.Of(err)), "%v", err)
 	case errors.As(err, &rpcErr) && reason.Of(err) != "":
-		return apiErr(http.StatusBadRequest, string(reason.Of(err)), "the node refused %s: %s", what, rpcErr.Message)
+		return apiErr(api.KindInvalid, string(reason.Of(err)), "the node refused %s: %s", what, rpcErr.Message)
 	case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.DomainError("").Code:
-		return apiErr(http.StatusBadRequest, "tx_rejected", "the node refused %s: %s", what, rpcErr.Message)
+		return apiErr(api.KindInvalid, "tx_rejected", "the node refused %s: %s", what, rpcErr.Message)
 	}
 	return err
 }
 
-// 7. POST /api/agent/register
-func (s *Server) agentRegister(w http.ResponseWriter, r *http.Request) error {
-	var req api.MnemonicRequest
-	if err := decodeActing(r, &req, &req.Mnemonic, &req.PublicKey); err != nil {
-		return err
-	}
-	return s.withAgentKey(w, r, req.Mnemonic, req.PublicKey, nil, func(ctx context.Context, key wallet.Key) error {
+// Register registers the acting wallet as an agent (7. POST /api/agent/register).
+func (s *Service) Register(ctx context.Context, req api.MnemonicRequest) (api.Answer[api.RegisterResult], error) {
+	var res *api.RegisterResult
+	err := s.withAgentKey(ctx, req.Mnemonic, req.PublicKey, nil, func(ctx context.Context, key wallet.Key) error {
 		if p, ok, err := s.profile(ctx, key.Address); err != nil {
 			return err
 		} else if ok {
-			return apiErr(http.StatusBadRequest, string(reason.AlreadyRegistered), "%s is already a registered agent (conduct score %d)",
+			return apiErr(api.KindInvalid, string(reason.AlreadyRegistered), "%s is already a registered agent (conduct score %d)",
 				key.Address, p.ConductScore)
 		}
 		plan, err := s.spendAgent(ctx, key, wallet.RegisterRequest(key.PKH),
@@ -210,26 +195,26 @@ func (s *Server) agentRegister(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, api.RegisterResult{Address: key.Address, StakeTxID: plan.TxID.String(),
-			ConductScore: consensus.InitialScore})
+		res = &api.RegisterResult{Address: key.Address, StakeTxID: plan.TxID.String(), ConductScore: consensus.InitialScore}
 		return nil
 	})
+	return answer(s, res, err)
 }
 
-// 8. GET /api/agent/profile?address=
-func (s *Server) agentProfile(w http.ResponseWriter, r *http.Request) error {
-	addr, _, err := s.addressField("address", r.URL.Query().Get("address"))
+// Profile is an agent's conduct profile (8. GET /api/agent/profile?address=).
+func (s *Service) Profile(ctx context.Context, address string) (api.AgentProfile, error) {
+	addr, _, err := s.addressField("address", address)
 	if err != nil {
-		return err
+		return api.AgentProfile{}, s.fault(err)
 	}
-	ctx, cancel := s.nodeCtx(r)
+	ctx, cancel := s.nodeCtx(ctx)
 	defer cancel()
 	p, ok, err := s.profile(ctx, addr)
 	if err != nil {
-		return err
+		return api.AgentProfile{}, s.fault(err)
 	}
 	if !ok {
-		return apiErr(http.StatusNotFound, string(reason.AgentNotFound), "%s is not a registered agent", addr)
+		return api.AgentProfile{}, apiErr(api.KindNotFound, string(reason.AgentNotFound), "%s is not a registered agent", addr)
 	}
 	out := api.AgentProfile{Address: addr, ConductScore: p.ConductScore, Tier: p.Tier,
 		ContractsCompleted: p.ContractsCompleted, ContractsFailed: p.ContractsFailed, VouchesReceived: p.VouchesReceived,
@@ -240,8 +225,7 @@ func (s *Server) agentProfile(w http.ResponseWriter, r *http.Request) error {
 	if p.Confirmed || p.RegisteredHeight != nil {
 		out.RegisteredAt = p.RegisteredAt
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }
 
 // queryUint reads an optional non-negative integer query parameter.
@@ -251,52 +235,51 @@ func queryUint(q url.Values, name string, def uint64) (uint64, error) {
 	}
 	v, err := strconv.ParseUint(q.Get(name), 10, 64)
 	if err != nil {
-		return 0, apiErr(http.StatusBadRequest, "bad_request", "%s must be a non-negative integer", name)
+		return 0, apiErr(api.KindInvalid, "bad_request", "%s must be a non-negative integer", name)
 	}
 	return v, nil
 }
 
-// 9. GET /api/agent/directory?offset=&limit=
-func (s *Server) agentDirectory(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
+// Directory lists the agents, highest score first, by the parameters offset and limit
+// (9. GET /api/agent/directory?offset=&limit=).
+func (s *Service) Directory(ctx context.Context, q url.Values) (api.Directory, error) {
 	offset, err := queryUint(q, "offset", 0)
 	if err != nil {
-		return err
+		return api.Directory{}, err
 	}
 	limit, err := queryUint(q, "limit", DefaultDirectoryLimit)
 	if err != nil {
-		return err
+		return api.Directory{}, err
 	}
 	if limit < 1 || limit > MaxDirectoryLimit {
-		return apiErr(http.StatusBadRequest, "bad_request", "limit must be 1 to %d", MaxDirectoryLimit)
+		return api.Directory{}, apiErr(api.KindInvalid, "bad_request", "limit must be 1 to %d", MaxDirectoryLimit)
 	}
-	ctx, cancel := s.nodeCtx(r)
+	ctx, cancel := s.nodeCtx(ctx)
 	defer cancel()
 	l, err := s.cfg.Node.ListAgents(ctx, offset, limit)
 	if err != nil {
-		return err
+		return api.Directory{}, s.fault(err)
 	}
 	out := api.Directory{Agents: make([]api.DirectoryEntry, 0, len(l.Agents)), Total: l.Total, Offset: offset, Limit: limit}
 	for _, a := range l.Agents {
 		out.Agents = append(out.Agents, api.DirectoryEntry{Address: a.Address, ConductScore: a.ConductScore, Tier: a.Tier,
 			ContractsCompleted: a.ContractsCompleted})
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }
 
-// 10. POST /api/agent/vouch
-func (s *Server) agentVouch(w http.ResponseWriter, r *http.Request) error {
-	var req api.VouchRequest
-	if err := decodeActing(r, &req, &req.Mnemonic, &req.PublicKey); err != nil {
-		return err
+// Vouch vouches for another agent (10. POST /api/agent/vouch).
+func (s *Service) Vouch(ctx context.Context, req api.VouchRequest) (api.Answer[api.VouchResult], error) {
+	if err := oneKey(req.Mnemonic, req.PublicKey); err != nil {
+		return api.Answer[api.VouchResult]{}, err
 	}
 	target, targetPKH, err := s.addressField("target_address", req.TargetAddress)
 	if err != nil {
-		return err
+		return api.Answer[api.VouchResult]{}, s.fault(err)
 	}
 	var wreq wallet.Request
-	return s.withAgentKey(w, r, req.Mnemonic, req.PublicKey, func(key wallet.Key) (err error) {
+	var res *api.VouchResult
+	err = s.withAgentKey(ctx, req.Mnemonic, req.PublicKey, func(key wallet.Key) (err error) {
 		if wreq, err = wallet.VouchRequest(key.PKH, targetPKH); err != nil {
 			return agentRefusal(err, key.Address, "vouching")
 		}
@@ -307,7 +290,7 @@ func (s *Server) agentVouch(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if me.ConductScore < consensus.VouchMinScore {
-			return apiErr(http.StatusBadRequest, string(reason.ScoreTooLow), "score %d is below the %d needed to vouch",
+			return apiErr(api.KindInvalid, string(reason.ScoreTooLow), "score %d is below the %d needed to vouch",
 				me.ConductScore, consensus.VouchMinScore)
 		}
 		if _, err := s.mustBeAgent(ctx, target, string(reason.AgentNotFound), "target"); err != nil {
@@ -317,35 +300,37 @@ func (s *Server) agentVouch(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, api.VouchResult{Voucher: key.Address, Target: target, TxID: plan.TxID.String()})
+		res = &api.VouchResult{Voucher: key.Address, Target: target, TxID: plan.TxID.String()}
 		return nil
 	})
+	return answer(s, res, err)
 }
 
-// 11. POST /api/agent/contract/create
-func (s *Server) agentContractCreate(w http.ResponseWriter, r *http.Request) error {
-	var req api.ContractCreateRequest
-	if err := decodeActing(r, &req, &req.Mnemonic, &req.PublicKey); err != nil {
-		return err
+// ContractCreate opens a contract with another agent (11. POST /api/agent/contract/create).
+func (s *Service) ContractCreate(ctx context.Context, req api.ContractCreateRequest) (api.Answer[api.ContractCreateResult], error) {
+	type A = api.Answer[api.ContractCreateResult]
+	if err := oneKey(req.Mnemonic, req.PublicKey); err != nil {
+		return A{}, err
 	}
 	cp, cpPKH, err := s.addressField("counterparty", req.Counterparty)
 	if err != nil {
-		return err
+		return A{}, s.fault(err)
 	}
 	value, err := parseAmountField("value_coin", req.ValueCoin)
 	if err != nil {
-		return err
+		return A{}, err
 	}
 	expiry := uint64(consensus.DefaultExpiry)
 	if req.ExpiryBlocks != "" {
 		expiry, err = strconv.ParseUint(string(req.ExpiryBlocks), 10, 32)
 		if err != nil || expiry == 0 {
-			return apiErr(http.StatusBadRequest, string(reason.InvalidExpiry), "expiry_blocks must be an integer from %d to %d",
+			return A{}, apiErr(api.KindInvalid, string(reason.InvalidExpiry), "expiry_blocks must be an integer from %d to %d",
 				consensus.MinExpiry, consensus.MaxExpiry)
 		}
 	}
 	var wreq wallet.Request
-	return s.withAgentKey(w, r, req.Mnemonic, req.PublicKey, func(key wallet.Key) (err error) {
+	var res *api.ContractCreateResult
+	err = s.withAgentKey(ctx, req.Mnemonic, req.PublicKey, func(key wallet.Key) (err error) {
 		if wreq, err = wallet.ContractCreateRequest(key.PKH, cpPKH, value, uint32(expiry)); err != nil {
 			return agentRefusal(err, key.Address, "the contract")
 		}
@@ -361,32 +346,33 @@ func (s *Server) agentContractCreate(w http.ResponseWriter, r *http.Request) err
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, api.ContractCreateResult{ContractID: plan.TxID.String(), Initiator: key.Address,
-			Counterparty: cp, ValueCoin: amount.Format(value), Status: consensus.ContractOpen.String(), ExpiryBlocks: uint32(expiry)})
+		res = &api.ContractCreateResult{ContractID: plan.TxID.String(), Initiator: key.Address,
+			Counterparty: cp, ValueCoin: amount.Format(value), Status: consensus.ContractOpen.String(), ExpiryBlocks: uint32(expiry)}
 		return nil
 	})
+	return answer(s, res, err)
 }
 
 // contractOp is the common part of a fulfilment and a refund: the acting key and the open
 // contract, checked with check.
-func (s *Server) contractOp(w http.ResponseWriter, r *http.Request, what string,
+func contractOp[T any](s *Service, ctx context.Context, req api.ContractRequest, what string,
 	check func(c *rpcapi.Contract, e wallet.Escrow, key *wallet.Key, next uint64) error,
-	build func(e wallet.Escrow) wallet.Request, answer func(id, txid string) any) error {
-	var req api.ContractRequest
-	if err := decodeActing(r, &req, &req.Mnemonic, &req.PublicKey); err != nil {
-		return err
+	build func(e wallet.Escrow) wallet.Request, result func(id, txid string) *T) (api.Answer[T], error) {
+	if err := oneKey(req.Mnemonic, req.PublicKey); err != nil {
+		return api.Answer[T]{}, err
 	}
-	id, err := contractID(req.ContractID)
+	id, err := parseContractID(req.ContractID)
 	if err != nil {
-		return err
+		return api.Answer[T]{}, err
 	}
-	return s.withAgentKey(w, r, req.Mnemonic, req.PublicKey, nil, func(ctx context.Context, key wallet.Key) error {
-		c, e, err := s.contract(ctx, id, http.StatusBadRequest)
+	var res *T
+	err = s.withAgentKey(ctx, req.Mnemonic, req.PublicKey, nil, func(ctx context.Context, key wallet.Key) error {
+		c, e, err := s.contract(ctx, id, api.KindInvalid)
 		if err != nil {
 			return err
 		}
 		if c.Status != consensus.ContractOpen.String() {
-			return apiErr(http.StatusBadRequest, string(reason.ContractNotOpen), "contract %s is %s, not open", id, c.Status)
+			return apiErr(api.KindInvalid, string(reason.ContractNotOpen), "contract %s is %s, not open", id, c.Status)
 		}
 		next, err := s.nextHeight(ctx)
 		if err != nil {
@@ -399,117 +385,120 @@ func (s *Server) contractOp(w http.ResponseWriter, r *http.Request, what string,
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, answer(id.String(), plan.TxID.String()))
+		res = result(id.String(), plan.TxID.String())
 		return nil
 	})
+	return answer(s, res, err)
 }
 
-// 12. POST /api/agent/contract/fulfil
-func (s *Server) agentContractFulfil(w http.ResponseWriter, r *http.Request) error {
-	return s.contractOp(w, r, "the fulfilment",
+// ContractFulfil fulfils an open contract as its counterparty (12. POST
+// /api/agent/contract/fulfil).
+func (s *Service) ContractFulfil(ctx context.Context, req api.ContractRequest) (api.Answer[api.FulfilResult], error) {
+	return contractOp(s, ctx, req, "the fulfilment",
 		func(c *rpcapi.Contract, e wallet.Escrow, key *wallet.Key, next uint64) error {
 			if key.PKH != e.Counterparty {
-				return apiErr(http.StatusBadRequest, string(reason.NotCounterparty),
+				return apiErr(api.KindInvalid, string(reason.NotCounterparty),
 					"only the counterparty %s may fulfil contract %s; %s is not it", c.Counterparty, c.ContractID, key.Address)
 			}
 			if next >= c.ExpiresAt {
-				return apiErr(http.StatusBadRequest, string(reason.ContractExpired),
+				return apiErr(api.KindInvalid, string(reason.ContractExpired),
 					"contract %s expired at height %d; its initiator can take the escrow back with POST /api/agent/contract/refund",
 					c.ContractID, c.ExpiresAt)
 			}
 			return nil
 		},
 		wallet.FulfilRequest,
-		func(id, txid string) any {
-			return api.FulfilResult{ContractID: id, Status: consensus.ContractFulfilled.String(), ReleaseTxID: txid}
+		func(id, txid string) *api.FulfilResult {
+			return &api.FulfilResult{ContractID: id, Status: consensus.ContractFulfilled.String(), ReleaseTxID: txid}
 		})
 }
 
-// POST /api/agent/contract/refund (protocol §9.4)
-func (s *Server) agentContractRefund(w http.ResponseWriter, r *http.Request) error {
-	return s.contractOp(w, r, "the refund",
+// ContractRefund takes the escrow of an expired contract back as its initiator (POST
+// /api/agent/contract/refund, protocol §9.4).
+func (s *Service) ContractRefund(ctx context.Context, req api.ContractRequest) (api.Answer[api.RefundResult], error) {
+	return contractOp(s, ctx, req, "the refund",
 		func(c *rpcapi.Contract, e wallet.Escrow, key *wallet.Key, next uint64) error {
 			if key.PKH != e.Initiator {
-				return apiErr(http.StatusBadRequest, string(reason.NotInitiator),
+				return apiErr(api.KindInvalid, string(reason.NotInitiator),
 					"only the initiator %s may take back the escrow of contract %s; %s is not it", c.Initiator, c.ContractID, key.Address)
 			}
 			if next < c.ExpiresAt {
-				return apiErr(http.StatusBadRequest, string(reason.ContractNotExpired),
+				return apiErr(api.KindInvalid, string(reason.ContractNotExpired),
 					"contract %s expires at height %d: a refund can be sent once %d more blocks are mined, unless its counterparty fulfils it first",
 					c.ContractID, c.ExpiresAt, c.ExpiresAt-next)
 			}
 			return nil
 		},
 		wallet.RefundRequest,
-		func(id, txid string) any {
-			return api.RefundResult{ContractID: id, Status: consensus.ContractExpired.String(), RefundTxID: txid}
+		func(id, txid string) *api.RefundResult {
+			return &api.RefundResult{ContractID: id, Status: consensus.ContractExpired.String(), RefundTxID: txid}
 		})
 }
 
-// GET /api/agent/contract?contract_id= (protocol §9.4)
-func (s *Server) agentContract(w http.ResponseWriter, r *http.Request) error {
-	id, err := contractID(r.URL.Query().Get("contract_id"))
+// Contract is a contract's record (GET /api/agent/contract?contract_id=, protocol §9.4).
+func (s *Service) Contract(ctx context.Context, contractID string) (api.Contract, error) {
+	id, err := parseContractID(contractID)
 	if err != nil {
-		return err
+		return api.Contract{}, err
 	}
-	ctx, cancel := s.nodeCtx(r)
+	ctx, cancel := s.nodeCtx(ctx)
 	defer cancel()
-	c, _, err := s.contract(ctx, id, http.StatusNotFound)
+	c, _, err := s.contract(ctx, id, api.KindNotFound)
 	if err != nil {
-		return err
+		return api.Contract{}, s.fault(err)
 	}
-	writeJSON(w, http.StatusOK, api.Contract{ContractID: c.ContractID, Initiator: c.Initiator, Counterparty: c.Counterparty,
+	return api.Contract{ContractID: c.ContractID, Initiator: c.Initiator, Counterparty: c.Counterparty,
 		ValueCoin: amount.Format(c.Value), Status: c.Status, CreatedHeight: c.CreatedHeight, ExpiresAt: c.ExpiresAt,
 		ClosedBy: c.ClosedBy, ReviewedByInitiator: c.ReviewedByInitiator, ReviewedByCounterparty: c.ReviewedByCounterparty,
-		Confirmed: c.Confirmed})
-	return nil
+		Confirmed: c.Confirmed}, nil
 }
 
 // reviewScore reads a review score: an integer (a JSON number without fraction or
 // exponent).
 func reviewScore(n api.Number) (int, error) {
 	if n == "" {
-		return 0, apiErr(http.StatusBadRequest, "bad_request", "field score is required")
+		return 0, apiErr(api.KindInvalid, "bad_request", "field score is required")
 	}
 	v, err := strconv.Atoi(string(n))
 	if err != nil {
-		return 0, apiErr(http.StatusBadRequest, string(reason.InvalidScore), "score must be an integer from %d to %d",
+		return 0, apiErr(api.KindInvalid, string(reason.InvalidScore), "score must be an integer from %d to %d",
 			consensus.MinReviewScore, consensus.MaxReviewScore)
 	}
 	return v, nil
 }
 
-// 13. POST /api/agent/review
-func (s *Server) agentReview(w http.ResponseWriter, r *http.Request) error {
-	var req api.ReviewRequest
-	if err := decodeActing(r, &req, &req.Mnemonic, &req.PublicKey); err != nil {
-		return err
+// Review reviews the other participant of a fulfilled contract (13. POST /api/agent/review).
+func (s *Service) Review(ctx context.Context, req api.ReviewRequest) (api.Answer[api.ReviewResult], error) {
+	type A = api.Answer[api.ReviewResult]
+	if err := oneKey(req.Mnemonic, req.PublicKey); err != nil {
+		return A{}, err
 	}
 	subject, subjectPKH, err := s.addressField("subject_address", req.SubjectAddress)
 	if err != nil {
-		return err
+		return A{}, s.fault(err)
 	}
 	score, err := reviewScore(req.Score)
 	if err != nil {
-		return err
+		return A{}, err
 	}
-	id, err := contractID(req.ContractID)
+	id, err := parseContractID(req.ContractID)
 	if err != nil {
-		return err
+		return A{}, err
 	}
 	var wreq wallet.Request
-	return s.withAgentKey(w, r, req.Mnemonic, req.PublicKey, func(key wallet.Key) (err error) {
+	var res *api.ReviewResult
+	err = s.withAgentKey(ctx, req.Mnemonic, req.PublicKey, func(key wallet.Key) (err error) {
 		if wreq, err = wallet.ReviewRequest(key.PKH, id, subjectPKH, score); err != nil {
 			return agentRefusal(err, key.Address, "the review")
 		}
 		return nil
 	}, func(ctx context.Context, key wallet.Key) error {
-		c, e, err := s.contract(ctx, id, http.StatusBadRequest)
+		c, e, err := s.contract(ctx, id, api.KindInvalid)
 		if err != nil {
 			return err
 		}
 		if c.Status != consensus.ContractFulfilled.String() {
-			return apiErr(http.StatusBadRequest, string(reason.ContractNotFulfilled),
+			return apiErr(api.KindInvalid, string(reason.ContractNotFulfilled),
 				"contract %s is %s; only a fulfilled contract can be reviewed", id, c.Status)
 		}
 		var reviewed bool
@@ -519,32 +508,33 @@ func (s *Server) agentReview(w http.ResponseWriter, r *http.Request) error {
 		case key.PKH == e.Counterparty && subjectPKH == e.Initiator:
 			reviewed = c.ReviewedByCounterparty
 		default:
-			return apiErr(http.StatusBadRequest, string(reason.NotParticipant),
+			return apiErr(api.KindInvalid, string(reason.NotParticipant),
 				"reviewer and subject must be the two participants of contract %s: %s and %s", id, c.Initiator, c.Counterparty)
 		}
 		if reviewed {
-			return apiErr(http.StatusBadRequest, string(reason.AlreadyReviewed), "%s has already reviewed contract %s", key.Address, id)
+			return apiErr(api.KindInvalid, string(reason.AlreadyReviewed), "%s has already reviewed contract %s", key.Address, id)
 		}
 		plan, err := s.spendAgent(ctx, key, wreq, "the review")
 		if err != nil {
 			return err
 		}
-		return s.reviewAnswer(ctx, w, key.Address, subject, score, id, plan.TxID)
+		res, err = s.reviewAnswer(ctx, key.Address, subject, score, id, plan.TxID)
+		return err
 	})
+	return answer(s, res, err)
 }
 
-// reviewAnswer writes the answer of the accepted review txid: with the subject's new score.
-func (s *Server) reviewAnswer(ctx context.Context, w http.ResponseWriter, reviewer, subject string, score int, id, txid types.Hash) error {
+// reviewAnswer is the answer of the accepted review txid: with the subject's new score.
+func (s *Service) reviewAnswer(ctx context.Context, reviewer, subject string, score int, id, txid types.Hash) (*api.ReviewResult, error) {
 	p, ok, err := s.profile(ctx, subject)
 	if err == nil && !ok {
 		err = errors.New("the subject has no profile")
 	}
 	if err != nil {
 		s.log.Error("review accepted, reading the subject's new score failed", "txid", txid, "err", err)
-		return apiErr(http.StatusBadGateway, "node_error",
+		return nil, apiErr(api.KindUpstream, "node_error",
 			"the review %s was accepted, but reading the subject's new score failed; see GET /api/agent/profile", txid)
 	}
-	writeJSON(w, http.StatusOK, api.ReviewResult{Reviewer: reviewer, Subject: subject, Score: score,
-		ContractID: id.String(), NewConductScore: p.ConductScore, TxID: txid.String()})
-	return nil
+	return &api.ReviewResult{Reviewer: reviewer, Subject: subject, Score: score,
+		ContractID: id.String(), NewConductScore: p.ConductScore, TxID: txid.String()}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/faucet/api"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
@@ -95,7 +96,7 @@ func field(name string, v any) string {
 	return fmt.Sprintf("%q:%v", name, v)
 }
 
-func noIPLimit(_ *EngineConfig, c *Config) { c.IPRate = -1 }
+func noIPLimit(_ *payout.EngineConfig, c *Config) { c.IPRate = -1 }
 
 // Two agents register, contract, fulfil and review each other back to back, without a
 // block: each operation relies on the pending effect of the one before. Scores follow

@@ -1,8 +1,9 @@
 package faucet
 
 import (
+	"context"
 	"errors"
-	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -17,106 +18,98 @@ import (
 // that an agent (lib/faucet/mcp's block_get, transaction_get and address_decay tools) can
 // follow its transactions and its coins' decay without a node of its own.
 
-// chainRoutes are the chain reads' routes.
-func (s *Server) chainRoutes() []Route {
-	return []Route{
-		{Method: http.MethodGet, Path: "/api/block", Handle: s.block},
-		{Method: http.MethodGet, Path: "/api/tx", Handle: s.transaction},
-		{Method: http.MethodGet, Path: "/api/address/decay", Handle: s.addressDecay},
-	}
-}
-
 // hashParam reads a 64-hex-character query parameter.
 func hashParam(field, v string) (string, error) {
 	v = strings.ToLower(strings.TrimSpace(v))
 	if _, err := types.ParseHash(v); err != nil {
-		return "", apiErr(http.StatusBadRequest, "bad_request", "%s must be 64 hexadecimal characters", field)
+		return "", apiErr(api.KindInvalid, "bad_request", "%s must be 64 hexadecimal characters", field)
 	}
 	return v, nil
 }
 
-// GET /api/block?hash= or ?height=
-func (s *Server) block(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
+// Block is a block by the parameter hash or height (GET /api/block?hash= or ?height=).
+func (s *Service) Block(ctx context.Context, q url.Values) (api.Block, error) {
+	b, err := s.block(ctx, q)
+	return b, s.fault(err)
+}
+
+func (s *Service) block(ctx context.Context, q url.Values) (api.Block, error) {
 	hash, height := q.Get("hash"), q.Get("height")
 	if (hash == "") == (height == "") {
-		return apiErr(http.StatusBadRequest, "bad_request", "give either hash or height")
+		return api.Block{}, apiErr(api.KindInvalid, "bad_request", "give either hash or height")
 	}
-	ctx, cancel := s.nodeCtx(r)
+	ctx, cancel := s.nodeCtx(ctx)
 	defer cancel()
 	if height != "" {
 		h, err := strconv.ParseUint(strings.TrimSpace(height), 10, 64)
 		if err != nil {
-			return apiErr(http.StatusBadRequest, "bad_request", "height must be a non-negative integer")
+			return api.Block{}, apiErr(api.KindInvalid, "bad_request", "height must be a non-negative integer")
 		}
 		hash, err = s.cfg.Node.GetBlockHash(ctx, h)
 		if errors.Is(err, reason.HeightOutOfRange) {
-			return apiErr(http.StatusNotFound, string(reason.HeightOutOfRange), "no main-chain block at height %d", h)
+			return api.Block{}, apiErr(api.KindNotFound, string(reason.HeightOutOfRange), "no main-chain block at height %d", h)
 		}
 		if err != nil {
-			return err
+			return api.Block{}, err
 		}
 	} else {
 		var err error
 		if hash, err = hashParam("hash", hash); err != nil {
-			return err
+			return api.Block{}, err
 		}
 	}
 	b, err := s.cfg.Node.GetBlock(ctx, hash)
 	if errors.Is(err, reason.BlockNotFound) {
-		return apiErr(http.StatusNotFound, string(reason.BlockNotFound), "no block %s", hash)
+		return api.Block{}, apiErr(api.KindNotFound, string(reason.BlockNotFound), "no block %s", hash)
 	}
 	if err != nil {
-		return err
+		return api.Block{}, err
 	}
 	tx := b.Tx
 	if tx == nil {
 		tx = []string{}
 	}
-	writeJSON(w, http.StatusOK, api.Block{Hash: b.Hash, Height: b.Height, PrevHash: b.PrevHash, MerkleRoot: b.MerkleRoot,
+	return api.Block{Hash: b.Hash, Height: b.Height, PrevHash: b.PrevHash, MerkleRoot: b.MerkleRoot,
 		Timestamp: b.Timestamp, DifficultyTarget: b.DifficultyTarget, Nonce: b.Nonce, Confirmations: b.Confirmations,
-		Size: b.Size, TxCount: b.TxCount, Tx: tx})
-	return nil
+		Size: b.Size, TxCount: b.TxCount, Tx: tx}, nil
 }
 
-// GET /api/tx?txid=
-func (s *Server) transaction(w http.ResponseWriter, r *http.Request) error {
-	id, err := hashParam("txid", r.URL.Query().Get("txid"))
+// Transaction is where a transaction is (GET /api/tx?txid=).
+func (s *Service) Transaction(ctx context.Context, txid string) (api.Transaction, error) {
+	id, err := hashParam("txid", txid)
 	if err != nil {
-		return err
+		return api.Transaction{}, err
 	}
-	ctx, cancel := s.nodeCtx(r)
+	ctx, cancel := s.nodeCtx(ctx)
 	defer cancel()
 	t, err := s.cfg.Node.GetTransaction(ctx, id)
 	if errors.Is(err, reason.TxNotFound) {
-		return apiErr(http.StatusNotFound, string(reason.TxNotFound), "transaction %s is neither in the mempool nor in the main chain", id)
+		return api.Transaction{}, apiErr(api.KindNotFound, string(reason.TxNotFound), "transaction %s is neither in the mempool nor in the main chain", id)
 	}
 	if err != nil {
-		return err
+		return api.Transaction{}, s.fault(err)
 	}
 	out := api.Transaction{TxID: t.TxID, Kind: t.Kind, Size: t.Size, VinCount: t.VinCount, VoutCount: t.VoutCount,
 		Confirmations: t.Confirmations, InMempool: t.InMempool, BlockHash: t.BlockHash, BlockHeight: t.BlockHeight}
 	if t.Fee != nil {
 		out.Fee = amount.Format(*t.Fee)
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }
 
-// GET /api/address/decay?address=
-func (s *Server) addressDecay(w http.ResponseWriter, r *http.Request) error {
-	addr, _, err := s.addressField("address", r.URL.Query().Get("address"))
+// Decay is the concentration decay of an address's cluster (GET /api/address/decay?address=).
+func (s *Service) Decay(ctx context.Context, address string) (api.Decay, error) {
+	addr, _, err := s.addressField("address", address)
 	if err != nil {
-		return err
+		return api.Decay{}, s.fault(err)
 	}
-	ctx, cancel := s.nodeCtx(r)
+	ctx, cancel := s.nodeCtx(ctx)
 	defer cancel()
 	ci, err := s.cfg.Node.GetClusterInfo(ctx, addr)
 	if err != nil {
-		return err
+		return api.Decay{}, s.fault(err)
 	}
-	writeJSON(w, http.StatusOK, api.Decay{Address: addr, ClusterID: ci.ClusterID, ClusterAddresses: ci.Addresses,
+	return api.Decay{Address: addr, ClusterID: ci.ClusterID, ClusterAddresses: ci.Addresses,
 		ClusterBalance: amount.Format(ci.Balance), ConcentrationPPB: ci.ConcentrationPPB, RatePerBlock: ci.RatePerBlock,
-		YearlyDecayPercent: ci.YearlyDecayPct, CirculatingSupply: amount.Format(ci.CirculatingSupply)})
-	return nil
+		YearlyDecayPercent: ci.YearlyDecayPct, CirculatingSupply: amount.Format(ci.CirculatingSupply)}, nil
 }

@@ -143,7 +143,7 @@ func (w *window) seed(key string, t time.Time) {
 // countPaidClaims counts the claims of the last hour that the claim store recorded into the
 // per-client and budget windows, so that a restart does not give every client and the
 // faucet a fresh hour.
-func (s *Server) countPaidClaims() error {
+func (s *Service) countPaidClaims() error {
 	if (s.claimsPerClient == nil && s.budget == nil) || s.cfg.Claims == nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/types"
 )
@@ -74,7 +75,7 @@ func TestEngineDecay(t *testing.T) {
 	}
 	h.node.mu.Lock()
 	next := h.node.tip() + 1
-	later := next + DefaultDecayMargin
+	later := next + payout.DefaultDecayMargin
 	for _, id := range h.node.order {
 		tx := h.node.pool[id]
 		var in, out uint64
@@ -82,7 +83,7 @@ func TestEngineDecay(t *testing.T) {
 			op := ti.Outpoint()
 			if parent, ok := h.node.pool[op.TxID]; ok {
 				// Mined in the next block at the earliest, so decayed for at most the margin.
-				in += consensus.EffectiveValue(parent.Outputs[op.Index].Value, rate, DefaultDecayMargin)
+				in += consensus.EffectiveValue(parent.Outputs[op.Index].Value, rate, payout.DefaultDecayMargin)
 				continue
 			}
 			u := h.node.utxos[op]

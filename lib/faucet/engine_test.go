@@ -11,9 +11,8 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
-	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/mempool"
-	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
@@ -21,7 +20,7 @@ import (
 func claimBody(addr string) string { return fmt.Sprintf(`{"address":%q}`, addr) }
 
 func withAmount(v uint64) harnessOpt {
-	return func(_ *EngineConfig, c *Config) { c.Amount = v }
+	return func(_ *payout.EngineConfig, c *Config) { c.Amount = v }
 }
 
 // Many concurrent claims for distinct addresses all succeed, never double-spend (the fake
@@ -82,7 +81,7 @@ func TestEngineConcurrentClaims(t *testing.T) {
 // claim fails at once with faucet_busy (no waiting for a block), and the next block frees
 // the outputs again.
 func TestEngineChainDepthLimit(t *testing.T) {
-	h := newHarness(t, 1, withAmount(amount.Coin), func(e *EngineConfig, _ *Config) { e.MaxChainDepth = 3 })
+	h := newHarness(t, 1, withAmount(amount.Coin), func(e *payout.EngineConfig, _ *Config) { e.MaxChainDepth = 3 })
 	for i := 0; i < 3; i++ {
 		a, _ := newAddress(t)
 		if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(a)); r.Status != 200 {
@@ -239,49 +238,17 @@ func TestEngineFaucetEmpty(t *testing.T) {
 	}
 }
 
-// A batch larger than the funds pays the claims that fit, in order, and fails the rest.
-func TestEnginePartialBatch(t *testing.T) {
-	node := newFakeNode(testNet)
-	k := faucetKey(t)
-	node.fund(k.PKH, 50*amount.Coin, false)
-	claims, err := OpenClaimStore(t.TempDir(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer claims.Close()
-	e, err := NewEngine(node, EngineConfig{Net: testNet, Keys: faucetKeys(t), Journal: claims})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	var batch []*request
-	for i := 0; i < 3; i++ {
-		a, pkh := newAddress(t)
-		batch = append(batch, &request{claim: Claim{Address: a, PKH: pkh, Amount: 20 * amount.Coin}, done: make(chan result, 1)})
-	}
-	e.round(context.Background(), batch)
-	r0, r1, r2 := <-batch[0].done, <-batch[1].done, <-batch[2].done
-	if r0.err != nil || r1.err != nil || r0.txid != r1.txid || !errors.Is(r2.err, ErrFaucetEmpty) {
-		t.Fatalf("results %+v %+v %+v", r0, r1, r2)
-	}
-	if _, ok, _ := claims.Last(batch[2].claim.Address); ok {
-		t.Fatal("unpaid claim recorded")
-	}
-}
-
 func faucetKeys(t *testing.T) []wallet.Key { return []wallet.Key{faucetKey(t)} }
 
-// After the engine stops, claims fail with ErrStopped instead of hanging.
+// After the engine stops, claims fail with payout.ErrStopped instead of hanging.
 func TestEngineStopped(t *testing.T) {
 	node := newFakeNode(testNet)
-	claims, err := OpenClaimStore(t.TempDir(), time.Hour)
+	claims, err := payout.OpenClaimStore(t.TempDir(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer claims.Close()
-	e, err := NewEngine(node, EngineConfig{Net: testNet, Keys: faucetKeys(t), Journal: claims})
+	e, err := payout.NewEngine(node, payout.EngineConfig{Net: testNet, Keys: faucetKeys(t), Journal: claims})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,39 +259,8 @@ func TestEngineStopped(t *testing.T) {
 	<-done
 	a, pkh := newAddress(t)
 	for i := 0; i < 20; i++ {
-		if _, err := e.Pay(context.Background(), Claim{Address: a, PKH: pkh, Amount: amount.Coin}); !errors.Is(err, ErrStopped) {
+		if _, err := e.Pay(context.Background(), payout.Claim{Address: a, PKH: pkh, Amount: amount.Coin}); !errors.Is(err, payout.ErrStopped) {
 			t.Fatalf("pay after stop: %v", err)
-		}
-	}
-}
-
-// The engine classifies the node's refusals by kind, never by text: a stale view (re-read
-// the node, try again; inputs decayed below what the engine counted are one), an unconfirmed chain too long for the node (try other outputs), or
-// anything else (fail the claims). "transaction already in block chain" is no chain-depth
-// limit (issue 11), and a message that merely says "chain" or "missing inputs" without a
-// reason is no kind at all.
-func TestRefusalKinds(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want refusal
-	}{
-		{rejectRule(fmt.Errorf("missing inputs: %w", consensus.RuleError{Err: consensus.ErrMissingInputs,
-			Description: "output abc:0 is not in the UTXO set"})), refusedStale},
-		{reject(mempool.ErrConflict, "conflicts with a mempool transaction (input 0 ...)"), refusedStale},
-		{reject(consensus.ErrDoubleSpend, "input 0 spends abc:0, already spent in this block"), refusedStale},
-		{reject(consensus.ErrImmatureCoinbase, "immature coinbase"), refusedStale},
-		{reject(reason.TooLongChain, "too long a chain of unconfirmed transactions"), refusedChain},
-		{reject(nil, "too many descendants"), refusedOther},
-		{reject(mempool.ErrAlreadyInChain, "transaction already in block chain"), refusedOther},
-		{reject(mempool.ErrMempoolFull, "mempool full: fee rate too low to enter a full pool"), refusedOther},
-		// Inputs worth less than the engine counted (decayed over blocks it has not seen yet).
-		{reject(mempool.ErrFeeTooLow, "insufficient fee: fee 1 is below"), refusedStale},
-		{rejectRule(consensus.RuleError{Err: consensus.ErrInsufficientFunds, Description: "insufficient funds: inputs 1, outputs 2"}),
-			refusedStale},
-		{reject(nil, "missing inputs: a message without a reason"), refusedOther},
-	} {
-		if got := refusalOf(tc.err); got != tc.want {
-			t.Errorf("%v: %d, want %d", tc.err, got, tc.want)
 		}
 	}
 }

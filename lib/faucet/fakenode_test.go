@@ -338,7 +338,7 @@ func (f *fakeNode) mempoolSize() int {
 	return len(f.pool)
 }
 
-var _ Node = (*fakeNode)(nil)
+var _ NodeClient = (*fakeNode)(nil)
 
 // fakeState is the fake's pending view for CheckTransactionInputs: its UTXOs and its
 // conduct state (who may spend an escrow).

@@ -1,7 +1,6 @@
 package faucet
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,13 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
@@ -24,40 +24,22 @@ const faucetMnemonic = "legal winner thank year wave sausage worth useful legal 
 
 var testNet = params.Regtest
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type harness struct {
 	node   *fakeNode
 	key    wallet.Key
-	claims *ClaimStore
-	engine *Engine
+	claims *payout.ClaimStore
+	engine *payout.Engine
 	server *Server
 	http   *httptest.Server
-	log    *syncBuffer
+	log    *proctest.Buffer
 	cancel context.CancelFunc
 	done   chan struct{}
 	dir    string
-	ecfg   EngineConfig
+	ecfg   payout.EngineConfig
 	scfg   Config
 }
 
-type harnessOpt func(*EngineConfig, *Config)
+type harnessOpt func(*payout.EngineConfig, *Config)
 
 func faucetKey(t testing.TB) wallet.Key {
 	ring, err := wallet.KeyringFromMnemonic(faucetMnemonic, "", testNet, 0)
@@ -81,12 +63,12 @@ func newHarness(t testing.TB, coins int, opts ...harnessOpt) *harness {
 // newHarnessDir is newHarness with the claim store in dir.
 func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *harness {
 	t.Helper()
-	h := &harness{node: newFakeNode(testNet), key: faucetKey(t), log: &syncBuffer{}}
+	h := &harness{node: newFakeNode(testNet), key: faucetKey(t), log: &proctest.Buffer{}}
 	for i := 0; i < coins; i++ {
 		h.node.fund(h.key.PKH, 50*amount.Coin, true)
 	}
 	h.node.mine(100) // maturity
-	ecfg := EngineConfig{Net: testNet, Keys: []wallet.Key{h.key}, PollInterval: 20 * time.Millisecond,
+	ecfg := payout.EngineConfig{Net: testNet, Keys: []wallet.Key{h.key}, PollInterval: 20 * time.Millisecond,
 		Log: logging.New(h.log, slog.LevelDebug)}
 	// protocol §14's per-client limits are off (every test client is 127.0.0.1) unless a test
 	// turns them on.
@@ -106,13 +88,13 @@ func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *har
 func (h *harness) start(t testing.TB) {
 	t.Helper()
 	var err error
-	h.claims, err = OpenClaimStore(h.dir, time.Hour)
+	h.claims, err = payout.OpenClaimStore(h.dir, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ecfg, scfg := h.ecfg, h.scfg
 	ecfg.Journal, scfg.Claims = h.claims, h.claims
-	h.engine, err = NewEngine(h.node, ecfg)
+	h.engine, err = payout.NewEngine(h.node, ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/cointoolkit/coin/lib/faucet/api"
 )
 
 // Idempotency keys (docs/faucet.md, "Idempotency"): agents retry on timeouts, and a retried
@@ -161,7 +163,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, client strin
 		return
 	}
 	if len(key) > idemMaxKeyLen || !printableASCII(key) {
-		s.writeError(w, apiErr(http.StatusBadRequest, "invalid_idempotency_key",
+		s.writeError(w, apiErr(api.KindInvalid, "invalid_idempotency_key",
 			"the Idempotency-Key header must be 1 to %d printable ASCII characters", idemMaxKeyLen))
 		return
 	}
@@ -200,7 +202,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, client strin
 			return
 		}
 		if e.request != digest {
-			s.writeError(w, apiErr(http.StatusUnprocessableEntity, "idempotency_key_reused",
+			s.writeError(w, apiErr(api.KindConflict, "idempotency_key_reused",
 				"this Idempotency-Key was used for a different request; use a new key for a new request"))
 			return
 		}

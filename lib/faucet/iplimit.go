@@ -3,24 +3,22 @@ package faucet
 import (
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
-// ipLimiter is a token bucket per client IP: burst requests at once, then rate per minute.
-// Buckets idle long enough to be full again are dropped, and the map is bounded: when it
-// is full, new clients share one overflow bucket rather than growing memory.
+// ipLimiter is a token bucket (golang.org/x/time/rate) per client: burst requests at once,
+// then rate per minute. Buckets idle long enough to be full again are dropped, and the map
+// is bounded: when it is full, new clients share one overflow bucket rather than growing
+// memory.
 type ipLimiter struct {
 	mu      sync.Mutex
-	perSec  float64
-	burst   float64
-	buckets map[string]*bucket
+	limit   rate.Limit
+	burst   int
+	buckets map[string]*rate.Limiter
 	max     int
 	now     func() time.Time
 	swept   time.Time
-}
-
-type bucket struct {
-	tokens float64
-	last   time.Time
 }
 
 const maxIPBuckets = 100_000
@@ -29,13 +27,13 @@ func newIPLimiter(perMinute float64, burst int) *ipLimiter {
 	if burst < 1 {
 		burst = 1
 	}
-	return &ipLimiter{perSec: perMinute / 60, burst: float64(burst), buckets: map[string]*bucket{},
+	return &ipLimiter{limit: rate.Limit(perMinute / 60), burst: burst, buckets: map[string]*rate.Limiter{},
 		max: maxIPBuckets, now: time.Now}
 }
 
 // allow takes a token for ip; when there is none it returns how long until there is.
 func (l *ipLimiter) allow(ip string) (bool, time.Duration) {
-	if l == nil || l.perSec <= 0 {
+	if l == nil || l.limit <= 0 {
 		return true, 0
 	}
 	l.mu.Lock()
@@ -51,25 +49,23 @@ func (l *ipLimiter) allow(ip string) (bool, time.Duration) {
 			b = l.buckets[ip]
 		}
 		if b == nil {
-			b = &bucket{tokens: l.burst, last: now}
+			b = rate.NewLimiter(l.limit, l.burst)
 			l.buckets[ip] = b
 		}
 	}
-	b.tokens = min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.perSec)
-	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
-		return true, 0
+	r := b.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d
 	}
-	return false, time.Duration((1 - b.tokens) / l.perSec * float64(time.Second))
+	return true, 0
 }
 
 // sweep drops the buckets that have refilled completely.
 func (l *ipLimiter) sweep(now time.Time) {
 	l.swept = now
-	full := time.Duration(l.burst / l.perSec * float64(time.Second))
 	for ip, b := range l.buckets {
-		if now.Sub(b.last) > full {
+		if b.TokensAt(now) >= float64(l.burst) {
 			delete(l.buckets, ip)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
@@ -137,11 +138,11 @@ func TestJournalLostBroadcast(t *testing.T) {
 	}
 	h.restart(t)
 	waitFor(t, func() bool { return h.node.inPool(id) })
-	h.node.mine(FinalConfirmations)
+	h.node.mine(payout.FinalConfirmations)
 	if sum, n := h.node.paidTo(pkh); sum != amount.Coin || n != 1 {
 		t.Fatalf("claimant: %d outputs worth %d", n, sum)
 	}
-	// Mined FinalConfirmations deep, the payout leaves the journal.
+	// Mined payout.FinalConfirmations deep, the payout leaves the journal.
 	waitFor(t, func() bool { ps, _ := h.claims.Payouts(); return len(ps) == 0 && h.engine.Status().Owed == 0 })
 }
 
@@ -211,7 +212,7 @@ func TestJournalConflictedPaidAgainOnce(t *testing.T) {
 		t.Fatalf("recent claims after the repayment: %+v %v; want both, of client 127.0.0.1", recent, err)
 	}
 	h.restart(t)
-	h.node.mine(FinalConfirmations)
+	h.node.mine(payout.FinalConfirmations)
 	deadline = time.Now().Add(5 * time.Second)
 	for h.engine.Status().Owed != 0 {
 		if time.Now().After(deadline) {
@@ -257,30 +258,6 @@ func TestJournalInputsReserved(t *testing.T) {
 	for _, pkh := range []types.Hash{pa, pb} {
 		if sum, n := h.node.paidTo(pkh); sum != amount.Coin || n != 1 {
 			t.Fatalf("claimant: %d outputs worth %d", n, sum)
-		}
-	}
-}
-
-func TestPayoutEncoding(t *testing.T) {
-	h := newHarness(t, 1, withAmount(amount.Coin))
-	a, _ := newAddress(t)
-	claimTxID(t, h.do(t, http.MethodPost, "/api/faucet", claimBody(a)))
-	ps, err := h.claims.Payouts()
-	if err != nil || len(ps) != 1 {
-		t.Fatalf("%v %v", ps, err)
-	}
-	p := ps[0]
-	if p.Claims[0].Address != a || p.Claims[0].Amount != amount.Coin || p.Tx.TxID() != p.TxID {
-		t.Fatalf("%+v", p)
-	}
-	back, err := decodePayout(p.Seq, encodePayout(p))
-	if err != nil || back.TxID != p.TxID || !back.Time.Equal(p.Time) || back.Claims[0] != p.Claims[0] {
-		t.Fatalf("round trip: %+v %v", back, err)
-	}
-	enc := encodePayout(p)
-	for _, n := range []int{0, 1, 10, len(enc) - 1} {
-		if _, err := decodePayout(0, enc[:n]); err == nil {
-			t.Errorf("truncated to %d bytes: no error", n)
 		}
 	}
 }

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/faucet/api"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-
-	"github.com/cointoolkit/coin/lib/faucet/api"
 )
 
 // Metrics is the faucet's Prometheus metrics, which coin-faucetd serves on --metrics-bind
@@ -49,18 +49,18 @@ func NewMetrics(s *Server) *Metrics {
 		m.routes[rt.Path] = true
 	}
 	engine := s.cfg.Engine
-	gauge := func(name, help string, f func(Status) float64) prometheus.Collector {
+	gauge := func(name, help string, f func(payout.Status) float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "coin", Subsystem: "faucet", Name: name, Help: help},
 			func() float64 { return f(engine.Status()) })
 	}
 	m.reg.MustRegister(m.claims, m.http,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		gauge("balance_subunits", "What the faucet can pay out (its mature outputs at their effective value), in subunits.",
-			func(st Status) float64 { return float64(st.Spendable) }),
+			func(st payout.Status) float64 { return float64(st.Spendable) }),
 		gauge("immature_subunits", "The faucet's coinbase outputs not yet spendable, in subunits.",
-			func(st Status) float64 { return float64(st.Immature) }),
-		gauge("claims_paid", "Claims the engine paid since start.", func(st Status) float64 { return float64(st.Paid) }),
-		gauge("payouts_owed", "Journaled payouts not yet mined deep enough.", func(st Status) float64 { return float64(st.Owed) }),
+			func(st payout.Status) float64 { return float64(st.Immature) }),
+		gauge("claims_paid", "Claims the engine paid since start.", func(st payout.Status) float64 { return float64(st.Paid) }),
+		gauge("payouts_owed", "Journaled payouts not yet mined deep enough.", func(st payout.Status) float64 { return float64(st.Owed) }),
 	)
 	return m
 }

@@ -2,46 +2,45 @@ package faucet
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/faucet/api"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
 
-// Responses and request bodies: the API's errors and their HTTP statuses, JSON out, JSON in.
+// The service's refusals: every error an operation returns is an *Error (api.Error), of a
+// kind and with the API's code; fault maps the errors of the parts below (the engine, the
+// claim store, the wallet, the node's RPC) to one, by their kinds, never by their text.
 
-// Error is an error response: its status, and the code and message of its body
-// (api.ErrorBody: {"error": {"code": ..., "message": ...}}).
-type Error struct {
-	Status     int           `json:"-"`
-	Code       string        `json:"code"`
-	Message    string        `json:"message"`
-	RetryAfter time.Duration `json:"-"`
+// Error is an operation's refusal (api.Error: its kind, code, message and retry delay).
+type Error = api.Error
+
+func apiErr(kind api.Kind, code, format string, args ...any) *Error {
+	return api.Errorf(kind, code, format, args...)
 }
 
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
-
-func apiErr(status int, code, format string, args ...any) *Error {
-	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+// fault is err as an *Error (nil for nil). An error of no known kind is logged and becomes
+// the API's internal error, so no answer shows an internal message.
+func (s *Service) fault(err error) error {
+	if err == nil {
+		return nil
+	}
+	return s.toAPIError(err)
 }
 
-// toAPIError maps an error to its HTTP status and code.
-func (s *Server) toAPIError(err error) *Error {
+// toAPIError maps an error to its kind and code.
+func (s *Service) toAPIError(err error) *Error {
 	var e *Error
-	var rl *RateLimitError
-	var rej *RejectedError
+	var rl *payout.RateLimitError
+	var rej *payout.RejectedError
 	var rpcErr *jsonrpc.Error
 	var ife *wallet.InsufficientFundsError
 	switch {
@@ -52,38 +51,38 @@ func (s *Server) toAPIError(err error) *Error {
 		if code == "" {
 			code = CodeAddressRateLimited
 		}
-		return &Error{Status: http.StatusTooManyRequests, Code: code, Message: rl.Error(), RetryAfter: rl.RetryAfter}
+		return &Error{Kind: api.KindLimited, Code: code, Message: rl.Error(), RetryAfter: rl.RetryAfter}
 	case errors.Is(err, keys.ErrBadMnemonic):
-		return apiErr(http.StatusBadRequest, "invalid_mnemonic", "%v", err)
+		return apiErr(api.KindInvalid, "invalid_mnemonic", "%v", err)
 	case errors.Is(err, keys.ErrBadAddress):
-		return apiErr(http.StatusBadRequest, "invalid_address", "%v", err)
+		return apiErr(api.KindInvalid, "invalid_address", "%v", err)
 	case errors.As(err, &ife):
-		return apiErr(http.StatusBadRequest, "insufficient_funds", "%v", err)
+		return apiErr(api.KindInvalid, "insufficient_funds", "%v", err)
 	case errors.Is(err, wallet.ErrDust):
-		return apiErr(http.StatusBadRequest, "invalid_amount", "%v", err)
+		return apiErr(api.KindInvalid, "invalid_amount", "%v", err)
 	case errors.Is(err, wallet.ErrTooLarge):
-		return apiErr(http.StatusBadRequest, "too_many_inputs", "%v; send a smaller amount", err)
-	case errors.Is(err, ErrFaucetEmpty):
-		return apiErr(http.StatusServiceUnavailable, "faucet_empty", "%v", err)
-	case errors.Is(err, ErrBusy):
-		return apiErr(http.StatusServiceUnavailable, "faucet_busy", "%v", err)
-	case errors.Is(err, ErrStopped):
-		return apiErr(http.StatusServiceUnavailable, "shutting_down", "%v", err)
+		return apiErr(api.KindInvalid, "too_many_inputs", "%v; send a smaller amount", err)
+	case errors.Is(err, payout.ErrFaucetEmpty):
+		return apiErr(api.KindUnavailable, "faucet_empty", "%v", err)
+	case errors.Is(err, payout.ErrBusy):
+		return apiErr(api.KindUnavailable, "faucet_busy", "%v", err)
+	case errors.Is(err, payout.ErrStopped):
+		return apiErr(api.KindUnavailable, "shutting_down", "%v", err)
 	case errors.As(err, &rej):
-		return apiErr(http.StatusBadGateway, "node_rejected", "%v", err)
-	case errors.Is(err, ErrNodeUnavailable), jsonrpc.IsConnRefused(err):
-		return apiErr(http.StatusBadGateway, "node_unavailable", "the node is unavailable")
+		return apiErr(api.KindUpstream, "node_rejected", "%v", err)
+	case errors.Is(err, payout.ErrNodeUnavailable), jsonrpc.IsConnRefused(err):
+		return apiErr(api.KindUpstream, "node_unavailable", "the node is unavailable")
 	case errors.As(err, &rpcErr):
-		return apiErr(http.StatusBadGateway, "node_error", "node error: %s", rpcErr.Message)
+		return apiErr(api.KindUpstream, "node_error", "node error: %s", rpcErr.Message)
 	case errors.Is(err, context.DeadlineExceeded):
-		return apiErr(http.StatusGatewayTimeout, "timeout", "the node did not answer in time")
+		return apiErr(api.KindTimeout, "timeout", "the node did not answer in time")
 	case errors.Is(err, context.Canceled):
-		return apiErr(499, "canceled", "request canceled")
+		return apiErr(api.KindCanceled, "canceled", "request canceled")
 	case nodeConnLost(err):
-		return apiErr(http.StatusBadGateway, CodeNodeConnectionLost, "the connection to the node failed during the request; retry")
+		return apiErr(api.KindUpstream, CodeNodeConnectionLost, "the connection to the node failed during the request; retry")
 	}
 	s.log.Error("internal error", "err", err)
-	return apiErr(http.StatusInternalServerError, "internal", "internal error")
+	return apiErr(api.KindInternal, "internal", "internal error")
 }
 
 // CodeNodeConnectionLost is the 502 of a request whose connection to the node broke (reset,
@@ -99,74 +98,9 @@ func nodeConnLost(err error) bool {
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.As(err, &ne)
 }
 
-func (s *Server) writeError(w http.ResponseWriter, e *Error) {
-	if e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(e.RetryAfter), 10))
-	}
-	writeJSON(w, e.Status, api.ErrorBody{Error: api.ErrorObject{Code: e.Code, Message: e.Message}})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"internal","message":"encoding the response failed"}}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
-}
-
-// decodeBody reads a JSON object into v: bounded (413 beyond MaxBodyBytes), one object,
-// no trailing data. Error messages never quote the body.
-func decodeBody(r *http.Request, v any) error {
-	if r.Body == nil {
-		return apiErr(http.StatusBadRequest, "bad_request", "a JSON body is required")
-	}
-	dec := json.NewDecoder(r.Body)
-	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &mbe):
-			return apiErr(http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than %d bytes", mbe.Limit)
-		case errors.Is(err, io.EOF):
-			return apiErr(http.StatusBadRequest, "bad_request", "a JSON body is required")
-		case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF):
-			return apiErr(http.StatusBadRequest, "bad_request", "the body is not valid JSON")
-		case errors.As(err, &te):
-			if te.Field != "" {
-				return apiErr(http.StatusBadRequest, "bad_request", "field %s must be a %s", te.Field, jsonKind(te.Type.Kind().String()))
-			}
-			return apiErr(http.StatusBadRequest, "bad_request", "the body must be a JSON object")
-		default:
-			return apiErr(http.StatusBadRequest, "bad_request", "the body is not a valid JSON object")
-		}
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return apiErr(http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than %d bytes", mbe.Limit)
-		}
-		return apiErr(http.StatusBadRequest, "bad_request", "unexpected data after the JSON object")
-	}
-	return nil
-}
-
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string":
-		return "string"
-	case "struct", "map":
-		return "object"
-	}
-	return "number"
-}
-
 func required(field, v string) error {
 	if strings.TrimSpace(v) == "" {
-		return apiErr(http.StatusBadRequest, "bad_request", "field %s is required", field)
+		return apiErr(api.KindInvalid, "bad_request", "field %s is required", field)
 	}
 	return nil
 }
@@ -178,11 +112,11 @@ func parseAmount(n api.Number) (uint64, error) { return parseAmountField("amount
 // parseAmountField is parseAmount for the request field named field.
 func parseAmountField(field string, n api.Number) (uint64, error) {
 	if n == "" {
-		return 0, apiErr(http.StatusBadRequest, "bad_request", "field %s is required", field)
+		return 0, apiErr(api.KindInvalid, "bad_request", "field %s is required", field)
 	}
 	v, err := amount.Parse(string(n))
 	if err != nil {
-		return 0, apiErr(http.StatusBadRequest, "invalid_amount", "%s: %v (a decimal number of COIN with at most 8 fractional digits)", field, err)
+		return 0, apiErr(api.KindInvalid, "invalid_amount", "%s: %v (a decimal number of COIN with at most 8 fractional digits)", field, err)
 	}
 	return v, nil
 }

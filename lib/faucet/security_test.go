@@ -13,6 +13,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/faucet/mcp"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/mempool"
 	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -39,9 +40,9 @@ func TestNodeConnectionResetIs502(t *testing.T) {
 	if err == nil {
 		t.Fatal("a reset connection answered")
 	}
-	s := &Server{log: slog.New(slog.DiscardHandler)}
-	if e := s.toAPIError(err); e.Status != http.StatusBadGateway || e.Code != CodeNodeConnectionLost {
-		t.Fatalf("reset (%v): %d %s, want 502 %s", err, e.Status, e.Code, CodeNodeConnectionLost)
+	s := &Service{log: slog.New(slog.DiscardHandler)}
+	if e := s.toAPIError(err); e.Status() != http.StatusBadGateway || e.Code != CodeNodeConnectionLost {
+		t.Fatalf("reset (%v): %d %s, want 502 %s", err, e.Status(), e.Code, CodeNodeConnectionLost)
 	}
 }
 
@@ -84,7 +85,7 @@ func TestTxJournalResendsLost(t *testing.T) {
 		t.Fatal("the journal did not send the lost transaction again")
 	}
 	// Mined deep enough, it leaves the journal.
-	h.node.mine(FinalConfirmations)
+	h.node.mine(payout.FinalConfirmations)
 	h.server.resendTxs(context.Background())
 	if list, _ := h.server.txj.list(); len(list) != 0 {
 		t.Fatalf("%d entries after the transaction is final", len(list))

@@ -2,20 +2,17 @@ package faucet
 
 import (
 	_ "embed"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/faucet/api"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/faucet/web"
+	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/params"
-	"github.com/cointoolkit/coin/lib/policy"
-	"github.com/cointoolkit/coin/lib/wallet"
 )
 
 // OpenAPI is the OpenAPI 3.1 document of the HTTP API, served at GET /openapi.json.
@@ -26,9 +23,9 @@ var OpenAPI []byte
 // Config configures a Server.
 type Config struct {
 	Net    *params.Network
-	Node   Node
-	Engine *Engine
-	Claims *ClaimStore
+	Node   NodeClient
+	Engine *payout.Engine
+	Claims *payout.ClaimStore
 	// Amount paid per claim, in subunits (default 100 COIN).
 	Amount uint64
 	// Cooldown between two claims of one address (used for status; ClaimStore enforces it).
@@ -112,132 +109,37 @@ type Route struct {
 	Handle     func(w http.ResponseWriter, r *http.Request) error
 }
 
-// Server is the faucet's HTTP API.
+// Server is the faucet's HTTP API: a door of the Service (service.go), with the HTTP
+// concerns of its own: the route table, bodies, idempotency keys, the event streams' slots
+// and the access log.
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	access *slog.Logger // nil: no access log
-	routes []Route
-	ip     *ipLimiter // the endpoints that take a mnemonic, per client
-	reqs   *ipLimiter // every request, per client
-	// claimsPerClient and budget count the claims of the last hour, per client network
-	// and in all.
-	claimsPerClient *window
-	budget          *window
-	locks           keyedMutex
-	streams         *streamSlots // the event streams open, per client and in all
-	// txj journals the transactions the handlers build, and txNode, the node the handlers
-	// send them through, writes them there first (agentjournal.go).
-	txj    *txJournal
-	txNode wallet.Node
+	*Service
+	access  *slog.Logger // nil: no access log
+	routes  []Route
+	streams *streamSlots // the event streams open, per client and in all
 	// idem holds the answers of the requests that carried an Idempotency-Key.
 	idem *idemStore
 }
 
-// NewServer checks cfg and fills its defaults.
+// NewServer is the HTTP API of a new Service of cfg (NewService).
 func NewServer(cfg Config) (*Server, error) {
-	if cfg.Net == nil || cfg.Node == nil || cfg.Engine == nil || cfg.Claims == nil {
-		return nil, errors.New("faucet server: network, node, engine and claim store are required")
-	}
-	if cfg.Net == params.Mainnet {
-		return nil, errors.New("faucet server: refusing to run on mainnet")
-	}
-	if cfg.Amount == 0 {
-		cfg.Amount = DefaultAmount
-	}
-	if cfg.Amount < policy.DustLimit {
-		return nil, fmt.Errorf("faucet server: claim amount below the dust limit of %d subunits", policy.DustLimit)
-	}
-	if cfg.Cooldown == 0 {
-		cfg.Cooldown = DefaultCooldown
-	}
-	if cfg.FeeRate == 0 {
-		cfg.FeeRate = wallet.DefaultFeeRate
-	}
-	if cfg.IPRate == 0 {
-		cfg.IPRate = DefaultIPRate
-	}
-	if cfg.IPBurst == 0 {
-		cfg.IPBurst = DefaultIPBurst
-	}
-	if cfg.RequestRate == 0 {
-		cfg.RequestRate = DefaultRequestRate
-	}
-	if cfg.RequestBurst == 0 {
-		cfg.RequestBurst = DefaultRequestBurst
-	}
-	perClient, budget := DefaultLimits(cfg.Net)
-	if cfg.ClaimsPerClient == 0 {
-		cfg.ClaimsPerClient = perClient
-	}
-	if cfg.BudgetPerHour == 0 {
-		cfg.BudgetPerHour = budget
-	}
-	if cfg.TrustedProxies < 0 {
-		return nil, errors.New("faucet server: trusted proxies must not be negative")
-	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if cfg.NodeTimeout <= 0 {
-		cfg.NodeTimeout = 30 * time.Second
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	if cfg.MaxStreams == 0 {
-		cfg.MaxStreams = DefaultMaxStreams
-	}
-	if cfg.MaxStreamsPerClient <= 0 {
-		cfg.MaxStreamsPerClient = DefaultMaxStreamsPerClient
-	}
-	s := &Server{cfg: cfg, log: cfg.Log.With("sys", "faucet"), streams: newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerClient),
-		idem: newIdemStore(idemMaxKeys, idemMaxBytes, idemTTL)}
-	if cfg.AccessLog != nil {
-		s.access = cfg.AccessLog.With("sys", "http")
-	}
-	if cfg.IPRate > 0 {
-		s.ip = newIPLimiter(cfg.IPRate, cfg.IPBurst)
-	}
-	if cfg.RequestRate > 0 {
-		s.reqs = newIPLimiter(cfg.RequestRate*60, cfg.RequestBurst)
-	}
-	if cfg.ClaimsPerClient > 0 {
-		s.claimsPerClient = newWindow(cfg.ClaimsPerClient, time.Hour)
-	}
-	if cfg.BudgetPerHour > 0 {
-		s.budget = newWindow(cfg.BudgetPerHour, time.Hour)
-	}
-	if err := s.countPaidClaims(); err != nil {
+	svc, err := NewService(cfg)
+	if err != nil {
 		return nil, err
 	}
-	txj, err := newTxJournal(cfg.Claims.db)
-	if err != nil {
-		return nil, fmt.Errorf("faucet server: %w", err)
+	return NewServerOf(svc), nil
+}
+
+// NewServerOf is the HTTP API of svc.
+func NewServerOf(svc *Service) *Server {
+	cfg := svc.cfg
+	s := &Server{Service: svc, streams: newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerClient),
+		idem: newIdemStore(idemMaxKeys, idemMaxBytes, idemTTL)}
+	if cfg.AccessLog != nil {
+		s.access = cfg.AccessLog.With(logging.SubsystemKey, "http")
 	}
-	s.txj, s.txNode = txj, &journalingNode{Node: cfg.Node, j: txj, log: s.log}
-	s.routes = []Route{
-		{Method: http.MethodGet, Path: "/api/wallet/new", Handle: s.walletNew},
-		{Method: http.MethodPost, Path: "/api/faucet", Handle: s.faucet},
-		{Method: http.MethodGet, Path: "/api/status", Handle: s.status},
-		{Method: http.MethodGet, Path: "/api/wallet/balance", Handle: s.balance},
-		{Method: http.MethodPost, Path: "/api/wallet/send", TakesMnemonic: true, Idempotent: true, Handle: s.send},
-		{Method: http.MethodPost, Path: "/api/wallet/derive", TakesMnemonic: true, Handle: s.derive},
-		{Method: http.MethodPost, Path: "/api/agent/register", TakesMnemonic: true, Idempotent: true, Handle: s.agentRegister},
-		{Method: http.MethodGet, Path: "/api/agent/profile", Handle: s.agentProfile},
-		{Method: http.MethodGet, Path: "/api/agent/directory", Handle: s.agentDirectory},
-		{Method: http.MethodPost, Path: "/api/agent/vouch", TakesMnemonic: true, Idempotent: true, Handle: s.agentVouch},
-		{Method: http.MethodPost, Path: "/api/agent/contract/create", TakesMnemonic: true, Idempotent: true, Handle: s.agentContractCreate},
-		{Method: http.MethodPost, Path: "/api/agent/contract/fulfil", TakesMnemonic: true, Idempotent: true, Handle: s.agentContractFulfil},
-		{Method: http.MethodPost, Path: "/api/agent/contract/refund", TakesMnemonic: true, Idempotent: true, Handle: s.agentContractRefund},
-		{Method: http.MethodGet, Path: "/api/agent/contract", Handle: s.agentContract},
-		{Method: http.MethodGet, Path: "/api/agent/events", Handle: s.agentEvents},
-		{Method: http.MethodPost, Path: "/api/agent/review", TakesMnemonic: true, Idempotent: true, Handle: s.agentReview},
-		{Method: http.MethodPost, Path: "/api/tx/submit", Idempotent: true, Handle: s.txSubmit}, // txsubmit.go (protocol §9.5)
-		{Method: http.MethodGet, Path: "/openapi.json", Handle: s.openapi},
-	}
-	s.routes = append(s.routes, s.chainRoutes()...) // chain.go
-	return s, nil
+	s.routes = s.apiRoutes() // httpapi.go
+	return s
 }
 
 // Routes lists the API's endpoints.
@@ -249,10 +151,11 @@ func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
 // files (wellknown.go) in front, and the Web pages (lib/faucet/web: /, /agents, ...), which
 // read through all this, in front of those.
 func (s *Server) Handler() http.Handler {
-	return web.New(s.withDiscovery(s.apiHandler()), web.Options{Network: s.cfg.Net.Name, Payouts: s.webPayouts})
+	return web.New(s.withDiscovery(s.apiHandler()), s.Service, web.Options{Network: s.cfg.Net.Name, Payouts: s.webPayouts,
+		Caller: s.caller, Around: s.logged})
 }
 
-// webPayouts lists the claims of the journaled payouts (those not yet FinalConfirmations
+// webPayouts lists the claims of the journaled payouts (those not yet payout.FinalConfirmations
 // deep), newest first, at most n payouts, for the Web page.
 func (s *Server) webPayouts(n int) ([]web.Payout, error) {
 	ps, err := s.cfg.Claims.Payouts()
@@ -270,68 +173,12 @@ func (s *Server) webPayouts(n int) ([]web.Payout, error) {
 	return out, nil
 }
 
-// apiHandler is the route table's endpoints with their middleware.
-func (s *Server) apiHandler() http.Handler {
-	byPath := map[string]map[string]Route{}
-	for _, rt := range s.routes {
-		if byPath[rt.Path] == nil {
-			byPath[rt.Path] = map[string]Route{}
-		}
-		byPath[rt.Path][rt.Method] = rt
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rw, done := s.serving(w, r)
-		defer done()
-		client := clientNet(clientAddr(r, s.cfg.TrustedProxies))
-		if ok, wait := s.reqs.allow(client); !ok {
-			s.writeError(rw, clientLimited(wait, "too many requests from this client"))
-			return
-		}
-		methods, ok := byPath[r.URL.Path]
-		if !ok {
-			s.writeError(rw, apiErr(http.StatusNotFound, "not_found", "no endpoint %s", r.URL.Path))
-			return
-		}
-		rt, ok := methods[r.Method]
-		if !ok {
-			allow := make([]string, 0, len(methods))
-			for m := range methods {
-				allow = append(allow, m)
-			}
-			sort.Strings(allow)
-			rw.Header().Set("Allow", strings.Join(allow, ", "))
-			s.writeError(rw, apiErr(http.StatusMethodNotAllowed, "method_not_allowed", "%s %s is not supported; use %s",
-				r.Method, r.URL.Path, strings.Join(allow, " or ")))
-			return
-		}
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(rw, r.Body, s.cfg.MaxBodyBytes)
-		}
-		if rt.TakesMnemonic {
-			if ok, wait := s.ip.allow(client); !ok {
-				s.writeError(rw, clientLimited(wait, "too many requests with a mnemonic from this client"))
-				return
-			}
-		}
-		run := func(w http.ResponseWriter, r *http.Request) {
-			if err := rt.Handle(w, r); err != nil {
-				s.writeError(w, s.toAPIError(err))
-			}
-		}
-		if rt.Idempotent {
-			s.idempotent(rw, r, client, run)
-			return
-		}
-		run(rw, r)
-	})
-}
-
 // agentEvents is the event stream of lib/faucet/events, when Config.Events is set, within
 // the client's and the faucet's share of stream slots (streams.go). A refusal closes the
 // connection.
 func (s *Server) agentEvents(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Events == nil {
-		return apiErr(http.StatusServiceUnavailable, "events_off", "this faucet serves no event stream")
+		return apiErr(api.KindUnavailable, "events_off", "this faucet serves no event stream")
 	}
 	release, refusal := s.streams.acquire(clientNet(clientAddr(r, s.cfg.TrustedProxies)))
 	if refusal != nil {
@@ -341,6 +188,15 @@ func (s *Server) agentEvents(w http.ResponseWriter, r *http.Request) error {
 	defer release()
 	s.cfg.Events.ServeHTTP(w, r)
 	return nil
+}
+
+// logged is h with the access log and panic recovery of serving: the Web pages'.
+func (s *Server) logged(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rw, done := s.serving(w, r)
+		defer done()
+		h.ServeHTTP(rw, r)
+	})
 }
 
 // serving starts serving r: rw records the answer for the access log, and done, deferred by
@@ -353,7 +209,7 @@ func (s *Server) serving(w http.ResponseWriter, r *http.Request) (rw *statusWrit
 		if p := recover(); p != nil {
 			s.log.Error("panic serving a request", "method", r.Method, "path", r.URL.Path, "panic", p)
 			if !rw.wrote {
-				s.writeError(rw, apiErr(http.StatusInternalServerError, "internal", "internal error"))
+				s.writeError(rw, apiErr(api.KindInternal, "internal", "internal error"))
 			}
 		}
 		if s.access != nil {
@@ -388,13 +244,6 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += n
 	return n, err
-}
-
-// clientLimited is the 429 of a per-client limit.
-func clientLimited(wait time.Duration, what string) *Error {
-	e := apiErr(http.StatusTooManyRequests, CodeClientRateLimited, "%s; retry in %d s", what, retrySeconds(wait))
-	e.RetryAfter = wait
-	return e
 }
 
 // keyedMutex serialises work per key.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/wallet"
@@ -39,7 +40,7 @@ func TestWalletNewAndDerive(t *testing.T) {
 
 // Malformed input gets a 4xx with a JSON error, never a 500, and never echoes a mnemonic.
 func TestBadRequests(t *testing.T) {
-	h := newHarness(t, 1, func(_ *EngineConfig, c *Config) { c.IPRate = -1 })
+	h := newHarness(t, 1, func(_ *payout.EngineConfig, c *Config) { c.IPRate = -1 })
 	mainnetAddr, _ := wallet.AddressFromMnemonic(faucetMnemonic, params.Mainnet, 0)
 	valid, _ := newAddress(t)
 	badChecksum := valid[:len(valid)-1] + map[bool]string{true: "q", false: "p"}[valid[len(valid)-1] != 'q']
@@ -123,7 +124,7 @@ func TestClaimRateLimitPersists(t *testing.T) {
 		t.Fatalf("Retry-After %q", r.Header.Get("Retry-After"))
 	}
 	h.claims.Close()
-	s2, err := OpenClaimStore(dir, time.Hour)
+	s2, err := payout.OpenClaimStore(dir, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,9 +132,16 @@ func TestClaimRateLimitPersists(t *testing.T) {
 	if _, err := s2.Reserve(a); err == nil {
 		t.Fatal("rate limit forgotten after reopening the store")
 	}
-	// After the cooldown the address may claim again.
-	s2.now = func() time.Time { return time.Now().Add(time.Hour + time.Second) }
-	release, err := s2.Reserve(a)
+	// After the cooldown the address may claim again: the store reopened with a cooldown
+	// that has passed.
+	s2.Close()
+	s3, err := payout.OpenClaimStore(dir, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.claims = s3 // closed by the harness cleanup
+	time.Sleep(2 * time.Millisecond)
+	release, err := s3.Reserve(a)
 	if err != nil {
 		t.Fatalf("after the cooldown: %v", err)
 	}
@@ -230,7 +238,7 @@ func TestSend(t *testing.T) {
 
 // The endpoints that take a mnemonic are limited per client IP; the others are not.
 func TestPerIPLimit(t *testing.T) {
-	h := newHarness(t, 1, func(_ *EngineConfig, c *Config) { c.IPRate, c.IPBurst = 1, 3 })
+	h := newHarness(t, 1, func(_ *payout.EngineConfig, c *Config) { c.IPRate, c.IPBurst = 1, 3 })
 	body := fmt.Sprintf(`{"mnemonic":%q}`, faucetMnemonic)
 	for i := 0; i < 3; i++ {
 		if r := h.do(t, http.MethodPost, "/api/wallet/derive", body); r.Status != 200 {
@@ -316,7 +324,7 @@ func TestNodeDown(t *testing.T) {
 type downNode struct{ *fakeNode }
 
 func (downNode) GetBlockchainInfo(context.Context) (*rpcapi.BlockchainInfo, error) {
-	return nil, fmt.Errorf("%w: connection refused", ErrNodeUnavailable)
+	return nil, fmt.Errorf("%w: connection refused", payout.ErrNodeUnavailable)
 }
 
 func TestMainnetRefused(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/cointoolkit/coin/lib/faucet/api"
 )
 
 // The bound on event streams (GET /api/agent/events, docs/security.md): a stream holds one
@@ -50,14 +52,14 @@ func (s *streamSlots) acquire(client string) (release func(), refusal *Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.byClient[client] >= s.perClient {
-		e := apiErr(http.StatusTooManyRequests, CodeStreamLimit,
-			"this client holds %d event streams, the most one client may; close one, or retry in %d s", s.perClient, retrySeconds(streamRetryAfter))
+		e := apiErr(api.KindLimited, CodeStreamLimit,
+			"this client holds %d event streams, the most one client may; close one, or retry in %d s", s.perClient, api.RetrySeconds(streamRetryAfter))
 		e.RetryAfter = streamRetryAfter
 		return nil, e
 	}
 	if s.open >= s.max {
-		e := apiErr(http.StatusServiceUnavailable, CodeStreamsFull,
-			"the faucet serves %d event streams, as many as it keeps for streams; retry in %d s", s.max, retrySeconds(streamRetryAfter))
+		e := apiErr(api.KindUnavailable, CodeStreamsFull,
+			"the faucet serves %d event streams, as many as it keeps for streams; retry in %d s", s.max, api.RetrySeconds(streamRetryAfter))
 		e.RetryAfter = streamRetryAfter
 		return nil, e
 	}

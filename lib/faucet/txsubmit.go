@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/cointoolkit/coin/lib/amount"
@@ -35,26 +34,31 @@ const (
 	CodeInvalidSignature = "invalid_signature"
 )
 
-// txSubmit is POST /api/tx/submit.
-func (s *Server) txSubmit(w http.ResponseWriter, r *http.Request) error {
-	var req api.TxSubmitRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
+// TxSubmit completes an operation asked with public_key (POST /api/tx/submit): its answer
+// is the body the mnemonic form of the transaction's kind answers.
+func (s *Service) TxSubmit(ctx context.Context, req api.TxSubmitRequest) (any, error) {
+	res, err := s.txSubmit(ctx, req)
+	if err != nil {
+		return nil, s.fault(err)
 	}
+	return res, nil
+}
+
+func (s *Service) txSubmit(ctx context.Context, req api.TxSubmitRequest) (any, error) {
 	tx, err := unsignedTxField(req.UnsignedTx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	key, err := s.publicKeyOf(req.PublicKey)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := required("signature", req.Signature); err != nil {
-		return err
+		return nil, err
 	}
 	sig, err := hex.DecodeString(strings.TrimSpace(req.Signature))
 	if err != nil || len(sig) != ed25519.SignatureSize {
-		return apiErr(http.StatusBadRequest, CodeInvalidSignature,
+		return nil, apiErr(api.KindInvalid, CodeInvalidSignature,
 			"signature must be 128 hexadecimal characters: the Ed25519 signature of the sign message")
 	}
 	txid := tx.TxID()
@@ -65,17 +69,17 @@ func (s *Server) txSubmit(w http.ResponseWriter, r *http.Request) error {
 	// Every input carries the same key and signature of the same message: one verification
 	// (ZIP 215, as consensus) answers for all, however many inputs the body holds.
 	if c := consensus.SigChecks(tx, txid, s.cfg.Net.Magic, nil)[0]; c.Verify() != nil {
-		return apiErr(http.StatusBadRequest, string(reason.BadSignature),
+		return nil, apiErr(api.KindInvalid, string(reason.BadSignature),
 			"the signature does not verify with public_key over the sign message of transaction %s (\"COIN-TX-V1\", the network magic %x, the txid): sign exactly the sign field of the unsigned answer, with the key of public_key",
 			txid, s.cfg.Net.Magic)
 	}
 	unlock := s.locks.lock(key.Address)
 	defer unlock()
-	ctx, cancel := s.nodeCtx(r)
+	ctx, cancel := s.nodeCtx(ctx)
 	defer cancel()
 	fee, err := s.checkInputs(ctx, tx, txid, key)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	what := submitWhat(tx.Kind)
 	hexTx := hex.EncodeToString(tx.Bytes())
@@ -87,13 +91,13 @@ func (s *Server) txSubmit(w http.ResponseWriter, r *http.Request) error {
 		if tx.Kind == types.KindTransfer {
 			var rpcErr *jsonrpc.Error
 			if errors.As(err, &rpcErr) {
-				return apiErr(http.StatusBadRequest, "tx_rejected", "the node rejected the transaction: %s", rpcErr.Message)
+				return nil, apiErr(api.KindInvalid, "tx_rejected", "the node rejected the transaction: %s", rpcErr.Message)
 			}
-			return err
+			return nil, err
 		}
-		return agentRefusal(err, key.Address, what)
+		return nil, agentRefusal(err, key.Address, what)
 	}
-	return s.submitAnswer(ctx, w, tx, txid, key, fee)
+	return s.submitAnswer(ctx, tx, txid, key, fee)
 }
 
 // unsignedTxField reads unsigned_tx: the hex bincode of a transfer or an agent transaction,
@@ -104,18 +108,18 @@ func unsignedTxField(v string) (*types.Transaction, error) {
 	}
 	b, err := hex.DecodeString(strings.TrimSpace(v))
 	if err != nil {
-		return nil, apiErr(http.StatusBadRequest, CodeInvalidUnsignedTx, "unsigned_tx must be hexadecimal")
+		return nil, apiErr(api.KindInvalid, CodeInvalidUnsignedTx, "unsigned_tx must be hexadecimal")
 	}
 	tx, err := types.DecodeTransaction(b)
 	if err != nil {
-		return nil, apiErr(http.StatusBadRequest, CodeInvalidUnsignedTx, "unsigned_tx is not a transaction: %v", err)
+		return nil, apiErr(api.KindInvalid, CodeInvalidUnsignedTx, "unsigned_tx is not a transaction: %v", err)
 	}
 	if tx.Kind != types.KindTransfer && !consensus.IsAgentKind(tx.Kind) || len(tx.Inputs) == 0 {
-		return nil, apiErr(http.StatusBadRequest, CodeInvalidUnsignedTx, "unsigned_tx must be a transfer or an agent operation with inputs, not a %s", tx.Kind)
+		return nil, apiErr(api.KindInvalid, CodeInvalidUnsignedTx, "unsigned_tx must be a transfer or an agent operation with inputs, not a %s", tx.Kind)
 	}
 	for i := range tx.Inputs {
 		if tx.Inputs[i].PublicKey != ([32]byte{}) || tx.Inputs[i].Signature != ([64]byte{}) {
-			return nil, apiErr(http.StatusBadRequest, CodeInvalidUnsignedTx,
+			return nil, apiErr(api.KindInvalid, CodeInvalidUnsignedTx,
 				"input %d of unsigned_tx has a public key or signature: send the transaction as the faucet answered it (all zero) with public_key and signature", i)
 		}
 	}
@@ -127,7 +131,7 @@ func unsignedTxField(v string) (*types.Transaction, error) {
 // refund (by the initiator) names, and returns the fee (the inputs' effective values less
 // the outputs). A contract refused here gets the code the mnemonic form gives. A
 // transaction the node knows already (a second submission) is left to the node's refusal.
-func (s *Server) checkInputs(ctx context.Context, tx *types.Transaction, txid types.Hash, key wallet.Key) (uint64, error) {
+func (s *Service) checkInputs(ctx context.Context, tx *types.Transaction, txid types.Hash, key wallet.Key) (uint64, error) {
 	us, err := s.cfg.Node.GetUtxosByAddress(ctx, key.Address, true)
 	if err != nil {
 		return 0, err
@@ -146,21 +150,21 @@ func (s *Server) checkInputs(ctx context.Context, tx *types.Transaction, txid ty
 	if tx.Kind == types.KindContractFulfil || tx.Kind == types.KindContractRefund {
 		p, err := types.DecodeContractRefPayload(tx.Payload)
 		if err != nil {
-			return 0, apiErr(http.StatusBadRequest, CodeInvalidUnsignedTx, "unsigned_tx: %v", err)
+			return 0, apiErr(api.KindInvalid, CodeInvalidUnsignedTx, "unsigned_tx: %v", err)
 		}
-		c, e, err := s.contract(ctx, p.ContractID, http.StatusBadRequest)
+		c, e, err := s.contract(ctx, p.ContractID, api.KindInvalid)
 		if err != nil {
 			return 0, err
 		}
 		if c.Status != consensus.ContractOpen.String() {
-			return 0, apiErr(http.StatusBadRequest, string(reason.ContractNotOpen), "contract %s is %s, not open", p.ContractID, c.Status)
+			return 0, apiErr(api.KindInvalid, string(reason.ContractNotOpen), "contract %s is %s, not open", p.ContractID, c.Status)
 		}
 		if tx.Kind == types.KindContractFulfil && key.PKH != e.Counterparty {
-			return 0, apiErr(http.StatusBadRequest, string(reason.NotCounterparty),
+			return 0, apiErr(api.KindInvalid, string(reason.NotCounterparty),
 				"only the counterparty %s may fulfil contract %s; %s is not it", c.Counterparty, c.ContractID, key.Address)
 		}
 		if tx.Kind == types.KindContractRefund && key.PKH != e.Initiator {
-			return 0, apiErr(http.StatusBadRequest, string(reason.NotInitiator),
+			return 0, apiErr(api.KindInvalid, string(reason.NotInitiator),
 				"only the initiator %s may take back the escrow of contract %s; %s is not it", c.Initiator, c.ContractID, key.Address)
 		}
 		values[types.Outpoint{TxID: e.ContractID, Index: 0}] = e.Value
@@ -172,7 +176,7 @@ func (s *Server) checkInputs(ctx context.Context, tx *types.Transaction, txid ty
 			if _, err := s.cfg.Node.GetTransaction(ctx, txid.String()); err == nil {
 				return 0, nil // sent already: the node says so, in its words
 			}
-			return 0, apiErr(http.StatusBadRequest, string(reason.PubKeyMismatch),
+			return 0, apiErr(api.KindInvalid, string(reason.PubKeyMismatch),
 				"input %d spends %s, which is no unspent coin of %s, the address of public_key", i, tx.Inputs[i].Outpoint(), key.Address)
 		}
 		in += v
@@ -207,14 +211,14 @@ func submitWhat(k types.TxKind) string {
 }
 
 // address is the address of a pubkey hash on the faucet's network.
-func (s *Server) address(pkh types.Hash) string {
+func (s *Service) address(pkh types.Hash) string {
 	a, _ := keys.EncodeAddress(s.cfg.Net.HRP, keys.PubKeyHash(pkh))
 	return a
 }
 
-// submitAnswer writes the answer of the accepted transaction tx: the body the mnemonic form
-// of its kind answers.
-func (s *Server) submitAnswer(ctx context.Context, w http.ResponseWriter, tx *types.Transaction, txid types.Hash, key wallet.Key, fee uint64) error {
+// submitAnswer is the answer of the accepted transaction tx: the body the mnemonic form of
+// its kind answers.
+func (s *Service) submitAnswer(ctx context.Context, tx *types.Transaction, txid types.Hash, key wallet.Key, fee uint64) (any, error) {
 	var body any
 	switch tx.Kind {
 	case types.KindTransfer:
@@ -240,8 +244,7 @@ func (s *Server) submitAnswer(ctx context.Context, w http.ResponseWriter, tx *ty
 		body = api.RefundResult{ContractID: p.ContractID.String(), Status: consensus.ContractExpired.String(), RefundTxID: txid.String()}
 	case types.KindReview:
 		p, _ := types.DecodeReviewPayload(tx.Payload)
-		return s.reviewAnswer(ctx, w, key.Address, s.address(p.Subject), int(p.Score), p.ContractID, txid)
+		return s.reviewAnswer(ctx, key.Address, s.address(p.Subject), int(p.Score), p.ContractID, txid)
 	}
-	writeJSON(w, http.StatusOK, body)
-	return nil
+	return body, nil
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"errors"
-	"net/http"
 	"strings"
 
 	"github.com/cointoolkit/coin/lib/amount"
@@ -30,25 +29,15 @@ const (
 	CodeInvalidPublicKey = "invalid_public_key"
 )
 
-// decodeActing decodes r's body into req and requires exactly one of its mnemonic and
-// public key (the fields mnemonic and publicKey point at): the first checks of every
-// request that acts for a wallet.
-func decodeActing(r *http.Request, req any, mnemonic, publicKey *string) error {
-	if err := decodeBody(r, req); err != nil {
-		return err
-	}
-	return oneKey(*mnemonic, *publicKey)
-}
-
 // oneKey refuses a request with both a mnemonic and a public key, or neither.
 func oneKey(mnemonic, publicKey string) error {
 	m, p := strings.TrimSpace(mnemonic) != "", strings.TrimSpace(publicKey) != ""
 	switch {
 	case m && p:
-		return apiErr(http.StatusBadRequest, CodeAmbiguousKey,
+		return apiErr(api.KindInvalid, CodeAmbiguousKey,
 			"give mnemonic or public_key, not both: with public_key the faucet answers the transaction for you to sign and send with POST /api/tx/submit")
 	case !m && !p:
-		return apiErr(http.StatusBadRequest, "bad_request",
+		return apiErr(api.KindInvalid, "bad_request",
 			"field mnemonic is required, or public_key (64 hex) to sign the transaction yourself")
 	}
 	return nil
@@ -57,7 +46,7 @@ func oneKey(mnemonic, publicKey string) error {
 // actingKey is the acting wallet's key: derived from mnemonic (agentKey), or, for a public
 // key, the key without its private part (Priv nil), which makes spendAgent answer the
 // transaction unsigned.
-func (s *Server) actingKey(mnemonic, publicKey string) (wallet.Key, error) {
+func (s *Service) actingKey(mnemonic, publicKey string) (wallet.Key, error) {
 	if err := oneKey(mnemonic, publicKey); err != nil {
 		return wallet.Key{}, err
 	}
@@ -69,13 +58,13 @@ func (s *Server) actingKey(mnemonic, publicKey string) (wallet.Key, error) {
 
 // publicKeyOf reads a public_key field: 64 hex characters, the Ed25519 public key of the
 // acting address, whose pubkey hash and address it computes.
-func (s *Server) publicKeyOf(v string) (wallet.Key, error) {
+func (s *Service) publicKeyOf(v string) (wallet.Key, error) {
 	if err := required("public_key", v); err != nil {
 		return wallet.Key{}, err
 	}
 	b, err := hex.DecodeString(strings.TrimSpace(v))
 	if err != nil || len(b) != ed25519.PublicKeySize {
-		return wallet.Key{}, apiErr(http.StatusBadRequest, CodeInvalidPublicKey,
+		return wallet.Key{}, apiErr(api.KindInvalid, CodeInvalidPublicKey,
 			"public_key must be 64 hexadecimal characters: the Ed25519 public key of the acting address")
 	}
 	pkh := keys.HashPubKey(b)
@@ -87,27 +76,30 @@ func (s *Server) publicKeyOf(v string) (wallet.Key, error) {
 }
 
 // unsignedAnswer is the answer of an operation asked with a public key. spendAgent returns
-// it, as an error, in place of the broadcast it did not do, so that each handler's answer
-// after its broadcast is skipped; withAgentKey writes it as the 200 answer.
+// it, as an error, in place of the broadcast it did not do, so that the rest of the
+// operation (its answer after the broadcast) is skipped; answer makes it the operation's
+// api.Answer. It never leaves the service.
 type unsignedAnswer struct{ body api.UnsignedTx }
 
 func (u *unsignedAnswer) Error() string { return "unsigned transaction " + u.body.TxID }
 
-// writeUnsigned writes err's unsigned answer when err is one; ok reports whether it was.
-func writeUnsigned(w http.ResponseWriter, err error) (ok bool) {
+// answer is the answer of an operation that acts for a wallet, from what it did: the
+// unsigned transaction (err is an *unsignedAnswer), its refusal (as an *api.Error), or res.
+func answer[T any](s *Service, res *T, err error) (api.Answer[T], error) {
 	var u *unsignedAnswer
-	if !errors.As(err, &u) {
-		return false
+	if errors.As(err, &u) {
+		return api.Answer[T]{Unsigned: &u.body}, nil
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, u.body)
-	return true
+	if err != nil {
+		return api.Answer[T]{}, s.fault(err)
+	}
+	return api.Answer[T]{Result: res}, nil
 }
 
 // buildUnsigned builds req for key's address without signing (wallet.PlanUnsigned) and
 // returns its answer as an *unsignedAnswer; refuse maps a building error (insufficient
 // coins, a rule the wallet checks) as the mnemonic form maps it.
-func (s *Server) buildUnsigned(ctx context.Context, key wallet.Key, req wallet.Request, refuse func(error) error) error {
+func (s *Service) buildUnsigned(ctx context.Context, key wallet.Key, req wallet.Request, refuse func(error) error) error {
 	req.FeeRate = s.cfg.FeeRate
 	plan, err := wallet.PlanUnsigned(ctx, s.cfg.Node, key.Address, key.Pub, req)
 	if err != nil {

@@ -6,12 +6,14 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/faucet/mcp"
+	"github.com/cointoolkit/coin/lib/logging"
 )
 
 // What an AI agent finds besides the HTTP API (docs/agents.md): the MCP endpoint (POST
-// /mcp, lib/faucet/mcp: one tool per endpoint, served in-process through the API's own
-// handler, so a tool's limits and error codes are its endpoint's), and the discovery files
+// /mcp, lib/faucet/mcp: one tool per endpoint, each calling the Service method of its
+// endpoint, so a tool's limits and error codes are its endpoint's), and the discovery files
 // /.well-known/agent.json (the A2A 0.3 agent card, for older clients; the current shape is
 // /.well-known/agent-card.json, discovery.go, with the MCP cards and /llms.txt),
 // /.well-known/ai-plugin.json (an AI-plugin manifest pointing to /openapi.json and /mcp) and
@@ -33,8 +35,9 @@ const (
 // withDiscovery serves /mcp and the discovery files, and everything else through apiH (the
 // API's handler chain).
 func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
-	mcpH, err := mcp.NewHandler(apiH, &mcp.Options{AllowAnyHost: s.cfg.TrustedProxies > 0,
-		MaxBodyBytes: s.cfg.MaxBodyBytes + 4<<10, Log: s.cfg.Log.With("sys", "mcp")})
+	mcpH, err := mcp.NewHandler(s.Service, &mcp.Options{AllowAnyHost: s.cfg.TrustedProxies > 0,
+		MaxBodyBytes: s.cfg.MaxBodyBytes + 4<<10, Log: s.cfg.Log.With(logging.SubsystemKey, "mcp"), Caller: s.caller,
+		MaxArgumentBytes: s.cfg.MaxBodyBytes})
 	if err != nil {
 		s.log.Error("the MCP server cannot start", "err", err)
 	}
@@ -61,7 +64,7 @@ func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
 		}
 		if r.URL.Path == mcp.Path {
 			if mcpH == nil {
-				s.writeError(rw, apiErr(http.StatusInternalServerError, "internal", "the MCP server is not available"))
+				s.writeError(rw, apiErr(api.KindInternal, "internal", "the MCP server is not available"))
 				return
 			}
 			mcpH.ServeHTTP(rw, r)
@@ -69,7 +72,7 @@ func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			rw.Header().Set("Allow", "GET, HEAD")
-			s.writeError(rw, apiErr(http.StatusMethodNotAllowed, "method_not_allowed", "%s %s is not supported; use GET", r.Method, r.URL.Path))
+			s.writeError(rw, apiErr(api.KindNotAllowed, "method_not_allowed", "%s %s is not supported; use GET", r.Method, r.URL.Path))
 			return
 		}
 		base := publicBase(r, s.cfg.TrustedProxies)

@@ -15,6 +15,7 @@ import (
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/keys"
+	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
@@ -120,7 +121,7 @@ func NewSource(cfg SourceConfig) (*Source, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Source{cfg: cfg, log: cfg.Log.With("sys", "events"), node: cfg.Node, hub: cfg.Hub}
+	s := &Source{cfg: cfg, log: cfg.Log.With(logging.SubsystemKey, "events"), node: cfg.Node, hub: cfg.Hub}
 	return s, s.load()
 }
 

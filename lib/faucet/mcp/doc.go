@@ -4,12 +4,14 @@
 //
 // # Overview
 //
-// A tool call is served in-process by the endpoint it wraps: [NewServer] takes the API's
-// http.Handler (lib/faucet's, with its limits), builds the endpoint's request from the
-// arguments (a POST's JSON body, a GET's query), with the MCP client's address as its peer
-// ([PeerHeader]), serves it through that handler and decodes the answer as the endpoint's
-// api type. So behaviour, limits and error codes are the endpoint's by construction. The
-// package depends on lib/faucet/api and net/http only, not on the server's internals.
+// The package is a door of the faucet's service: [NewServer] takes an api.Service
+// (lib/faucet's), and a tool call reads its arguments as its endpoint reads a request (a
+// POST's JSON body with api.Decode, a GET's query parameters), spends the MCP client's
+// budgets (Service.Admit, the client named by [PeerHeader] and Options.Caller) and calls the
+// Service method its endpoint calls (calls.go); a refusal's api.Error becomes the tool error,
+// with the status its kind has over HTTP. So behaviour, limits and error codes are the
+// endpoint's by construction, with no HTTP request or JSON answer in between. The package
+// depends on lib/faucet/api, not on the service's internals.
 // docs/agents.md describes the tools, client configuration and the discovery files.
 //
 // # Errors

@@ -4,17 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/cointoolkit/coin/lib/faucet/api"
-	"github.com/cointoolkit/coin/lib/faucet/internal/inproc"
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -39,6 +39,13 @@ type Options struct {
 	MaxBodyBytes int64
 	// Log gets the SDK's log records; nil: none.
 	Log *slog.Logger
+	// Caller is the Service's caller of an HTTP request (the faucet's client network of
+	// its peer and forwarding headers), so that a tool call spends its client's budgets as
+	// an HTTP request does; nil: every call is of the client of the socket's peer address.
+	Caller func(*http.Request) api.Caller
+	// MaxArgumentBytes bounds a tool's arguments as the API bounds a request body (default
+	// 16 KiB).
+	MaxArgumentBytes int64
 }
 
 // Instructions is what the server tells an MCP client in its initialize answer.
@@ -98,10 +105,11 @@ func (t *Tool) OutputSchema() (*jsonschema.Schema, error) {
 	return s, nil
 }
 
-// NewServer is the MCP server of the API served by h (lib/faucet's handler, with its
-// limits): one tool per endpoint ([Tools]), each of which serves its endpoint in-process
-// through h, so that a tool's behaviour, limits and error codes are the endpoint's.
-func NewServer(h http.Handler, opts *Options) (*sdk.Server, error) {
+// NewServer is the MCP server of svc (lib/faucet's Service): one tool per endpoint of the
+// HTTP API ([Tools]), each of which calls the Service method its endpoint calls, with the
+// same per-client budgets (Service.Admit), so that a tool's behaviour, limits and error
+// codes are the endpoint's.
+func NewServer(svc api.Service, opts *Options) (*sdk.Server, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -127,7 +135,7 @@ func NewServer(h http.Handler, opts *Options) (*sdk.Server, error) {
 		s.AddTool(&sdk.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: in, OutputSchema: out,
 			Annotations: &sdk.ToolAnnotations{Title: t.Title, ReadOnlyHint: ro, IdempotentHint: ro, DestructiveHint: &destructive}},
 			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-				return call(ctx, h, t, req), nil
+				return call(ctx, svc, opts, t, req), nil
 			})
 	}
 	return s, nil
@@ -136,11 +144,11 @@ func NewServer(h http.Handler, opts *Options) (*sdk.Server, error) {
 // NewHandler is [NewServer] over MCP's streamable HTTP transport, stateless (no session
 // is kept between requests, so a public faucet keeps no state per client) with JSON
 // answers (no event streams). It sets [PeerHeader] from the request's socket peer.
-func NewHandler(h http.Handler, opts *Options) (http.Handler, error) {
+func NewHandler(svc api.Service, opts *Options) (http.Handler, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	s, err := NewServer(h, opts)
+	s, err := NewServer(svc, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -313,18 +321,16 @@ type ToolError struct {
 	RetryAfterSeconds int64           `json:"retry_after_seconds,omitempty"`
 }
 
-// call serves a tool call through its endpoint.
-func call(ctx context.Context, h http.Handler, t *Tool, req *sdk.CallToolRequest) *sdk.CallToolResult {
-	hr, terr := endpointRequest(ctx, t, req)
-	if terr != nil {
-		return errorResult(terr)
-	}
-	return result(t, inproc.Serve(h, hr))
-}
-
-// endpointRequest is the HTTP request of a tool call: the arguments as the JSON body of a
-// POST, or as the query of a GET; the client's peer address and forwarding headers.
-func endpointRequest(ctx context.Context, t *Tool, req *sdk.CallToolRequest) (*http.Request, *ToolError) {
+// call serves a tool call: its arguments decoded as its endpoint decodes a request, the
+// caller's budgets spent, its Service method called.
+func call(ctx context.Context, svc api.Service, opts *Options, t *Tool, req *sdk.CallToolRequest) (res *sdk.CallToolResult) {
+	defer func() {
+		// A panic in the operation is the API's internal error, as over HTTP.
+		if p := recover(); p != nil {
+			sdkLogger(opts.Log).Error("panic in a tool call", "tool", t.Name, "panic", p)
+			res = errorResult(&ToolError{Status: http.StatusInternalServerError, Error: api.ErrorObject{Code: "internal", Message: "internal error"}})
+		}
+	}()
 	var args json.RawMessage
 	if req != nil && req.Params != nil {
 		args = bytes.TrimSpace(req.Params.Arguments)
@@ -332,24 +338,41 @@ func endpointRequest(ctx context.Context, t *Tool, req *sdk.CallToolRequest) (*h
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	target := t.Path
-	var body io.Reader
+	var q url.Values
 	if t.Method == http.MethodGet {
-		q, terr := query(args)
-		if terr != nil {
-			return nil, terr
+		var terr *ToolError
+		if q, terr = query(args); terr != nil {
+			return errorResult(terr)
 		}
-		if q != "" {
-			target += "?" + q
-		}
-	} else {
-		body = bytes.NewReader(args)
 	}
-	hr, err := http.NewRequestWithContext(ctx, t.Method, target, body)
+	c := caller(req, opts)
+	if err := svc.Admit(c, t.TakesMnemonic); err != nil {
+		return errorResult(toolError(err))
+	}
+	limit := opts.MaxArgumentBytes
+	if limit <= 0 {
+		limit = 16 << 10
+	}
+	in := &input{args: http.MaxBytesReader(nil, io.NopCloser(bytes.NewReader(args)), limit), query: q, caller: c}
+	out, err := t.call(ctx, svc, in)
 	if err != nil {
-		return nil, badRequest("the arguments do not make a request: %v", err)
+		return errorResult(toolError(err))
 	}
-	hr.RemoteAddr = "127.0.0.1:0"
+	return result(t, out)
+}
+
+// input is what a tool's call reads: the arguments (a POST endpoint's body), as a GET
+// endpoint's query, and the caller.
+type input struct {
+	args   io.Reader
+	query  url.Values
+	caller api.Caller
+}
+
+// caller is the Service's caller of a tool call: the client of the MCP request's socket peer
+// (PeerHeader, which the Handler sets) and forwarding headers.
+func caller(req *sdk.CallToolRequest, opts *Options) api.Caller {
+	hr := &http.Request{RemoteAddr: "127.0.0.1:0", Header: http.Header{}}
 	if req != nil && req.Extra != nil && req.Extra.Header != nil {
 		if p := req.Extra.Header.Get(PeerHeader); p != "" {
 			hr.RemoteAddr = p
@@ -358,18 +381,36 @@ func endpointRequest(ctx context.Context, t *Tool, req *sdk.CallToolRequest) (*h
 			hr.Header["X-Forwarded-For"] = xff
 		}
 	}
-	if body != nil {
-		hr.Header.Set("Content-Type", "application/json")
+	if opts.Caller == nil {
+		host, _, err := net.SplitHostPort(hr.RemoteAddr)
+		if err != nil {
+			host = hr.RemoteAddr
+		}
+		return api.Caller{Client: host}
 	}
-	return hr, nil
+	return opts.Caller(hr)
+}
+
+// toolError is the tool error of an operation's refusal: the endpoint's error body, its HTTP
+// status and Retry-After.
+func toolError(err error) *ToolError {
+	var e *api.Error
+	if !errors.As(err, &e) {
+		return &ToolError{Status: http.StatusInternalServerError, Error: api.ErrorObject{Code: "internal", Message: "internal error"}}
+	}
+	te := &ToolError{Error: api.ErrorObject{Code: e.Code, Message: e.Message}, Status: e.Status()}
+	if e.RetryAfter > 0 {
+		te.RetryAfterSeconds = api.RetrySeconds(e.RetryAfter)
+	}
+	return te
 }
 
 // query encodes a JSON object of arguments as a query string: strings as they are, numbers
 // and booleans as their JSON text; null is left out.
-func query(args json.RawMessage) (string, *ToolError) {
+func query(args json.RawMessage) (url.Values, *ToolError) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(args, &m); err != nil {
-		return "", badRequest("the arguments must be a JSON object")
+		return nil, badRequest("the arguments must be a JSON object")
 	}
 	q := url.Values{}
 	for k, v := range m {
@@ -379,46 +420,33 @@ func query(args json.RawMessage) (string, *ToolError) {
 		case v[0] == '"':
 			var s string
 			if err := json.Unmarshal(v, &s); err != nil {
-				return "", badRequest("field %s is not a valid string", k)
+				return nil, badRequest("field %s is not a valid string", k)
 			}
 			q.Set(k, s)
 		case v[0] == '{' || v[0] == '[':
-			return "", badRequest("field %s must be a string or a number", k)
+			return nil, badRequest("field %s must be a string or a number", k)
 		default:
 			q.Set(k, string(v))
 		}
 	}
-	return q.Encode(), nil
+	return q, nil
 }
 
 func badRequest(format string, args ...any) *ToolError {
 	return &ToolError{Status: http.StatusBadRequest, Error: api.ErrorObject{Code: "bad_request", Message: fmt.Sprintf(format, args...)}}
 }
 
-// result is the tool result of the endpoint's answer: a 200 decoded as the tool's Out type
-// (its structured content, and its JSON as text), anything else a tool error.
-func result(t *Tool, rec *inproc.Response) *sdk.CallToolResult {
-	if status := rec.Status(); status != http.StatusOK {
-		eo, ok := rec.APIError()
-		if !ok {
-			eo = api.ErrorObject{Code: "internal", Message: fmt.Sprintf("the endpoint answered %d without an error body", status)}
+// result is the tool result of an operation's answer: its structured content, and its JSON
+// as text. An Out of map type (tx_submit's, whose answer is that of the transaction's kind)
+// is given as that map: its keys in order.
+func result(t *Tool, res any) *sdk.CallToolResult {
+	b, err := json.Marshal(res)
+	if err == nil && t.Out.Kind() == reflect.Map {
+		out := reflect.New(t.Out)
+		if err = json.Unmarshal(b, out.Interface()); err == nil {
+			b, err = json.Marshal(out.Interface())
 		}
-		te := &ToolError{Error: eo, Status: status}
-		if ra := rec.Header().Get("Retry-After"); ra != "" {
-			te.RetryAfterSeconds, _ = strconv.ParseInt(ra, 10, 64)
-		}
-		return errorResult(te)
 	}
-	typ := t.Out
-	if t.TakesPublicKey && bytes.Contains(rec.Body(), []byte(`"unsigned_tx"`)) {
-		typ = reflect.TypeFor[api.UnsignedTx]() // asked with public_key
-	}
-	out := reflect.New(typ)
-	if err := json.Unmarshal(rec.Body(), out.Interface()); err != nil {
-		return errorResult(&ToolError{Status: http.StatusInternalServerError,
-			Error: api.ErrorObject{Code: "internal", Message: "the endpoint's answer is not its type: " + err.Error()}})
-	}
-	b, err := json.Marshal(out.Interface())
 	if err != nil {
 		return errorResult(&ToolError{Status: http.StatusInternalServerError, Error: api.ErrorObject{Code: "internal", Message: err.Error()}})
 	}

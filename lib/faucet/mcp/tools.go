@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"net/http"
 	"reflect"
 
@@ -22,6 +23,8 @@ type Tool struct {
 	TakesPublicKey bool
 	// In and Out are the endpoint's request and response types (lib/faucet/api).
 	In, Out reflect.Type
+	// call calls the Service method of the endpoint (calls.go).
+	call func(ctx context.Context, svc api.Service, in *input) (any, error)
 }
 
 // ReadOnly reports whether the tool only reads (a GET).
@@ -99,6 +102,15 @@ var tools = []Tool{
 		"Where a transaction is: in the mempool, or in a block with its confirmations; its kind (transfer, agent_register, contract_create, ...) and fee."),
 	tool[api.AddressQuery, api.Decay]("address_decay", "Address decay", http.MethodGet, "/api/address/decay",
 		"The concentration decay of the cluster an address belongs to: the cluster's balance and share of the supply, its decay rate per block (parts per 10^12) and per year."),
+}
+
+func init() {
+	for i := range tools {
+		tools[i].call = calls[tools[i].Name]
+		if tools[i].call == nil {
+			panic("mcp: tool " + tools[i].Name + " calls nothing")
+		}
+	}
 }
 
 // Tools lists the tools, in a copy.

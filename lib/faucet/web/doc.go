@@ -4,16 +4,16 @@
 //
 // # Overview
 //
-// [New] puts the pages in front of the faucet's HTTP handler. The pages read nothing on their
-// own: every datum is a request to that same handler, made in-process (GET /api/status,
-// /api/agent/directory, /api/agent/profile, /api/agent/contract; the claim form's POST is a
-// POST /api/faucet), decoded into lib/faucet/api's types. So a page shows exactly what the API
-// answers the same client at the same moment, with the same limits: the sub-requests carry
-// the browser's address (and X-Forwarded-For), so a page view spends the client's request
-// tokens, and a claim through the form counts against the address's cooldown, the client's
-// hourly claims and the faucet's budget exactly as a claim through the API; the access log
-// records the API requests a page made. The one datum the API does not serve, the faucet's
-// recent payouts, comes from [Options].Payouts (the faucet's journal of payouts not yet final).
+// [New] puts the pages in front of the faucet's HTTP API. The pages are a door of the
+// faucet's service (lib/faucet/api.Service): every datum is a call of the Service method the
+// API's endpoint calls (Status, Directory, Profile, Contract; the claim form's POST is Claim),
+// with lib/faucet/api's types. So a page shows exactly what the API answers the same client
+// at the same moment, with the same limits: each call is for the browser's client (its address
+// and X-Forwarded-For, [Options].Caller) and spends its request budget first
+// (Service.Admit), and a claim through the form counts against the address's cooldown, the
+// client's hourly claims and the faucet's budget exactly as a claim through the API. The one
+// datum the API does not serve, the faucet's recent payouts, comes from [Options].Payouts
+// (the faucet's journal of payouts not yet final).
 //
 // Paths: GET / for a browser (Accept: text/html; any other client gets the API's JSON index
 // there, with Vary: Accept), POST /claim (the form; a cross-origin POST is refused), GET

@@ -69,7 +69,7 @@ func TestLiveUpdates(t *testing.T) {
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
 	})
-	srv := httptest.NewServer(New(api, Options{Network: "regtest"}))
+	srv := httptest.NewServer(New(api, f, Options{Network: "regtest", Caller: testCaller}))
 	defer srv.Close()
 
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -32,7 +33,7 @@ type layout struct {
 
 // render writes a page with security headers; pages are never cached.
 func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, name, title, source string, content any) {
-	t := h.pages[name]
+	t := h.templates[name]
 	l := layout{Title: title, Network: h.opts.Network, Page: name, Source: source, Events: EventsPath,
 		CSS: h.assetURL("style.css"), JS: h.assetURL("live.js"), Icon: h.assetURL("icon.svg"), Content: content}
 	// An agent's page and a contract's listen to the events of their agent only.
@@ -121,7 +122,7 @@ type payoutRow struct {
 func (h *handler) home(w http.ResponseWriter, r *http.Request, outcome *claimOutcome) {
 	var pg homePage
 	var st api.StatusResult
-	if e := h.call(r, http.MethodGet, "/api/status", nil, nil, &st); e != nil {
+	if e := h.call(r, func(ctx context.Context, _ api.Caller) (err error) { st, err = h.svc.Status(ctx); return err }); e != nil {
 		if e.Status == http.StatusTooManyRequests && outcome == nil {
 			h.apiErrorPage(w, r, e)
 			return
@@ -185,7 +186,10 @@ func (h *handler) claim(w http.ResponseWriter, r *http.Request) {
 	addr := strings.TrimSpace(r.PostForm.Get("address"))
 	out := &claimOutcome{Address: addr}
 	var res api.ClaimResult
-	if e := h.call(r, http.MethodPost, "/api/faucet", nil, api.ClaimRequest{Address: addr}, &res); e != nil {
+	if e := h.call(r, func(ctx context.Context, c api.Caller) (err error) {
+		res, err = h.svc.Claim(ctx, c, api.ClaimRequest{Address: addr})
+		return err
+	}); e != nil {
 		out.Error = e
 	} else {
 		out.Result = &res
@@ -257,7 +261,7 @@ func (h *handler) directory(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var d api.Directory
-	if e := h.call(r, http.MethodGet, "/api/agent/directory", aq, nil, &d); e != nil {
+	if e := h.call(r, func(ctx context.Context, _ api.Caller) (err error) { d, err = h.svc.Directory(ctx, aq); return err }); e != nil {
 		h.apiErrorPage(w, r, e)
 		return
 	}
@@ -310,7 +314,7 @@ func (h *handler) profile(w http.ResponseWriter, r *http.Request, addr string) {
 	}
 	var p api.AgentProfile
 	q := url.Values{"address": {addr}}
-	if e := h.call(r, http.MethodGet, "/api/agent/profile", q, nil, &p); e != nil {
+	if e := h.call(r, func(ctx context.Context, _ api.Caller) (err error) { p, err = h.svc.Profile(ctx, addr); return err }); e != nil {
 		h.apiErrorPage(w, r, e)
 		return
 	}
@@ -358,13 +362,13 @@ func (h *handler) contract(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	var c api.Contract
 	q := url.Values{"contract_id": {id}}
-	if e := h.call(r, http.MethodGet, "/api/agent/contract", q, nil, &c); e != nil {
+	if e := h.call(r, func(ctx context.Context, _ api.Caller) (err error) { c, err = h.svc.Contract(ctx, id); return err }); e != nil {
 		h.apiErrorPage(w, r, e)
 		return
 	}
 	pg := contractPage{C: c}
 	var st api.StatusResult
-	if h.call(r, http.MethodGet, "/api/status", nil, nil, &st) == nil {
+	if h.call(r, func(ctx context.Context, _ api.Caller) (err error) { st, err = h.svc.Status(ctx); return err }) == nil {
 		pg.Height = &st.BlockHeight
 	}
 	h.render(w, r, http.StatusOK, "contract", "Contract "+abbr(c.ContractID), "/api/agent/contract?"+q.Encode(), pg)

@@ -2,22 +2,22 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
-	"io"
 	"io/fs"
+	"net"
 	"net/http"
-	"net/url"
 	"path"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/cointoolkit/coin/lib/faucet/internal/inproc"
+	"github.com/cointoolkit/coin/lib/faucet/api"
 )
 
 // Options configures the pages.
@@ -29,6 +29,13 @@ type Options struct {
 	Payouts func(n int) ([]Payout, error)
 	// PayoutsShown is how many payouts the home page lists (default 10).
 	PayoutsShown int
+	// Caller is the Service's caller of a request (the client network of its peer and
+	// forwarding headers), so a page spends its client's request budget as the API's
+	// endpoints do; nil: the socket's peer address.
+	Caller func(*http.Request) api.Caller
+	// Around wraps the pages' handler (not next's paths): the faucet's access log and panic
+	// recovery; nil: none.
+	Around func(http.Handler) http.Handler
 }
 
 // Payout is one transaction of the faucet's that paid claims.
@@ -74,23 +81,25 @@ type asset struct {
 	mod   time.Time
 }
 
-// handler serves the pages and passes everything else to api.
+// handler serves the pages from svc and passes every other path to next.
 type handler struct {
-	api     http.Handler
-	opts    Options
-	pages   map[string]*template.Template
-	assets  map[string]*asset
-	csrf    *http.CrossOriginProtection
-	started time.Time
+	next      http.Handler
+	pages     http.Handler // page, within Options.Around
+	svc       api.Service
+	opts      Options
+	templates map[string]*template.Template
+	assets    map[string]*asset
+	csrf      *http.CrossOriginProtection
+	started   time.Time
 }
 
-// New returns the pages in front of apiHandler, the faucet's HTTP handler, which they read
-// through (in-process) and which serves every other path.
-func New(apiHandler http.Handler, opts Options) http.Handler {
+// New returns the pages, which read from svc (lib/faucet's Service), in front of next (the
+// faucet's HTTP API), which serves every other path.
+func New(next http.Handler, svc api.Service, opts Options) http.Handler {
 	if opts.PayoutsShown <= 0 {
 		opts.PayoutsShown = 10
 	}
-	h := &handler{api: apiHandler, opts: opts, assets: map[string]*asset{}, csrf: http.NewCrossOriginProtection(),
+	h := &handler{next: next, svc: svc, opts: opts, assets: map[string]*asset{}, csrf: http.NewCrossOriginProtection(),
 		started: time.Now().UTC().Truncate(time.Second)}
 	entries, err := fs.ReadDir(staticFS, "static")
 	if err != nil {
@@ -104,7 +113,11 @@ func New(apiHandler http.Handler, opts Options) http.Handler {
 		sum := sha256.Sum256(b)
 		h.assets[e.Name()] = &asset{body: b, ctype: contentType(e.Name()), hash: hex.EncodeToString(sum[:8]), mod: h.started}
 	}
-	h.pages = parseTemplates(h.assetURL)
+	h.templates = parseTemplates(h.assetURL)
+	h.pages = http.HandlerFunc(h.page)
+	if opts.Around != nil {
+		h.pages = opts.Around(h.pages)
+	}
 	return h
 }
 
@@ -129,16 +142,27 @@ func (h *handler) assetURL(name string) string {
 	return StaticPath + name + "?v=" + a.hash
 }
 
-// ServeHTTP routes the pages' paths; the rest goes to the API.
+// ServeHTTP routes the pages' paths to the pages (through Options.Around); the rest goes to
+// next.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	switch {
+	case p == HomePath && (!wantsHTML(r) || (r.Method != http.MethodGet && r.Method != http.MethodHead)):
+		w.Header().Add("Vary", "Accept")
+		h.next.ServeHTTP(w, r)
+	case p == HomePath, p == ClaimPath, p == AgentsPath, strings.HasPrefix(p, AgentsPath+"/"), p == ContractsPath,
+		strings.HasPrefix(p, ContractsPath+"/"), strings.HasPrefix(p, StaticPath):
+		h.pages.ServeHTTP(w, r)
+	default:
+		h.next.ServeHTTP(w, r)
+	}
+}
+
+// page serves a page's path.
+func (h *handler) page(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch {
 	case p == HomePath:
-		if !wantsHTML(r) || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
-			w.Header().Add("Vary", "Accept")
-			h.api.ServeHTTP(w, r)
-			return
-		}
 		h.home(w, r, nil)
 	case p == ClaimPath:
 		h.claim(w, r)
@@ -162,8 +186,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.getOnly(w, r) {
 			h.static(w, r, strings.TrimPrefix(p, StaticPath))
 		}
-	default:
-		h.api.ServeHTTP(w, r)
 	}
 }
 
@@ -224,51 +246,37 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
 
-// call makes an in-process request to the API for the client of r: the same peer address,
-// X-Forwarded-For and host, so the API's per-client limits and its view of the client are
-// the page's. A 200 is decoded into out; anything else is an *apiError.
-func (h *handler) call(r *http.Request, method, apiPath string, query url.Values, body, out any) *apiError {
-	target := apiPath
-	if len(query) > 0 {
-		target += "?" + query.Encode()
+// call runs an operation of the Service for the client of r: the request budget of r's
+// client is spent first (Service.Admit), as the API's endpoints spend it. A refusal is an
+// *apiError with the API's status, code, message and Retry-After.
+func (h *handler) call(r *http.Request, op func(ctx context.Context, c api.Caller) error) *apiError {
+	c := h.caller(r)
+	err := h.svc.Admit(c, false)
+	if err == nil {
+		err = op(r.Context(), c)
 	}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "encoding a request failed"}
-		}
-		rd = bytes.NewReader(b)
+	if err == nil {
+		return nil
 	}
-	req, err := http.NewRequestWithContext(r.Context(), method, target, rd)
+	var e *api.Error
+	if !errors.As(err, &e) {
+		return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"}
+	}
+	ae := &apiError{Status: e.Status(), Code: e.Code, Message: e.Message}
+	if e.RetryAfter > 0 {
+		ae.RetryAfter = strconv.FormatInt(api.RetrySeconds(e.RetryAfter), 10)
+	}
+	return ae
+}
+
+// caller is the Service's caller of r.
+func (h *handler) caller(r *http.Request) api.Caller {
+	if h.opts.Caller != nil {
+		return h.opts.Caller(r)
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "building a request failed"}
+		host = r.RemoteAddr
 	}
-	if req.Body == nil {
-		req.Body = http.NoBody // as a server's request
-	}
-	req.RemoteAddr, req.Host, req.TLS, req.Proto = r.RemoteAddr, r.Host, r.TLS, r.Proto
-	for _, k := range []string{"X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "User-Agent"} {
-		if v := r.Header.Values(k); len(v) > 0 {
-			req.Header[k] = append([]string(nil), v...)
-		}
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	rec := inproc.Serve(h.api, req)
-	if status := rec.Status(); status != http.StatusOK {
-		e := &apiError{Status: status, RetryAfter: rec.Header().Get("Retry-After")}
-		if eo, ok := rec.APIError(); ok {
-			e.Code, e.Message = eo.Code, eo.Message
-		} else {
-			e.Code, e.Message = "http_"+strconv.Itoa(status), http.StatusText(status)
-		}
-		return e
-	}
-	if err := json.Unmarshal(rec.Body(), out); err != nil {
-		return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "the API's answer could not be read"}
-	}
-	return nil
+	return api.Caller{Client: host}
 }

@@ -31,6 +31,7 @@ type fakeAPI struct {
 	total    uint64
 	score    uint32 // addrA's score (default 612) and tier (default contributor)
 	tier     string
+	caller   api.Caller // of the last call (service_test.go)
 }
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -116,7 +117,7 @@ func (f *fakeAPI) last() (*http.Request, string) {
 func newTest(t *testing.T, payouts func(int) ([]Payout, error)) (*fakeAPI, http.Handler) {
 	t.Helper()
 	f := &fakeAPI{total: 45}
-	return f, New(f, Options{Network: "regtest", Payouts: payouts})
+	return f, New(f, f, Options{Network: "regtest", Payouts: payouts, Caller: testCaller})
 }
 
 type answer struct {

@@ -1,4 +1,4 @@
-package faucet
+package payout
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
@@ -72,8 +73,9 @@ type Journal interface {
 	Payouts() ([]*Payout, error)
 }
 
-// Node is what the faucet needs from a node.
-type Node interface {
+// NodeClient is what the faucet needs from a node: its RPC client (rpcapi.Client), or a
+// test double.
+type NodeClient interface {
 	wallet.Node
 	GetBlockCount(ctx context.Context) (uint64, error)
 	GetBlockHash(ctx context.Context, height uint64) (string, error)
@@ -91,7 +93,7 @@ type Node interface {
 	GetClusterInfo(ctx context.Context, addressOrID string) (*rpcapi.ClusterInfo, error)
 }
 
-var _ Node = (*rpcapi.Client)(nil)
+var _ NodeClient = (*rpcapi.Client)(nil)
 
 // EngineConfig configures an Engine.
 type EngineConfig struct {
@@ -184,7 +186,7 @@ type ptx struct {
 // unconfirmed change outputs, grows with the number of rounds, not of claims. It spends
 // unconfirmed change, so no claim waits for a block.
 type Engine struct {
-	node Node
+	node NodeClient
 	cfg  EngineConfig
 	log  *slog.Logger
 	reqs chan *request
@@ -228,7 +230,7 @@ type Engine struct {
 }
 
 // NewEngine returns an engine; start it with Run.
-func NewEngine(node Node, cfg EngineConfig) (*Engine, error) {
+func NewEngine(node NodeClient, cfg EngineConfig) (*Engine, error) {
 	if len(cfg.Keys) == 0 {
 		return nil, errors.New("faucet engine: no keys")
 	}
@@ -259,7 +261,7 @@ func NewEngine(node Node, cfg EngineConfig) (*Engine, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{node: node, cfg: cfg, log: cfg.Log.With("sys", "faucet"), reqs: make(chan *request, 4*cfg.MaxBatch), tick: make(chan struct{}, 1),
+	e := &Engine{node: node, cfg: cfg, log: cfg.Log.With(logging.SubsystemKey, "faucet"), reqs: make(chan *request, 4*cfg.MaxBatch), tick: make(chan struct{}, 1),
 		coins: map[types.Outpoint]*ecoin{}, pending: map[types.Hash]*ptx{}, needSync: true,
 		ownPKH: map[types.Hash]bool{}, rates: map[types.Hash]uint64{}, avoid: map[types.Outpoint]bool{}, stopped: make(chan struct{}),
 		journal: map[types.Hash]*Payout{}, reserved: map[types.Outpoint]bool{}, minedAt: map[types.Hash]uint64{}}

@@ -1,16 +1,16 @@
-package faucet
+package payout
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/syndtr/goleveldb/leveldb"
 	"github.com/syndtr/goleveldb/leveldb/storage"
@@ -51,13 +51,7 @@ func (e *RateLimitError) Error() string {
 func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }
 
 // retrySeconds rounds up to whole seconds, at least 1 (the Retry-After header's unit).
-func retrySeconds(d time.Duration) int64 {
-	s := int64(math.Ceil(d.Seconds()))
-	if s < 1 {
-		s = 1
-	}
-	return s
-}
+func retrySeconds(d time.Duration) int64 { return api.RetrySeconds(d) }
 
 // ClaimRecord is the last paid claim of an address.
 type ClaimRecord struct {
@@ -103,6 +97,10 @@ func OpenClaimStore(dir string, cooldown time.Duration) (*ClaimStore, error) {
 
 // Close closes the database.
 func (s *ClaimStore) Close() error { return s.db.Close() }
+
+// DB is the store's database, which the journal of the agent operations' transactions
+// shares (lib/faucet's txJournal, under keys of its own).
+func (s *ClaimStore) DB() *leveldb.DB { return s.db }
 
 func claimKey(addr string) []byte { return []byte(claimPrefix + addr) }
 

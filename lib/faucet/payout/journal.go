@@ -1,4 +1,4 @@
-package faucet
+package payout
 
 import (
 	"encoding/binary"
@@ -69,7 +69,8 @@ func encodePayout(p *Payout) []byte {
 	return b
 }
 
-var errCorruptPayout = errors.New("corrupted payout record")
+// ErrCorruptRecord is a journal record that does not decode.
+var ErrCorruptRecord = errors.New("corrupted payout record")
 
 func decodePayout(seq uint64, b []byte) (*Payout, error) {
 	p := &Payout{Seq: seq}
@@ -83,44 +84,44 @@ func decodePayout(seq uint64, b []byte) (*Payout, error) {
 		return v
 	}
 	if v := take(1); v == nil || v[0] != payoutVersion {
-		return nil, errCorruptPayout
+		return nil, ErrCorruptRecord
 	}
 	v := take(8 + 32 + 4)
 	if v == nil {
-		return nil, errCorruptPayout
+		return nil, ErrCorruptRecord
 	}
 	p.Time = time.Unix(0, int64(binary.BigEndian.Uint64(v)))
 	copy(p.Replaces[:], v[8:40])
 	raw := take(int(binary.BigEndian.Uint32(v[40:])))
 	if raw == nil {
-		return nil, errCorruptPayout
+		return nil, ErrCorruptRecord
 	}
 	tx, err := types.DecodeTransaction(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errCorruptPayout, err)
+		return nil, fmt.Errorf("%w: %v", ErrCorruptRecord, err)
 	}
 	p.Tx, p.TxID = tx, tx.TxID()
 	v = take(4)
 	if v == nil {
-		return nil, errCorruptPayout
+		return nil, ErrCorruptRecord
 	}
 	n := binary.BigEndian.Uint32(v)
 	for i := uint32(0); i < n; i++ {
 		l := take(2)
 		if l == nil {
-			return nil, errCorruptPayout
+			return nil, ErrCorruptRecord
 		}
 		a := take(int(binary.BigEndian.Uint16(l)))
 		rest := take(32 + 8)
 		if a == nil || rest == nil {
-			return nil, errCorruptPayout
+			return nil, ErrCorruptRecord
 		}
 		c := Claim{Address: string(a), Amount: binary.BigEndian.Uint64(rest[32:])}
 		copy(c.PKH[:], rest[:32])
 		p.Claims = append(p.Claims, c)
 	}
 	if len(b) != 0 {
-		return nil, errCorruptPayout
+		return nil, ErrCorruptRecord
 	}
 	return p, nil
 }
@@ -193,7 +194,7 @@ func (s *ClaimStore) Payouts() ([]*Payout, error) {
 	for it.Next() {
 		k := it.Key()
 		if len(k) != len(payoutPrefix)+8 {
-			return nil, errCorruptPayout
+			return nil, ErrCorruptRecord
 		}
 		p, err := decodePayout(binary.BigEndian.Uint64(k[len(payoutPrefix):]), it.Value())
 		if err != nil {
@@ -212,7 +213,7 @@ func (s *ClaimStore) ConflictedPayouts() ([]Conflicted, error) {
 	for it.Next() {
 		k, v := it.Key()[len(conflictedPrefix):], it.Value()
 		if len(k) != 32 || len(v) != 40 {
-			return nil, errCorruptPayout
+			return nil, ErrCorruptRecord
 		}
 		var c Conflicted
 		copy(c.TxID[:], k)
@@ -232,7 +233,7 @@ func nextSeq(db *leveldb.DB) (uint64, error) {
 	}
 	k := it.Key()
 	if len(k) != len(payoutPrefix)+8 {
-		return 0, errCorruptPayout
+		return 0, ErrCorruptRecord
 	}
 	return binary.BigEndian.Uint64(k[len(payoutPrefix):]) + 1, nil
 }
