@@ -33,7 +33,7 @@ type Service struct {
 	// txj journals the transactions the operations build, and txNode, the node they send
 	// them through, writes them there first (agentjournal.go).
 	txj    *txJournal
-	txNode wallet.Node
+	txNode wallet.NodeClient
 }
 
 var _ api.Service = (*Service)(nil)

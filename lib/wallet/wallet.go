@@ -21,11 +21,6 @@ type NodeClient interface {
 
 var _ NodeClient = (*rpcapi.Client)(nil)
 
-// Node is NodeClient's former name, kept only while lib/faucet still spells it so.
-//
-// Deprecated: use NodeClient.
-type Node = NodeClient
-
 // UTXO is an unspent output of one of the wallet's addresses, as listed by the node, with
 // what the wallet makes of it.
 type UTXO struct {

@@ -76,7 +76,7 @@ type Journal interface {
 // NodeClient is what the faucet needs from a node: its RPC client (rpcapi.Client), or a
 // test double.
 type NodeClient interface {
-	wallet.Node
+	wallet.NodeClient
 	GetBlockCount(ctx context.Context) (uint64, error)
 	GetBlockHash(ctx context.Context, height uint64) (string, error)
 	GetBlock(ctx context.Context, hash string) (*rpcapi.Block, error)
