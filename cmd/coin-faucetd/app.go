@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/chainfollow"
 	"github.com/cointoolkit/coin/lib/cliutil"
 	"github.com/cointoolkit/coin/lib/faucet"
 	"github.com/cointoolkit/coin/lib/faucet/events"
@@ -274,7 +275,13 @@ func run(c *cli.Context) error {
 		return err
 	}
 
-	engine, err := faucet.NewEngine(node, faucet.EngineConfig{Net: net, Keys: keys, FeeRate: feeRate,
+	// One follower of the node's chain (its push stream) feeds the engine and the event log.
+	source, err := events.NewSource(events.SourceConfig{Node: node, Hub: hub, HRP: net.HRP, Log: logger})
+	if err != nil {
+		return err
+	}
+	chain := chainfollow.New(node, chainfollow.Config{Start: source.Position(), Mempool: true, PollInterval: 100 * time.Millisecond, Log: logger})
+	engine, err := faucet.NewEngine(node, faucet.EngineConfig{Net: net, Keys: keys, FeeRate: feeRate, Chain: chain,
 		MaxBatch: c.Int("max-batch"), MaxChainDepth: c.Int("max-chain-depth"), Journal: claims, Log: logger})
 	if err != nil {
 		return err
@@ -291,10 +298,7 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	source, err := events.NewSource(events.SourceConfig{Node: node, Hub: hub, HRP: net.HRP, Log: logger})
-	if err != nil {
-		return err
-	}
+	chain.Subscribe(source.Apply)
 	ln, err := listen(c.String("listen"), maxConns)
 	if err != nil {
 		return err
@@ -327,7 +331,7 @@ func run(c *cli.Context) error {
 	engineDone := make(chan struct{})
 	go func() { engine.Run(engineCtx); close(engineDone) }()
 	sourceDone := make(chan struct{})
-	go func() { source.Run(engineCtx); close(sourceDone) }()
+	go func() { chain.Run(engineCtx); close(sourceDone) }()
 	// The operations' transactions are journaled and sent again until mined.
 	journalDone := make(chan struct{})
 	go func() { srv.RunTxJournal(engineCtx, 0); close(journalDone) }()
