@@ -451,7 +451,9 @@ func (f *Follower) connect(ctx context.Context, height uint64, now time.Time, u 
 	if err != nil {
 		return false, err
 	}
-	if n := len(f.chain); n > 0 && blk.PrevHash != f.chain[n-1].Hash {
+	// The block read must extend the last one (the chain may change between the calls); a
+	// node that does not tell the previous hash is taken at its word for the height.
+	if n := len(f.chain); n > 0 && blk.PrevHash != "" && blk.PrevHash != f.chain[n-1].Hash {
 		return false, nil
 	}
 	b := Block{Height: height, Hash: hash, PrevHash: blk.PrevHash, Txs: blk.Tx, Seen: now}

@@ -262,7 +262,7 @@ func (s *Source) connect(ctx context.Context, b chainfollow.Block, p *poll) erro
 	if b.Height <= s.st.Height {
 		return nil
 	}
-	if n := len(s.st.Blocks); n > 0 && (s.st.Blocks[n-1].Height != b.Height-1 || s.st.Blocks[n-1].Hash != b.PrevHash) {
+	if n := len(s.st.Blocks); n > 0 && (s.st.Blocks[n-1].Height != b.Height-1 || (b.PrevHash != "" && s.st.Blocks[n-1].Hash != b.PrevHash)) {
 		s.log.Warn("event source: a block that does not extend the last one processed; taken as the new base",
 			"height", b.Height, "hash", b.Hash)
 		s.st.Blocks = nil
