@@ -268,7 +268,6 @@ func (f *Follower) report(err error) {
 	switch {
 	case errors.Is(err, errSubscriber): // told by deliver
 	case err != nil:
-		f.failed = true
 		if msg := err.Error(); msg != f.lastErr {
 			f.log.Warn("cannot follow the node; retrying", "err", err)
 			f.lastErr = msg
@@ -338,9 +337,7 @@ func (f *Follower) Round(ctx context.Context) (more bool, err error) {
 		f.poolDirt = true
 		f.mu.Unlock()
 	}
-	if err == nil {
-		f.failed = false
-	}
+	f.failed = err != nil
 	if !f.started && err != nil && u.empty() {
 		return more, err
 	}
