@@ -282,11 +282,16 @@ func (f *Follower) report(err error) {
 // events marking the mempool to read. A node that refuses the stream (no such endpoint,
 // HTTP 4xx) is polled from then on.
 func (f *Follower) listen(ctx context.Context, sc StreamClient) {
-	err := sc.Follow(ctx, rpcapi.FollowOptions{OnError: func(error) {
+	down := func() {
 		f.mu.Lock()
+		was := f.stream
 		f.stream = false
 		f.mu.Unlock()
-	}}, func(ev rpcapi.Event) error {
+		if was {
+			f.wake() // Run polls again from now
+		}
+	}
+	err := sc.Follow(ctx, rpcapi.FollowOptions{OnError: func(error) { down() }}, func(ev rpcapi.Event) error {
 		now := time.Now()
 		f.mu.Lock()
 		switch ev.Type {
@@ -313,9 +318,7 @@ func (f *Follower) listen(ctx context.Context, sc StreamClient) {
 		f.wake()
 		return nil
 	})
-	f.mu.Lock()
-	f.stream = false
-	f.mu.Unlock()
+	down()
 	if err != nil && ctx.Err() == nil {
 		f.log.Info("the node's stream is not available; polling it", "every", f.cfg.PollInterval, "err", err)
 	}

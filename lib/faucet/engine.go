@@ -466,16 +466,34 @@ func (e *Engine) resendLoop(ctx context.Context) {
 	}
 }
 
-// onTick takes the follower's updates: the payouts of the blocks connected are no longer
-// pending (and mined at their height), those of the blocks disconnected are asked about
-// again; then it reads the faucet's outputs again (new funds, matured coinbases). The
-// follower's first update alone, with no block, needs no second read after Run's.
+// onTick takes the follower's updates (takeChain) and, when a block came or went, the node
+// came back or journaled payouts are due to be sent again, reads the faucet's outputs again
+// (new funds, matured coinbases).
 func (e *Engine) onTick(ctx context.Context) {
+	wake := e.takeChain()
+	if e.resendDue.Swap(false) || e.needSync { // payouts to send again; the last sync failed
+		wake = true
+	}
+	if !wake {
+		return
+	}
+	clear(e.avoid)
+	e.needSync = true
+	if err := e.sync(ctx); err != nil {
+		e.log.Warn("reading the faucet's outputs", "err", err)
+	}
+}
+
+// takeChain applies the follower's updates: the payouts of the blocks connected are no
+// longer pending (and mined at their block's height), those of the blocks disconnected are
+// asked about again. True when one brought or undid blocks, or told that the node came
+// back; the follower's first update alone, with no block, needs no second read after Run's.
+func (e *Engine) takeChain() bool {
 	e.chainMu.Lock()
 	ups := e.chainQ
 	e.chainQ = nil
 	e.chainMu.Unlock()
-	wake := e.resendDue.Swap(false) || e.needSync // journaled payouts to send again; the last sync failed
+	wake := false
 	for _, u := range ups {
 		for _, b := range u.Disconnected {
 			for _, id := range b.Txs {
@@ -492,12 +510,5 @@ func (e *Engine) onTick(ctx context.Context) {
 		}
 		e.chainSeen = true
 	}
-	if !wake {
-		return
-	}
-	clear(e.avoid)
-	e.needSync = true
-	if err := e.sync(ctx); err != nil {
-		e.log.Warn("reading the faucet's outputs", "err", err)
-	}
+	return wake
 }
