@@ -157,6 +157,7 @@ type Follower struct {
 	resync   bool                 // a gap in the stream or a node restart
 	seen     map[string]time.Time // block hash → arrival of its block_connected event
 	stream   bool                 // the stream is up
+	last     BlockRef             // the tip as of the last round (Tip)
 
 	// Owned by Run.
 	chain   []Block // remembered main-chain blocks, oldest first
@@ -205,6 +206,14 @@ func (f *Follower) Streaming() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.stream
+}
+
+// Tip is the node's tip as of the follower's last round, for readers that want the height
+// without asking the node (the page's blocks-to-expiry); false before the first round.
+func (f *Follower) Tip() (BlockRef, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.last, f.last.Hash != ""
 }
 
 // tip is the last main-chain block the follower read (zero before its first round).
@@ -346,6 +355,9 @@ func (f *Follower) Round(ctx context.Context) (more bool, err error) {
 	}
 	f.started = true
 	u.Tip = f.tip()
+	f.mu.Lock()
+	f.last = u.Tip
+	f.mu.Unlock()
 	if !f.deliver(ctx, u) && err == nil {
 		err = errSubscriber
 	}

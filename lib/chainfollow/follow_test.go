@@ -168,6 +168,9 @@ func TestFollowReorg(t *testing.T) {
 	if m.chain[0] != "a-3" || m.resync != 1 {
 		t.Fatalf("start: %v (resync %d)", m.chain, m.resync)
 	}
+	if tip, ok := f.Tip(); !ok || tip != (BlockRef{3, "a-3"}) {
+		t.Fatalf("Tip %v %v, want a-3", tip, ok)
+	}
 	node.mine("a", 2)
 	round(t, f)
 	node.reorg(2, "b", 3)

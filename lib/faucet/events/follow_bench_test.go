@@ -80,12 +80,13 @@ func benchBlockToSubscribers(b *testing.B, poll bool) {
 	f := chainfollow.New(node.RPC, chainfollow.Config{Start: src.Position(), Mempool: true, NoStream: poll,
 		PollInterval: 100 * time.Millisecond})
 	f.Subscribe(src.Apply)
+	started := make(chan struct{})
+	var once sync.Once
+	f.Subscribe(func(context.Context, chainfollow.Update) error { once.Do(func() { close(started) }); return nil })
 	done := make(chan struct{})
 	go func() { f.Run(ctx); close(done) }()
 	b.Cleanup(func() { cancel(); <-done })
-	for len(src.Position()) == 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	<-started
 
 	srv := httptest.NewServer(h.Handler(HandlerConfig{HRP: net.HRP, MaxSubscribers: 2 * subscribers}))
 	b.Cleanup(srv.Close)
