@@ -57,6 +57,9 @@ const (
 	// maxBlocksPerRound bounds the blocks one round reads, so that a follower far behind
 	// hands them out as it goes.
 	maxBlocksPerRound = 100
+	// mempoolGap is the least time between rounds woken only by mempool events, so that a
+	// burst of transactions (a busy faucet) costs one getrawmempool per gap, not one each.
+	mempoolGap = 50 * time.Millisecond
 )
 
 // BlockRef names a main-chain block.
@@ -157,6 +160,7 @@ type Follower struct {
 	resync   bool                 // a gap in the stream or a node restart
 	seen     map[string]time.Time // block hash → arrival of its block_connected event
 	stream   bool                 // the stream is up
+	urgent   bool                 // a wake for blocks (or the stream's state), not the mempool only
 	last     BlockRef             // the tip as of the last round (Tip)
 
 	// Owned by Run.
@@ -225,6 +229,14 @@ func (f *Follower) tip() BlockRef {
 }
 
 func (f *Follower) wake() {
+	f.mu.Lock()
+	f.urgent = true
+	f.mu.Unlock()
+	f.wakePool()
+}
+
+// wakePool wakes Run for the mempool only: the round may wait for mempoolGap.
+func (f *Follower) wakePool() {
 	select {
 	case f.kick <- struct{}{}:
 	default:
@@ -239,16 +251,25 @@ func (f *Follower) Run(ctx context.Context) {
 	}
 	t := time.NewTimer(0)
 	defer t.Stop()
+	var last time.Time // the last round's start
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-f.kick:
+			f.mu.Lock()
+			urgent := f.urgent
+			f.urgent = false
+			f.mu.Unlock()
+			if wait := mempoolGap - time.Since(last); !urgent && wait > 0 && !f.holdMempool(ctx, wait) {
+				return
+			}
 		case <-t.C:
 			f.mu.Lock()
 			f.poolDirt = true // a poll reads the mempool: no stream tells of its changes
 			f.mu.Unlock()
 		}
+		last = time.Now()
 		more, err := f.Round(ctx)
 		if ctx.Err() != nil {
 			return
@@ -270,6 +291,29 @@ func (f *Follower) Run(ctx context.Context) {
 			}
 		}
 		t.Reset(every)
+	}
+}
+
+// holdMempool waits up to d for a round woken by the mempool only, less when a block comes;
+// false when ctx ended.
+func (f *Follower) holdMempool(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		case <-f.kick:
+			f.mu.Lock()
+			urgent := f.urgent
+			f.urgent = false
+			f.mu.Unlock()
+			if urgent {
+				return true
+			}
+		}
 	}
 }
 
@@ -315,8 +359,13 @@ func (f *Follower) listen(ctx context.Context, sc StreamClient) {
 			}
 			f.seen[ev.Hash] = now
 			f.poolDirt = true
-		case rpcapi.EventBlockDisconnected, rpcapi.EventTxAdded, rpcapi.EventTxRemoved:
+		case rpcapi.EventBlockDisconnected:
 			f.poolDirt = true
+		case rpcapi.EventTxAdded, rpcapi.EventTxRemoved:
+			f.poolDirt = true
+			f.mu.Unlock()
+			f.wakePool()
+			return nil
 		case rpcapi.EventDropped:
 			f.stream = false
 		default: // ping
