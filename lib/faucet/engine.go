@@ -199,7 +199,6 @@ type Engine struct {
 	// Owned by the Run goroutine.
 	coins      map[types.Outpoint]*ecoin
 	pending    map[types.Hash]*ptx
-	height     uint64
 	needSync   bool
 	avoid      map[types.Outpoint]bool // outputs the node refused to spend, until the next block
 	addrs      []string

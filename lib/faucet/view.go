@@ -110,7 +110,6 @@ func (e *Engine) sync(ctx context.Context) error {
 		}
 		e.coins[c.Outpoint] = &ecoin{Coin: c, eff: v, depth: d}
 	}
-	e.height = h
 	e.lastHeight.Store(h)
 	e.needSync = false
 	e.mu.Lock()
