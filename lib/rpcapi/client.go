@@ -2,11 +2,14 @@ package rpcapi
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/types"
 )
 
 // Client is a typed client of the node.
@@ -117,6 +120,31 @@ func (c *Client) GetMempoolInfo(ctx context.Context) (*MempoolInfo, error) {
 func (c *Client) GetRawMempool(ctx context.Context) ([]string, error) {
 	var ids []string
 	return ids, c.Call(ctx, "getrawmempool", nil, &ids)
+}
+
+// GetRawTransactionHex is getrawtransaction's answer: the transaction's hex bincode (a
+// mempool or a mined transaction; an unknown one is an error of kind reason.TxNotFound).
+func (c *Client) GetRawTransactionHex(ctx context.Context, txid string) (string, error) {
+	var h string
+	return h, c.Call(ctx, "getrawtransaction", []any{txid}, &h)
+}
+
+// GetRawTransaction fetches a transaction and decodes it. A node's answer that does not decode
+// is an error that says so (and wraps the decoder's).
+func (c *Client) GetRawTransaction(ctx context.Context, txid string) (*types.Transaction, error) {
+	h, err := c.GetRawTransactionHex(ctx, txid)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := hex.DecodeString(h)
+	if err != nil {
+		return nil, fmt.Errorf("getrawtransaction %s: %w", txid, err)
+	}
+	tx, err := types.DecodeTransaction(raw)
+	if err != nil {
+		return nil, fmt.Errorf("getrawtransaction %s: %w", txid, err)
+	}
+	return tx, nil
 }
 
 // GetBlockchainInfo returns the chain summary.

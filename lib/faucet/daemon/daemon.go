@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/chainfollow"
 	"github.com/cointoolkit/coin/lib/faucet"
 	"github.com/cointoolkit/coin/lib/faucet/events"
 	"github.com/cointoolkit/coin/lib/faucet/payout"
@@ -92,7 +93,13 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 
-	engine, err := payout.NewEngine(node, payout.EngineConfig{Net: cfg.Net, Keys: cfg.Keys, FeeRate: cfg.Faucet.FeeRate,
+	// One follower of the node's chain (its push stream) feeds the engine and the event log.
+	source, err := events.NewSource(events.SourceConfig{Node: node, Hub: hub, HRP: cfg.Net.HRP, Log: logger})
+	if err != nil {
+		return err
+	}
+	chain := chainfollow.New(node, chainfollow.Config{Start: source.Position(), Mempool: true, PollInterval: 100 * time.Millisecond, Log: logger})
+	engine, err := payout.NewEngine(node, payout.EngineConfig{Net: cfg.Net, Keys: cfg.Keys, FeeRate: cfg.Faucet.FeeRate, Chain: chain,
 		MaxBatch: cfg.MaxBatch, MaxChainDepth: cfg.MaxChainDepth, Journal: claims, Log: logger})
 	if err != nil {
 		return err
@@ -107,10 +114,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	fc = srv.Config() // with its defaults
-	source, err := events.NewSource(events.SourceConfig{Node: node, Hub: hub, HRP: cfg.Net.HRP, Log: logger})
-	if err != nil {
-		return err
-	}
+	chain.Subscribe(source.Apply)
 	ln, err := listen(cfg.Listen, cfg.MaxConnections)
 	if err != nil {
 		return err
@@ -144,7 +148,7 @@ func Run(ctx context.Context, cfg Config) error {
 	engineDone := make(chan struct{})
 	go func() { engine.Run(engineCtx); close(engineDone) }()
 	sourceDone := make(chan struct{})
-	go func() { source.Run(engineCtx); close(sourceDone) }()
+	go func() { chain.Run(engineCtx); close(sourceDone) }()
 	// The operations' transactions are journaled and sent again until mined.
 	journalDone := make(chan struct{})
 	go func() { srv.RunTxJournal(engineCtx, 0); close(journalDone) }()

@@ -4,17 +4,17 @@
 //
 // # Overview
 //
-// [Source] follows the node through RPC only. Every PollInterval (default 100 ms) it asks
-// getblockcount; compares the hashes of the blocks it processed with the node's
-// (getblockhash) to find a reorganisation; reads each new block (getblockhash, getblock,
-// getrawtransaction for the transactions it has not seen) and decodes the agent
-// transactions (lib/types, consensus.Actor); then lists the mempool (getrawmempool) and
-// decodes the new transactions. An agent transaction gives one event when the mempool
-// accepts it, with status "pending" and no height, and another when it is mined, with
-// status "confirmed", the height and the block hash; one mined before the source saw it
-// in the mempool gives only the confirmed event. Types: agent_registered, vouched,
-// contract_created, contract_fulfilled, contract_refunded, reviewed; each names the agents
-// it touches (actor, target, initiator, counterparty, subject). After each poll the source
+// [Source] turns the chain follower's updates (lib/chainfollow: one follower in coin-faucetd,
+// woken by the node's push stream, that reads each block once, finds reorganisations once
+// and also feeds the payout engine) into events: [Source.Apply] takes the blocks
+// disconnected, the blocks connected (their transaction ids) and the mempool's ids, fetches
+// the transactions it has not seen (getrawtransaction, typed: rpcapi.Client.GetRawTransaction)
+// and decodes the agent transactions (lib/types, consensus.Actor). An agent transaction
+// gives one event when the mempool accepts it, with status "pending" and no height, and
+// another when it is mined, with status "confirmed", the height and the block hash; one mined
+// before the source saw it in the mempool gives only the confirmed event. Types:
+// agent_registered, vouched, contract_created, contract_fulfilled, contract_refunded,
+// reviewed; each names the agents it touches (actor, target, initiator, counterparty, subject). After each update the source
 // reads getagentprofile of the agents touched and publishes score_changed (old_score,
 // new_score, tier) when the score differs from the last one it published: the pending
 // view's score, as /api/agent/profile shows it; "pending" while a mempool transaction
@@ -32,9 +32,10 @@
 // from the claims database): events by id (1, 2, … never reused) and the source's
 // position (the last ReorgDepth processed blocks with their event ids, the pending
 // transactions, each agent's last published score), written together in one synced batch
-// per poll. It keeps the newest Retention events (default 100,000); older ones are
-// deleted as new ones come. So a restarted faucetd goes on where it stopped, reading the
-// blocks mined meanwhile and retracting those undone meanwhile, and a subscriber resumes
+// per update. It keeps the newest Retention events (default 100,000); older ones are
+// deleted as new ones come. So a restarted faucetd goes on where it stopped (its follower
+// starts from [Source.Position]), reading the blocks mined meanwhile and retracting those
+// undone meanwhile, and a subscriber resumes
 // with Last-Event-ID across restarts without a gap as long as the events it missed are
 // within the retention; otherwise the stream starts with an event "gap" {"from","to"}.
 // On its very first start the source begins at the node's tip (history is in the

@@ -2,7 +2,6 @@ package events
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/chainfollow"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/logging"
@@ -21,62 +21,52 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// Node is what the source asks of the node, all through its JSON-RPC (*rpcapi.Client).
-type Node interface {
-	GetBlockCount(ctx context.Context) (uint64, error)
-	GetBlockHash(ctx context.Context, height uint64) (string, error)
-	GetBlock(ctx context.Context, hash string) (*rpcapi.Block, error)
-	GetRawMempool(ctx context.Context) ([]string, error)
+// NodeClient is what the source asks of the node besides the chain, which the follower
+// (lib/chainfollow) hands it: the agent transactions' bodies and the agents' profiles, all
+// through typed calls of its JSON-RPC (*rpcapi.Client).
+type NodeClient interface {
+	GetRawTransaction(ctx context.Context, txid string) (*types.Transaction, error)
 	GetTransaction(ctx context.Context, txid string) (*rpcapi.Transaction, error)
 	GetAgentProfile(ctx context.Context, address string) (*rpcapi.AgentProfile, error)
-	// Call is used for getrawtransaction.
-	Call(ctx context.Context, method string, params []any, result any) error
 }
 
-var _ Node = (*rpcapi.Client)(nil)
+var _ NodeClient = (*rpcapi.Client)(nil)
 
 // Defaults of SourceConfig.
 const (
-	DefaultPollInterval = 100 * time.Millisecond
-	DefaultReorgDepth   = 1000
-	// maxBlocksPerPoll bounds the blocks one poll reads, so a source far behind publishes
-	// as it goes.
-	maxBlocksPerPoll = 100
+	DefaultReorgDepth = chainfollow.DefaultDepth
 	// maxCache bounds the source's caches (non-agent txids, contract parties).
 	maxCache = 100_000
 )
 
 // SourceConfig configures a Source.
 type SourceConfig struct {
-	Node Node
+	Node NodeClient
 	Hub  *Hub
 	// HRP is the network's address prefix (params.Network.HRP).
 	HRP string
-	// PollInterval is how often the node is asked for its tip and mempool (default 100 ms).
-	PollInterval time.Duration
-	// ReorgDepth is how many processed blocks are remembered to find where a reorganisation
-	// forked (default 1000).
+	// ReorgDepth is how many processed blocks are remembered with their events, to retract
+	// them when a reorganisation undoes them (default 1000, the follower's depth).
 	ReorgDepth int
 	Log        *slog.Logger
 	Now        func() time.Time
 }
 
-// Source follows the node over RPC and publishes the agent events to the hub. It keeps its
-// position (the processed blocks of the last ReorgDepth heights with their events, the
-// pending transactions, the last score of each agent) in the store, written in the batch of
-// the events that go with it, so after a restart it goes on where it stopped: blocks mined
-// meanwhile are read, blocks undone meanwhile retracted.
+// Source turns the chain follower's updates (Apply) into the agent events of the hub. It
+// keeps its position (the processed blocks of the last ReorgDepth heights with their events,
+// the pending transactions, the last score of each agent) in the store, written in the batch
+// of the events that go with it, so after a restart the follower starts from it (Position):
+// blocks mined meanwhile are read, blocks undone meanwhile retracted.
 type Source struct {
 	cfg  SourceConfig
 	log  *slog.Logger
-	node Node
+	node NodeClient
 	hub  *Hub
 
 	st        sourceState
 	nonAgent  map[string]struct{}        // txids seen that are no agent transaction
 	contracts map[string]contractParties // contract id → parties
 	scores    map[string]uint32          // last score per agent (cache of the store's)
-	lastErr   string
 }
 
 // sourceState is the source's position, stored as JSON under "source".
@@ -109,9 +99,6 @@ func NewSource(cfg SourceConfig) (*Source, error) {
 	if cfg.Node == nil || cfg.Hub == nil || cfg.HRP == "" {
 		return nil, errors.New("event source: node, hub and address prefix are required")
 	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = DefaultPollInterval
-	}
 	if cfg.ReorgDepth <= 0 {
 		cfg.ReorgDepth = DefaultReorgDepth
 	}
@@ -142,27 +129,14 @@ func (s *Source) load() error {
 	return nil
 }
 
-// Run polls the node every PollInterval until ctx ends. Failures (the node away) are
-// logged once each and retried.
-func (s *Source) Run(ctx context.Context) {
-	t := time.NewTicker(s.cfg.PollInterval)
-	defer t.Stop()
-	for {
-		if err := s.Poll(ctx); err != nil && ctx.Err() == nil {
-			if msg := err.Error(); msg != s.lastErr {
-				s.log.Warn("event source: cannot follow the node; retrying", "err", err)
-				s.lastErr = msg
-			}
-		} else if err == nil && s.lastErr != "" {
-			s.log.Info("event source: following the node again")
-			s.lastErr = ""
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// Position is the source's stored position, oldest first: where the follower starts so that
+// nothing between the source's last run and now is missed.
+func (s *Source) Position() []chainfollow.BlockRef {
+	out := make([]chainfollow.BlockRef, len(s.st.Blocks))
+	for i, b := range s.st.Blocks {
+		out[i] = chainfollow.BlockRef{Height: b.Height, Hash: b.Hash}
 	}
+	return out
 }
 
 // poll is the work of one Poll: the events and records it will publish.
@@ -203,13 +177,16 @@ func (p *poll) retract(id uint64, ev *Event, why string) {
 	p.add(r)
 }
 
-// Poll brings the event log up to the node once: blocks undone since the last poll
-// (retractions), new blocks (confirmed events), the mempool (pending events, retractions of
-// those that left it unmined), then the scores of the agents touched.
-func (s *Source) Poll(ctx context.Context) error {
+// Apply brings the event log up to the follower's update (a chainfollow.Subscriber): the
+// events of the blocks it disconnects retracted, newest first; the blocks it connects
+// (confirmed events); the mempool (pending events, retractions of those that left it
+// unmined); then the scores of the agents touched. What was done before a failure is
+// published; the follower gives the update again, and the blocks the source has already
+// taken (its position tells) are skipped.
+func (s *Source) Apply(ctx context.Context, u chainfollow.Update) error {
 	_, last := s.hub.store.Bounds()
 	p := &poll{s: s, now: s.cfg.Now().UTC().Format(time.RFC3339Nano), base: last, meta: map[string][]byte{}, touched: map[string]bool{}}
-	err := s.poll(ctx, p)
+	err := s.apply(ctx, u, p)
 	if err != nil && len(p.out) == 0 && !p.dirty {
 		return err
 	}
@@ -235,105 +212,66 @@ func (s *Source) Poll(ctx context.Context) error {
 	return err
 }
 
-func (s *Source) poll(ctx context.Context, p *poll) error {
-	tip, err := s.node.GetBlockCount(ctx)
-	if err != nil {
-		return err
-	}
-	if len(s.st.Blocks) == 0 {
+func (s *Source) apply(ctx context.Context, u chainfollow.Update, p *poll) error {
+	if len(s.st.Blocks) == 0 && s.st.Height == 0 {
 		// First start: begin at the tip; the history before it is the profiles'.
-		hash, err := s.node.GetBlockHash(ctx, tip)
-		if err != nil {
-			return err
-		}
-		s.st.Height, s.st.Blocks = tip, []blockRec{{Height: tip, Hash: hash}}
+		s.st.Height, s.st.Blocks = u.Tip.Height, []blockRec{{Height: u.Tip.Height, Hash: u.Tip.Hash}}
 		p.dirty = true
 	}
-	if err := s.undoReorg(ctx, tip, p); err != nil {
-		return err
+	for _, b := range u.Disconnected {
+		s.disconnect(b, p)
 	}
-	for n := 0; s.st.Height < tip && n < maxBlocksPerPoll; n++ {
-		ok, err := s.connect(ctx, s.st.Height+1, p)
-		if err != nil {
+	for _, b := range u.Connected {
+		if err := s.connect(ctx, b, p); err != nil {
 			return err
 		}
-		if !ok {
-			break // the chain changed under us: the next poll finds the fork
-		}
 	}
-	if s.st.Height == tip {
-		if err := s.mempool(ctx, p); err != nil {
+	if u.MempoolRead && s.st.Height == u.Tip.Height {
+		if err := s.mempool(ctx, u.Mempool, p); err != nil {
 			return err
 		}
 	}
 	return s.readScores(ctx, p)
 }
 
-// undoReorg finds the newest remembered block still in the main chain and retracts the
-// events of those above it, newest first.
-func (s *Source) undoReorg(ctx context.Context, tip uint64, p *poll) error {
-	k := len(s.st.Blocks) - 1
-	for ; k >= 0; k-- {
-		b := s.st.Blocks[k]
-		if b.Height > tip {
-			continue
-		}
-		hash, err := s.node.GetBlockHash(ctx, b.Height)
-		if errors.Is(err, reason.HeightOutOfRange) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if hash == b.Hash {
-			break
-		}
+// disconnect retracts the events of b, the newest processed block, newest first (a block the
+// source never processed has none).
+func (s *Source) disconnect(b chainfollow.Block, p *poll) {
+	n := len(s.st.Blocks)
+	if n == 0 || s.st.Blocks[n-1].Hash != b.Hash {
+		return
 	}
-	if k == len(s.st.Blocks)-1 {
-		return nil
+	rec := s.st.Blocks[n-1]
+	for j := len(rec.Events) - 1; j >= 0; j-- {
+		p.retract(rec.Events[j], nil, ReasonReorg)
 	}
-	undone := s.st.Blocks[k+1:]
-	for i := len(undone) - 1; i >= 0; i-- {
-		b := undone[i]
-		for j := len(b.Events) - 1; j >= 0; j-- {
-			p.retract(b.Events[j], nil, ReasonReorg)
-		}
-		for _, txid := range b.Txs {
-			delete(s.nonAgent, txid)
-		}
+	for _, txid := range rec.Txs {
+		delete(s.nonAgent, txid)
 	}
-	s.log.Info("event source: blocks left the main chain; their events retracted", "blocks", len(undone),
-		"from_height", undone[0].Height)
-	if k < 0 {
-		// Deeper than remembered: go on from below the oldest remembered block.
+	s.st.Blocks = s.st.Blocks[:n-1]
+	s.st.Height = b.Height - 1
+	if n == 1 {
+		// Deeper than remembered: the follower goes on from below it.
 		s.log.Warn("event source: reorganisation deeper than the remembered blocks", "depth", s.cfg.ReorgDepth)
-		s.st.Height = undone[0].Height - 1
-		s.st.Blocks = nil
-	} else {
-		s.st.Height = s.st.Blocks[k].Height
-		s.st.Blocks = s.st.Blocks[:k+1]
 	}
 	p.dirty = true
-	return nil
 }
 
-// connect reads the block at height; false when it does not extend the last processed one.
-func (s *Source) connect(ctx context.Context, height uint64, p *poll) (bool, error) {
-	hash, err := s.node.GetBlockHash(ctx, height)
-	if err != nil {
-		return false, err
+// connect publishes the confirmed events of the agent transactions of b, a new main-chain
+// block; one the source already has, or below its position, is skipped.
+func (s *Source) connect(ctx context.Context, b chainfollow.Block, p *poll) error {
+	if b.Height <= s.st.Height {
+		return nil
 	}
-	blk, err := s.node.GetBlock(ctx, hash)
-	if err != nil {
-		return false, err
-	}
-	if n := len(s.st.Blocks); n > 0 && s.st.Blocks[n-1].Height == height-1 && blk.PrevHash != s.st.Blocks[n-1].Hash {
-		return false, nil
+	if n := len(s.st.Blocks); n > 0 && (s.st.Blocks[n-1].Height != b.Height-1 || (b.PrevHash != "" && s.st.Blocks[n-1].Hash != b.PrevHash)) {
+		s.log.Warn("event source: a block that does not extend the last one processed; taken as the new base",
+			"height", b.Height, "hash", b.Hash)
+		s.st.Blocks = nil
 	}
 	// Decode the whole block before changing anything, so a failure leaves no half block.
-	rec := blockRec{Height: height, Hash: hash}
+	rec := blockRec{Height: b.Height, Hash: b.Hash}
 	var evs []Event
-	for i, txid := range blk.Tx {
+	for i, txid := range b.Txs {
 		if i == 0 {
 			continue // the coinbase
 		}
@@ -345,18 +283,18 @@ func (s *Source) connect(ctx context.Context, height uint64, p *poll) (bool, err
 		} else {
 			e, err := s.decode(ctx, txid)
 			if err != nil {
-				return false, err
+				return err
 			}
 			if e == nil {
 				continue
 			}
 			ev = *e
 		}
-		ev.Status, ev.Height, ev.BlockHash = StatusConfirmed, height, hash
+		ev.Status, ev.Height, ev.BlockHash = StatusConfirmed, b.Height, b.Hash
 		evs = append(evs, ev)
 		rec.Txs = append(rec.Txs, txid)
 	}
-	for _, txid := range blk.Tx {
+	for _, txid := range b.Txs {
 		delete(s.st.Pending, txid)
 		delete(s.nonAgent, txid)
 	}
@@ -367,18 +305,14 @@ func (s *Source) connect(ctx context.Context, height uint64, p *poll) (bool, err
 	if over := len(s.st.Blocks) - s.cfg.ReorgDepth; over > 0 {
 		s.st.Blocks = slices.Delete(s.st.Blocks, 0, over)
 	}
-	s.st.Height = height
+	s.st.Height = b.Height
 	p.dirty = true
-	return true, nil
+	return nil
 }
 
-// mempool publishes the pending events of the agent transactions the mempool holds that
+// mempool (ids: the node's mempool) publishes the pending events of the agent transactions the mempool holds that
 // are new, and retracts those of the transactions that left it without being mined.
-func (s *Source) mempool(ctx context.Context, p *poll) error {
-	ids, err := s.node.GetRawMempool(ctx)
-	if err != nil {
-		return err
-	}
+func (s *Source) mempool(ctx context.Context, ids []string, p *poll) error {
 	in := make(map[string]bool, len(ids))
 	for _, txid := range ids {
 		in[txid] = true
@@ -520,15 +454,7 @@ func (s *Source) score(a string) (uint32, bool, error) {
 
 // rawTx fetches and decodes a transaction.
 func (s *Source) rawTx(ctx context.Context, txid string) (*types.Transaction, error) {
-	var h string
-	if err := s.node.Call(ctx, "getrawtransaction", []any{txid}, &h); err != nil {
-		return nil, err
-	}
-	raw, err := hex.DecodeString(h)
-	if err != nil {
-		return nil, fmt.Errorf("getrawtransaction %s: %w", txid, err)
-	}
-	return types.DecodeTransaction(raw)
+	return s.node.GetRawTransaction(ctx, txid)
 }
 
 func (s *Source) addr(h types.Hash) string {

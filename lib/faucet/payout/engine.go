@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/chainfollow"
 	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/rpcapi"
@@ -110,7 +111,12 @@ type EngineConfig struct {
 	// MaxChainDepth bounds the unconfirmed ancestors of the transactions the engine makes
 	// (default 400; the node accepts chains of at least 500).
 	MaxChainDepth int
-	// PollInterval is how often the engine asks the node for new blocks (default 1 s).
+	// Chain is the chain follower that tells the engine of every block connected and
+	// disconnected (coin-faucetd shares one with the event source); the engine subscribes to
+	// it in NewEngine, so it must not run yet. Nil: the engine runs its own from Run.
+	Chain *chainfollow.Follower
+	// PollInterval is how often the engine's own follower asks the node for new blocks when
+	// the node has no push stream (default 1 s).
 	PollInterval time.Duration
 	// DecayMargin is how many blocks after the next one the engine's transactions stay
 	// valid while the faucet's coins decay (default 10; protocol §8): every output the engine
@@ -195,7 +201,6 @@ type Engine struct {
 	// Owned by the Run goroutine.
 	coins      map[types.Outpoint]*ecoin
 	pending    map[types.Hash]*ptx
-	height     uint64
 	needSync   bool
 	avoid      map[types.Outpoint]bool // outputs the node refused to spend, until the next block
 	addrs      []string
@@ -216,6 +221,14 @@ type Engine struct {
 	// that mined a journaled payout, as last seen.
 	reserved map[types.Outpoint]bool
 	minedAt  map[types.Hash]uint64
+
+	// The follower's updates not yet taken by Run (chainMu), and when Run was last woken;
+	// chainSeen (Run's) tells the follower's first update, whose Resync is the start's.
+	chainMu   sync.Mutex
+	chainQ    []chainfollow.Update
+	lastWake  atomic.Int64
+	resendDue atomic.Bool
+	chainSeen bool
 
 	// Snapshot for Status, written by Run.
 	mu        sync.Mutex
@@ -288,6 +301,9 @@ func NewEngine(node NodeClient, cfg EngineConfig) (*Engine, error) {
 	e.recomputeDepths()
 	if len(ps) > 0 {
 		e.log.Info("payouts in the journal, to be sent again until mined", "payouts", len(ps))
+	}
+	if cfg.Chain != nil {
+		cfg.Chain.Subscribe(e.onChain)
 	}
 	return e, nil
 }
@@ -365,10 +381,16 @@ func (e *Engine) Run(ctx context.Context) {
 	if err := e.sync(ctx); err != nil {
 		e.log.Warn("reading the faucet's outputs; will retry", "err", err)
 	}
-	// The poll starts from the height that sync read (0 when it failed), so that its first
-	// answer is not taken for a new block: that woke a second sync, which sent the journaled
-	// payouts again a poll interval after every start.
-	go e.poll(ctx, e.lastHeight.Load())
+	// The engine's own follower starts after the block that sync read (at the tip when it
+	// failed), so that no block is missed and the first round is not taken for a new block.
+	if e.cfg.Chain == nil {
+		f := chainfollow.New(e.node, chainfollow.Config{StartHeight: e.lastHeight.Load(), PollInterval: e.cfg.PollInterval,
+			Log: e.cfg.Log})
+		f.Subscribe(e.onChain)
+		go f.Run(ctx)
+	}
+	e.lastWake.Store(time.Now().UnixNano())
+	go e.resendLoop(ctx)
 	batch := make([]*request, 0, e.cfg.MaxBatch)
 	for {
 		select {
@@ -403,62 +425,91 @@ func (e *Engine) Run(ctx context.Context) {
 	}
 }
 
-// poll asks the node for its height and wakes Run when a block arrived after seen, when the
-// node answers again after it did not (it may have restarted with an empty mempool), and
-// every ResendInterval while payouts are journaled.
-func (e *Engine) poll(ctx context.Context, seen uint64) {
-	t := time.NewTicker(e.cfg.PollInterval)
+// onChain takes an update of the follower (a chainfollow.Subscriber, in the follower's
+// goroutine) for Run, and wakes it when blocks came or went or the follower lost track (the
+// node away or restarted: its mempool may have lost the payouts).
+func (e *Engine) onChain(_ context.Context, u chainfollow.Update) error {
+	e.chainMu.Lock()
+	e.chainQ = append(e.chainQ, u)
+	e.chainMu.Unlock()
+	if u.Tip.Hash != "" {
+		e.lastHeight.Store(u.Tip.Height)
+	}
+	if len(u.Connected) > 0 || len(u.Disconnected) > 0 || u.Resync {
+		e.wake()
+	}
+	return nil
+}
+
+func (e *Engine) wake() {
+	e.lastWake.Store(time.Now().UnixNano())
+	select {
+	case e.tick <- struct{}{}:
+	default:
+	}
+}
+
+// resendLoop wakes Run every ResendInterval while payouts are journaled, so those the node
+// lost are sent again even when no block comes.
+func (e *Engine) resendLoop(ctx context.Context) {
+	t := time.NewTicker(min(e.cfg.PollInterval, e.cfg.ResendInterval))
 	defer t.Stop()
-	down := false
-	last := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		h, err := e.node.GetBlockCount(cctx)
-		cancel()
-		if err != nil {
-			down = true
-			continue
-		}
-		// seen is this goroutine's own: a sync that read the new height first must not
-		// hide the block from onTick.
-		e.lastHeight.Store(h)
-		wake := h != seen || down || (e.owed.Load() > 0 && time.Since(last) >= e.cfg.ResendInterval)
-		seen, down = h, false
-		if wake {
-			last = time.Now()
-			select {
-			case e.tick <- struct{}{}:
-			default:
-			}
+		if e.owed.Load() > 0 && time.Since(time.Unix(0, e.lastWake.Load())) >= e.cfg.ResendInterval {
+			e.resendDue.Store(true)
+			e.wake()
 		}
 	}
 }
 
-// onTick handles new blocks: forget the engine's transactions they confirmed, recompute
-// chain depths, and read the faucet's outputs again (new funds, matured coinbases).
+// onTick takes the follower's updates (takeChain) and, when a block came or went, the node
+// came back or journaled payouts are due to be sent again, reads the faucet's outputs again
+// (new funds, matured coinbases).
 func (e *Engine) onTick(ctx context.Context) {
-	h := e.lastHeight.Load()
-	if len(e.pending) > 0 && e.height > 0 && h > e.height {
-		if h-e.height > 50 {
-			// Too many blocks to read: everything sent that long ago is surely mined.
-			clear(e.pending)
-		} else {
-			for ht := e.height + 1; ht <= h; ht++ {
-				if err := e.confirmBlock(ctx, ht); err != nil {
-					e.log.Warn("reading a block", "height", ht, "err", err)
-					break
-				}
-			}
-		}
+	wake := e.takeChain()
+	if e.resendDue.Swap(false) || e.needSync { // payouts to send again; the last sync failed
+		wake = true
+	}
+	if !wake {
+		return
 	}
 	clear(e.avoid)
 	e.needSync = true
 	if err := e.sync(ctx); err != nil {
 		e.log.Warn("reading the faucet's outputs", "err", err)
 	}
+}
+
+// takeChain applies the follower's updates: the payouts of the blocks connected are no
+// longer pending (and mined at their block's height), those of the blocks disconnected are
+// asked about again. True when one brought or undid blocks, or told that the node came
+// back; the follower's first update alone, with no block, needs no second read after Run's.
+func (e *Engine) takeChain() bool {
+	e.chainMu.Lock()
+	ups := e.chainQ
+	e.chainQ = nil
+	e.chainMu.Unlock()
+	wake := false
+	for _, u := range ups {
+		for _, b := range u.Disconnected {
+			for _, id := range b.Txs {
+				if h, err := types.ParseHash(id); err == nil {
+					delete(e.minedAt, h)
+				}
+			}
+		}
+		for _, b := range u.Connected {
+			e.confirmBlock(b)
+		}
+		if len(u.Connected) > 0 || len(u.Disconnected) > 0 || (u.Resync && e.chainSeen) {
+			wake = true
+		}
+		e.chainSeen = true
+	}
+	return wake
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/chainfollow"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
@@ -14,27 +15,16 @@ import (
 // The engine's view of the faucet's outputs: confirmed and unconfirmed coins with the depth
 // of their unconfirmed chains, the pending payouts, and how they follow the node.
 
-// confirmBlock forgets the pending payouts that the main-chain block at height mined.
-func (e *Engine) confirmBlock(ctx context.Context, height uint64) error {
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	hash, err := e.node.GetBlockHash(cctx, height)
-	if err != nil {
-		return err
-	}
-	b, err := e.node.GetBlock(cctx, hash)
-	if err != nil {
-		return err
-	}
-	for _, id := range b.Tx {
+// confirmBlock forgets the pending payouts that b, a new main-chain block, mined.
+func (e *Engine) confirmBlock(b chainfollow.Block) {
+	for _, id := range b.Txs {
 		if h, err := types.ParseHash(id); err == nil {
 			delete(e.pending, h)
 			if _, ok := e.journal[h]; ok {
-				e.minedAt[h] = height
+				e.minedAt[h] = b.Height
 			}
 		}
 	}
-	return nil
 }
 
 // depthOf is the chain depth of a transaction of the engine (0 when it is not pending).
@@ -120,7 +110,6 @@ func (e *Engine) sync(ctx context.Context) error {
 		}
 		e.coins[c.Outpoint] = &ecoin{Coin: c, eff: v, depth: d}
 	}
-	e.height = h
 	e.lastHeight.Store(h)
 	e.needSync = false
 	e.mu.Lock()
