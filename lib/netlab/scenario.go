@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -106,6 +108,23 @@ type BlockStats struct {
 	StaleGaps                    []time.Duration // per stale block: time to its winner
 	Unreached                    int             // main-chain blocks some running node never logged
 	Validate, BoundMin, BoundMax time.Duration
+	Details                      []BlockDetail // per main-chain block reached by every node, with a bound
+	Pushed, Requested            int           // first copies at a node: pushed to it, asked for
+}
+
+// BlockDetail is where one block's time to every node went: the last node to have it,
+// against that node's own shortest path, and how its first copy came.
+type BlockDetail struct {
+	Height       uint64
+	Miner        int
+	T100, Bound  time.Duration
+	Ratio        float64
+	Last         int           // the last node to have it
+	LastAt       time.Duration // when (after the miner)
+	LastPath     time.Duration // that node's shortest path from the miner (one crossing a hop)
+	From         int           // the node that sent the last node its first copy (-1: not known)
+	Requested    bool          // that copy was asked for (else pushed)
+	StoredOffTip bool          // the last node had the block off its best chain first (a race)
 }
 
 // blockStats reads the mined blocks against the events: which are in the main chain (as
@@ -161,12 +180,23 @@ func (l *Lab) blockStats(ctx context.Context, mined []Mined, ev *Events, ref *No
 			st.Unreached++
 			continue
 		}
+		for i, rc := range ev.Recv[m.Hash] {
+			if i == m.Node || rc.At.IsZero() || (nodes != nil && !slices.Contains(nodes, i)) {
+				continue
+			}
+			if rc.Requested {
+				st.Requested++
+			} else {
+				st.Pushed++
+			}
+		}
 		if adj != nil {
 			b := l.Bound(adj, m.Node, st.Validate)
 			st.BoundMin, st.BoundMax = min(st.BoundMin, b), max(st.BoundMax, b)
 			if b > 0 {
 				st.Ratios = append(st.Ratios, float64(t100)/float64(b))
 				st.Ratios3 = append(st.Ratios3, float64(t100)/float64(l.boundTrips(adj, m.Node, st.Validate, 3)))
+				st.Details = append(st.Details, l.blockDetail(adj, m, ev, sel, nodes, t0, t100, b, st.Validate))
 			}
 		}
 	}
@@ -174,6 +204,64 @@ func (l *Lab) blockStats(ctx context.Context, mined []Mined, ev *Events, ref *No
 		st.BoundMin = 0
 	}
 	return st
+}
+
+// blockDetail describes block m's last arrival (sel: the arrival times of the nodes
+// counted, nodes: their indexes, nil: all).
+func (l *Lab) blockDetail(adj map[int]map[int]bool, m Mined, ev *Events, sel []time.Time, nodes []int, t0 time.Time, t100, bound, validate time.Duration) BlockDetail {
+	d := BlockDetail{Height: ev.Height[m.Hash], Miner: m.Node, T100: t100, Bound: bound, Ratio: float64(t100) / float64(bound), Last: -1, From: -1}
+	for k, t := range sel {
+		i := k
+		if nodes != nil {
+			i = nodes[k]
+		}
+		if !t.IsZero() && (d.Last < 0 || t.Sub(t0) > d.LastAt) {
+			d.Last, d.LastAt = i, t.Sub(t0)
+		}
+	}
+	if d.Last < 0 {
+		return d
+	}
+	d.LastPath = l.pathDelays(adj, m.Node, validate, 1)[d.Last]
+	if rs := ev.Recv[m.Hash]; rs != nil {
+		rc := rs[d.Last]
+		d.Requested = rc.Requested
+		if ap, err := netip.ParseAddrPort(rc.Peer); err == nil {
+			for _, n := range l.Nodes {
+				if n.IP == ap.Addr().Unmap() {
+					d.From = n.Index
+				}
+			}
+		}
+	}
+	d.StoredOffTip = ev.OffTip[m.Hash] != nil && !ev.OffTip[m.Hash][d.Last].IsZero()
+	return d
+}
+
+// slowest is the k blocks of st with the highest ratio, as report lines.
+func (l *Lab) slowest(st BlockStats, k int) []string {
+	ds := append([]BlockDetail(nil), st.Details...)
+	sort.Slice(ds, func(i, j int) bool { return ds[i].Ratio > ds[j].Ratio })
+	var out []string
+	for _, d := range ds[:min(k, len(ds))] {
+		how := "its first copy's sender unknown"
+		if d.From >= 0 {
+			how = fmt.Sprintf("its first copy pushed by node %d", d.From)
+			if d.Requested {
+				how = fmt.Sprintf("its first copy asked for from node %d (getdata)", d.From)
+			}
+		}
+		if d.StoredOffTip {
+			how += ", stored off its best chain first (it had the other block of the height)"
+		}
+		region := -1
+		if d.Last >= 0 {
+			region = l.Nodes[d.Last].Region
+		}
+		out = append(out, fmt.Sprintf("height %d from node %d (region %d): every node after %s, bound %s, ratio %.2f; last node %d (region %d) at %s, its own shortest path %s; %s",
+			d.Height, d.Miner, l.Nodes[d.Miner].Region, ms(d.T100), ms(d.Bound), d.Ratio, d.Last, region, ms(d.LastAt), ms(d.LastPath), how))
+	}
+	return out
 }
 
 func absDur(d time.Duration) time.Duration {
@@ -230,7 +318,14 @@ func (l *Lab) SteadyState(ctx context.Context, dur, interval time.Duration, rate
 	r.Values["t100_p99_ms"] = float64(p(st.T100, 99)) / 1e6
 	r.add("physical bound (slowest shortest path's one-way delay on the overlay plus one validation per hop; validation = median generatetoaddress time %s): %s to %s by miner",
 		ms(st.Validate), ms(st.BoundMin), ms(st.BoundMax))
-	r.add("**goal ratio** (p99 over blocks of time-to-all-nodes / that block's bound): **%.2f** (median %.2f; goal ≤ 1.5)", ratio, pf(st.Ratios, 50))
+	r.add("**goal ratio** (p99 over blocks of time-to-all-nodes / that block's bound): **%.2f** (p95 %.2f, median %.2f, over %d blocks; goal ≤ 1.5)", ratio, pf(st.Ratios, 95), pf(st.Ratios, 50), len(st.Ratios))
+	r.Values["ratio_p95"] = pf(st.Ratios, 95)
+	if n := st.Pushed + st.Requested; n > 0 {
+		r.add("first copy of a block at a node: pushed %d times, asked for (headers, getdata, block) %d times (%.0f%% pushed)", st.Pushed, st.Requested, 100*float64(st.Pushed)/float64(n))
+	}
+	for _, ln := range l.slowest(st, 3) {
+		r.add("slowest: %s", ln)
+	}
 	r.add("against a bound of three one-way trips per hop (a block announced by a headers message, asked for with getdata, then sent: the relay to a peer that did not ask for pushes, see docs/p2p.md, Block relay), the ratio is %.2f at p99 (median %.2f)", pf(st.Ratios3, 99), pf(st.Ratios3, 50))
 	r.goal("block p99 time to every node / physical bound", "≤ 1.5", fmt.Sprintf("%.2f", ratio), ratio <= 1.5)
 	if ratio > 1.5 {

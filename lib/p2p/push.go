@@ -1,6 +1,8 @@
 package p2p
 
 import (
+	"sort"
+
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/p2p/wire"
 	"github.com/cointoolkit/coin/lib/types"
@@ -51,18 +53,33 @@ func setHB(on, off []*peerState) {
 	}
 }
 
+// sameNode reports whether a and b are connections to one node (one each way).
+func sameNode(a, b *peerState) bool { return a == b || (a.node != 0 && a.node == b.node) }
+
+// hbIndexLocked is the position in the high-bandwidth list of ps or of the other connection
+// to its node (-1: neither): a node is one high-bandwidth peer however many connections
+// we have to it, so the 3 slots go to 3 nodes and a loss on one path is covered by two others.
+func (s *syncManager) hbIndexLocked(ps *peerState) int {
+	for i, h := range s.hb {
+		if sameNode(h, ps) {
+			return i
+		}
+	}
+	return -1
+}
+
 // hbAddLocked makes ps a high-bandwidth peer at the front (first) or back of the list; when
 // the list is then too long it drops the last peer, sparing the only outbound one. It
-// returns the peer dropped, if any.
+// returns the peer dropped, if any. When the other connection to ps's node is in the list
+// already, that one stays (moved to the front if first): its node pushes to us on it.
 func (s *syncManager) hbAddLocked(ps *peerState, first bool) (added bool, dropped *peerState) {
-	for i, h := range s.hb {
-		if h == ps {
-			if first {
-				copy(s.hb[1:i+1], s.hb[:i])
-				s.hb[0] = ps
-			}
-			return false, nil
+	if i := s.hbIndexLocked(ps); i >= 0 {
+		if first {
+			h := s.hb[i]
+			copy(s.hb[1:i+1], s.hb[:i])
+			s.hb[0] = h
 		}
+		return false, nil
 	}
 	if first {
 		s.hb = append([]*peerState{ps}, s.hb...)
@@ -94,21 +111,22 @@ func (s *syncManager) hbAddLocked(ps *peerState, first bool) (added bool, droppe
 	return dropped != ps, dropped
 }
 
-// hbConnected makes a newly connected peer a high-bandwidth peer while there is room.
+// hbConnected makes a newly connected peer a high-bandwidth peer while there is room (and
+// its node is not one already).
 func (s *syncManager) hbConnected(ps *peerState) {
 	s.mu.Lock()
-	room := len(s.hb) < maxHBPeers
-	if room {
-		s.hbAddLocked(ps, false)
+	added := false
+	if len(s.hb) < maxHBPeers {
+		added, _ = s.hbAddLocked(ps, false)
 	}
 	s.mu.Unlock()
-	if room {
+	if added {
 		setHB([]*peerState{ps}, nil)
 	}
 }
 
 // hbGoneLocked forgets a disconnected high-bandwidth peer and takes another connected peer
-// in its place (outbound first), which it returns.
+// in its place (outbound first, of a node not high-bandwidth already), which it returns.
 func (s *syncManager) hbGoneLocked(ps *peerState) *peerState {
 	found := false
 	for i, h := range s.hb {
@@ -123,7 +141,7 @@ func (s *syncManager) hbGoneLocked(ps *peerState) *peerState {
 	}
 	var pick *peerState
 	for o := range s.peers {
-		if o == ps || o.pushFrom {
+		if o == ps || o.pushFrom || s.hbIndexLocked(o) >= 0 {
 			continue
 		}
 		if pick == nil || (pick.p.Inbound() && !o.p.Inbound()) {
@@ -158,7 +176,9 @@ func (s *syncManager) hbDelivered(ps *peerState) {
 
 // pushTargets splits the peers not known to have the block of n into those it is pushed to
 // (they asked for pushes, and have its parent or are at its parent's height; at most
-// maxBlockPushes) and those it is announced to. Both sets are then known to have it.
+// maxBlockPushes) and those it is announced to. Both sets are then known to have it. A node
+// we have two connections to (one each way) gets the block once: on a connection that asked
+// for pushes if either did, and not at all when either connection is known to have it.
 func (s *syncManager) pushTargets(n *chainstate.Node) (push, announce []*peerState) {
 	var parent types.Hash
 	if n.Parent != nil {
@@ -166,11 +186,28 @@ func (s *syncManager) pushTargets(n *chainstate.Node) (push, announce []*peerSta
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	has := make(map[uint64]bool)       // nodes known to have the block
+	hasParent := make(map[uint64]bool) // nodes known to have its parent
+	var cands []*peerState
 	for ps := range s.peers {
-		if !ps.p.KnownBlocks().Add(n.Hash) {
+		if ps.p.KnownBlocks().Has(parent) {
+			hasParent[ps.node] = true
+		}
+		if ps.p.KnownBlocks().Has(n.Hash) {
+			has[ps.node] = true
+		} else {
+			cands = append(cands, ps)
+		}
+	}
+	// Connections that asked for pushes first, so a node's push one is the one used.
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].pushTo && !cands[j].pushTo })
+	for _, ps := range cands {
+		ps.p.KnownBlocks().Add(n.Hash)
+		if ps.node != 0 && has[ps.node] {
 			continue
 		}
-		if ps.pushTo && len(push) < maxBlockPushes && (ps.p.KnownBlocks().Has(parent) || ps.p.Height()+1 >= n.Height) {
+		has[ps.node] = true
+		if ps.pushTo && len(push) < maxBlockPushes && ((ps.node != 0 && hasParent[ps.node]) || ps.p.KnownBlocks().Has(parent) || ps.p.Height()+1 >= n.Height) {
 			push = append(push, ps)
 		} else {
 			announce = append(announce, ps)
