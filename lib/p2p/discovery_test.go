@@ -307,3 +307,59 @@ func TestSelfAnnouncement(t *testing.T) {
 		return ok
 	})
 }
+
+// TestOneConnectionEachWay: two nodes may be connected once each way, as in Bitcoin Core.
+// A and B dial each other at the same moment: both connections stay, one each way, and
+// each node sees the other once as inbound and once as outbound. A second outbound
+// connection to the same node (under another name) is refused as a duplicate, and the node
+// is asked once to push new blocks, on the outbound connection.
+func TestOneConnectionEachWay(t *testing.T) {
+	a := startNode(t, "A", nodeOpts{tweak: noDial})
+	b := startNode(t, "B", nodeOpts{tweak: noDial})
+	errs := make(chan error, 2)
+	go func() { errs <- a.s.AddNode(b.addr(), "add") }()
+	go func() { errs <- b.s.AddNode(a.addr(), "add") }()
+	for i := 0; i < 2; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	oneEachWay := func(tn *tnode) bool {
+		in, out := 0, 0
+		for _, st := range tn.s.Peers() {
+			if st.Inbound {
+				in++
+			} else {
+				out++
+			}
+		}
+		return in == 1 && out == 1
+	}
+	waitFor(t, 10*time.Second, "one connection each way on both nodes", func() bool { return oneEachWay(a) && oneEachWay(b) })
+
+	// The same node under another name: a second outbound connection, refused.
+	other := "localhost:" + strconv.Itoa(int(b.s.ListenPort()))
+	if err := a.s.AddNode(other, "onetry"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the second outbound connection refused", func() bool {
+		return a.log.Contains("peer rejected: duplicate connection") || b.log.Contains("peer rejected: duplicate connection")
+	})
+	time.Sleep(200 * time.Millisecond)
+	if !oneEachWay(a) || !oneEachWay(b) {
+		t.Fatalf("after a duplicate dial: A %d peers, B %d peers", a.peerCount(), b.peerCount())
+	}
+	for _, tn := range []*tnode{a, b} {
+		asked := 0
+		tn.s.sync.mu.Lock()
+		for ps := range tn.s.sync.peers {
+			if ps.pushFrom {
+				asked++
+			}
+		}
+		tn.s.sync.mu.Unlock()
+		if asked != 1 {
+			t.Errorf("%s asked %d connections to push blocks, for one node", tn.name, asked)
+		}
+	}
+}

@@ -10,19 +10,24 @@ import (
 
 // High-bandwidth block relay, after BIP 152's high-bandwidth mode (with whole blocks, not
 // compact ones). Announcing a block with `headers` costs three link crossings per hop
-// (headers, getdata, block); a block pushed whole costs one. Each node chooses up to
-// maxHBPeers of its peers as high-bandwidth peers and sends them `sendblocks` (Push true):
-// at first the first peers to connect, then the peers that most recently delivered a new
-// tip first, keeping at least one outbound peer among them (so inbound peers alone cannot
-// take every slot). A peer that asked us so gets each new tip we validated (mined,
-// submitted or received) as a whole `block` message right away, unless it is known to have
-// it, and when it is known to have the parent (or to be at the parent's height); every
-// other peer gets the `headers` announcement as before, so peers that do not know
-// `sendblocks` (they ignore it) relay as before. A pushed block is validated once, like any
-// block (download.go, onUnsolicitedBlock), and relayed only after it became our tip.
+// (headers, getdata, block); a block pushed whole costs one. A node asks every outbound
+// peer to push new tips to it (`sendblocks`, Push true), and besides up to maxHBPeers
+// inbound peers: at first the first to connect, then those that most recently delivered a
+// new tip first (BIP 152's rule). So every connection pushes at least toward the node that
+// dialled it, and a block crosses most links once: with only BIP 152's 3 peers, a node
+// whose 3 did not lie toward a block's miner got it announced, three crossings a hop
+// (docs/network.md measured this). Inbound peers cannot take an outbound peer's place. A
+// node we have two connections to (one each way) is asked once. A peer that asked us so
+// gets each new tip we validated (mined, submitted or received) as a whole `block` message
+// right away, unless it is known to have it, and when it is known to have the parent (or to
+// be at the parent's height); every other peer gets the `headers` announcement as before,
+// so peers that do not know `sendblocks` (they ignore it) relay as before. A pushed block is
+// validated once, like any block (download.go, onUnsolicitedBlock), and relayed only after
+// it became our tip.
 
 const (
-	// maxHBPeers is how many peers a node asks to push blocks to it (BIP 152: 3).
+	// maxHBPeers is how many inbound peers a node asks to push blocks to it, besides its
+	// outbound peers (BIP 152: 3 peers in all).
 	maxHBPeers = 3
 	// maxBlockPushes bounds the peers one new tip is pushed to; the others get headers.
 	maxBlockPushes = 8
@@ -68,11 +73,15 @@ func (s *syncManager) hbIndexLocked(ps *peerState) int {
 	return -1
 }
 
-// hbAddLocked makes ps a high-bandwidth peer at the front (first) or back of the list; when
-// the list is then too long it drops the last peer, sparing the only outbound one. It
-// returns the peer dropped, if any. When the other connection to ps's node is in the list
-// already, that one stays (moved to the front if first): its node pushes to us on it.
+// hbAddLocked makes the inbound peer ps a high-bandwidth peer at the front (first) or back
+// of the list; when the list is then too long it drops the last peer. It returns the peer
+// dropped, if any. When the other connection to ps's node is in the list already, that one
+// stays (moved to the front if first): its node pushes to us on it; when ps's node is an
+// outbound peer, nothing changes: it pushes to us already.
 func (s *syncManager) hbAddLocked(ps *peerState, first bool) (added bool, dropped *peerState) {
+	if s.outboundPushLocked(ps) {
+		return false, nil // an outbound peer (or the other connection to its node) pushes already
+	}
 	if i := s.hbIndexLocked(ps); i >= 0 {
 		if first {
 			h := s.hb[i]
@@ -91,42 +100,54 @@ func (s *syncManager) hbAddLocked(ps *peerState, first bool) (added bool, droppe
 		return true, nil
 	}
 	victim := len(s.hb) - 1
-	outbound := 0
-	for _, h := range s.hb {
-		if !h.p.Inbound() {
-			outbound++
-		}
-	}
-	if !s.hb[victim].p.Inbound() && outbound == 1 {
-		for i := len(s.hb) - 1; i >= 0; i-- {
-			if s.hb[i].p.Inbound() {
-				victim = i
-				break
-			}
-		}
-	}
 	dropped = s.hb[victim]
 	dropped.pushFrom = false
 	s.hb = append(s.hb[:victim], s.hb[victim+1:]...)
 	return dropped != ps, dropped
 }
 
-// hbConnected makes a newly connected peer a high-bandwidth peer while there is room (and
-// its node is not one already).
-func (s *syncManager) hbConnected(ps *peerState) {
-	s.mu.Lock()
-	added := false
-	if len(s.hb) < maxHBPeers {
-		added, _ = s.hbAddLocked(ps, false)
+// outboundPushLocked reports whether ps's node pushes to us as an outbound peer: ps is
+// outbound, or the other connection to its node is.
+func (s *syncManager) outboundPushLocked(ps *peerState) bool {
+	if !ps.p.Inbound() {
+		return true
 	}
-	s.mu.Unlock()
-	if added {
-		setHB([]*peerState{ps}, nil)
+	for o := range s.peers {
+		if o != ps && !o.p.Inbound() && sameNode(o, ps) {
+			return true
+		}
 	}
+	return false
 }
 
-// hbGoneLocked forgets a disconnected high-bandwidth peer and takes another connected peer
-// in its place (outbound first, of a node not high-bandwidth already), which it returns.
+// hbConnected asks a newly connected outbound peer to push new tips to us, and an inbound
+// one while there is room among the high-bandwidth peers (and its node pushes to us not
+// already). An outbound connection to a node whose inbound connection held a slot frees it.
+func (s *syncManager) hbConnected(ps *peerState) {
+	var on, off []*peerState
+	s.mu.Lock()
+	if !ps.p.Inbound() {
+		ps.pushFrom = true
+		on = append(on, ps)
+		for i, h := range s.hb {
+			if sameNode(h, ps) {
+				h.pushFrom = false
+				s.hb = append(s.hb[:i], s.hb[i+1:]...)
+				off = append(off, h)
+				break
+			}
+		}
+	} else if len(s.hb) < maxHBPeers {
+		if added, _ := s.hbAddLocked(ps, false); added {
+			on = append(on, ps)
+		}
+	}
+	s.mu.Unlock()
+	setHB(on, off)
+}
+
+// hbGoneLocked forgets a disconnected high-bandwidth peer and takes another connected
+// inbound peer in its place (of a node not pushing to us already), which it returns.
 func (s *syncManager) hbGoneLocked(ps *peerState) *peerState {
 	found := false
 	for i, h := range s.hb {
@@ -137,14 +158,25 @@ func (s *syncManager) hbGoneLocked(ps *peerState) *peerState {
 		}
 	}
 	if !found {
+		// An outbound peer gone: the inbound connection from its node, if any, may take a
+		// free slot.
+		if ps.p.Inbound() || len(s.hb) >= maxHBPeers {
+			return nil
+		}
+		for o := range s.peers {
+			if o != ps && sameNode(o, ps) && o.p.Inbound() && !o.pushFrom {
+				s.hbAddLocked(o, false)
+				return o
+			}
+		}
 		return nil
 	}
 	var pick *peerState
 	for o := range s.peers {
-		if o == ps || o.pushFrom || s.hbIndexLocked(o) >= 0 {
+		if o == ps || o.pushFrom || s.hbIndexLocked(o) >= 0 || s.outboundPushLocked(o) {
 			continue
 		}
-		if pick == nil || (pick.p.Inbound() && !o.p.Inbound()) {
+		if pick == nil || o.p.ID() < pick.p.ID() { // the longest connected
 			pick = o
 		}
 	}
