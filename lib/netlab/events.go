@@ -24,6 +24,7 @@ type Events struct {
 	OffTip map[string][]time.Time
 	// Peer connections opened and closed ("peer connected", "peer disconnected").
 	Connects, Disconnects int
+	ConnectTimes          []time.Time // when each "peer connected" was logged
 }
 
 // Receipt is a block's first arrival at a node.
@@ -116,6 +117,7 @@ func (l *Lab) ReadEvents(since time.Time) *Events {
 				}
 			case "peer connected":
 				ev.Connects++
+				ev.ConnectTimes = append(ev.ConnectTimes, ln.Time)
 			case "peer disconnected":
 				ev.Disconnects++
 			case "chain reorganised":

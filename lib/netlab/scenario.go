@@ -103,6 +103,12 @@ type BlockStats struct {
 	Blocks, Stale                int
 	T50, T90, T100               []time.Duration // per block
 	Ratios                       []float64       // per block: T100 / physical bound
+	// Clean is Ratios without the blocks of a race: a block whose height or whose parent's
+	// height has another mined block. Nodes on the other side of a race do not relay it (it
+	// is not their tip, as in Bitcoin Core), so the bound, which assumes every node relays,
+	// does not hold for it.
+	Clean []float64
+	Races int // main-chain blocks left out of Clean
 	Ratios3                      []float64       // per block: T100 / the bound with three trips a hop
 	All                          []time.Duration // every (block, node) delay
 	StaleGaps                    []time.Duration // per stale block: time to its winner
@@ -125,6 +131,7 @@ type BlockDetail struct {
 	From         int           // the node that sent the last node its first copy (-1: not known)
 	Requested    bool          // that copy was asked for (else pushed)
 	StoredOffTip bool          // the last node had the block off its best chain first (a race)
+	Race         bool          // another block was mined at its height or its parent's
 }
 
 // blockStats reads the mined blocks against the events: which are in the main chain (as
@@ -195,8 +202,15 @@ func (l *Lab) blockStats(ctx context.Context, mined []Mined, ev *Events, ref *No
 			st.BoundMin, st.BoundMax = min(st.BoundMin, b), max(st.BoundMax, b)
 			if b > 0 {
 				st.Ratios = append(st.Ratios, float64(t100)/float64(b))
+				if len(byHeight[h]) > 1 || (h > 0 && len(byHeight[h-1]) > 1) {
+					st.Races++
+				} else {
+					st.Clean = append(st.Clean, float64(t100)/float64(b))
+				}
 				st.Ratios3 = append(st.Ratios3, float64(t100)/float64(l.boundTrips(adj, m.Node, st.Validate, 3)))
-				st.Details = append(st.Details, l.blockDetail(adj, m, ev, sel, nodes, t0, t100, b, st.Validate))
+				d := l.blockDetail(adj, m, ev, sel, nodes, t0, t100, b, st.Validate)
+				d.Race = len(byHeight[h]) > 1 || (h > 0 && len(byHeight[h-1]) > 1)
+				st.Details = append(st.Details, d)
 			}
 		}
 	}
@@ -253,6 +267,9 @@ func (l *Lab) slowest(st BlockStats, k int) []string {
 		}
 		if d.StoredOffTip {
 			how += ", stored off its best chain first (it had the other block of the height)"
+		}
+		if d.Race {
+			how += "; a block of a race"
 		}
 		region := -1
 		if d.Last >= 0 {
@@ -313,13 +330,16 @@ func (l *Lab) SteadyState(ctx context.Context, dur, interval time.Duration, rate
 	r.add("%d blocks mined in %v by %d miners (mean interval %v), tip %s", len(mined), dur.Round(time.Second), l.countMiners(), interval, short(tip))
 	r.add("block propagation, time after the miner connected it until 50%% / 90%% / 100%% of the %d nodes had it: median %s / %s / %s, p99 %s / %s / %s",
 		len(l.Nodes), ms(p(st.T50, 50)), ms(p(st.T90, 50)), ms(p(st.T100, 50)), ms(p(st.T50, 99)), ms(p(st.T90, 99)), ms(p(st.T100, 99)))
-	ratio := pf(st.Ratios, 99)
+	ratio := pf(st.Clean, 99)
 	r.Values["ratio"] = ratio
+	r.Values["ratio_all"] = pf(st.Ratios, 99)
 	r.Values["t100_p99_ms"] = float64(p(st.T100, 99)) / 1e6
 	r.add("physical bound (slowest shortest path's one-way delay on the overlay plus one validation per hop; validation = median generatetoaddress time %s): %s to %s by miner",
 		ms(st.Validate), ms(st.BoundMin), ms(st.BoundMax))
-	r.add("**goal ratio** (p99 over blocks of time-to-all-nodes / that block's bound): **%.2f** (p95 %.2f, median %.2f, over %d blocks; goal ≤ 1.5)", ratio, pf(st.Ratios, 95), pf(st.Ratios, 50), len(st.Ratios))
-	r.Values["ratio_p95"] = pf(st.Ratios, 95)
+	r.add("**goal ratio** (p99 over blocks of time-to-all-nodes / that block's bound): **%.2f** (p95 %.2f, median %.2f, over the %d blocks outside a race; goal ≤ 1.5)", ratio, pf(st.Clean, 95), pf(st.Clean, 50), len(st.Clean))
+	r.add("over all %d blocks, races included (%d blocks whose height or parent's height had two mined blocks: the nodes that saw the other block first do not relay this one, so the bound does not hold for it; a node has a block once it connected it or stored it off its best chain): p99 %.2f, p95 %.2f, median %.2f",
+		len(st.Ratios), st.Races, pf(st.Ratios, 99), pf(st.Ratios, 95), pf(st.Ratios, 50))
+	r.Values["ratio_p95"] = pf(st.Clean, 95)
 	if n := st.Pushed + st.Requested; n > 0 {
 		r.add("first copy of a block at a node: pushed %d times, asked for (headers, getdata, block) %d times (%.0f%% pushed)", st.Pushed, st.Requested, 100*float64(st.Pushed)/float64(n))
 	}
@@ -327,7 +347,7 @@ func (l *Lab) SteadyState(ctx context.Context, dur, interval time.Duration, rate
 		r.add("slowest: %s", ln)
 	}
 	r.add("against a bound of three one-way trips per hop (a block announced by a headers message, asked for with getdata, then sent: the relay to a peer that did not ask for pushes, see docs/p2p.md, Block relay), the ratio is %.2f at p99 (median %.2f)", pf(st.Ratios3, 99), pf(st.Ratios3, 50))
-	r.goal("block p99 time to every node / physical bound", "≤ 1.5", fmt.Sprintf("%.2f", ratio), ratio <= 1.5)
+	r.goal("block p99 time to every node / physical bound (blocks outside a race)", "≤ 1.5", fmt.Sprintf("%.2f (p95 %.2f; all blocks p99 %.2f)", ratio, pf(st.Clean, 95), pf(st.Ratios, 99)), ratio <= 1.5)
 	if ratio > 1.5 {
 		r.miss("block p99 time to all nodes is %.2f× the physical bound (goal 1.5×)", ratio)
 	}
@@ -523,6 +543,7 @@ func (l *Lab) Partition(ctx context.Context, name string, dur, interval time.Dur
 		heights = append(heights, fmt.Sprintf("region %d at height %d", reg, h))
 	}
 	r.add("before the heal: %s", strings.Join(heights, ", "))
+	during := l.ReadEvents(cutAt)
 	healAt := time.Now()
 	l.Fwd.SetCut(nil)
 	// Blocks keep coming after the heal: sides of equal work stay apart until the next block
@@ -554,7 +575,15 @@ func (l *Lab) Partition(ctx context.Context, name string, dur, interval time.Dur
 	}
 	r.Values["reorg_depth"] = float64(depth)
 	r.add("reorganisations after the heal: %d nodes, deepest %d blocks disconnected", len(nodes), depth)
-	r.add("peer connections after the heal: %d opened, %d closed (a connection that outlived the cut waits for TCP's next retransmission)", ev.Connects, ev.Disconnects)
+	r.add("peer connections during the cut: %d closed (a peer silent for 30 s is dropped: docs/p2p.md, Liveness), %d opened; after the heal: %d opened, %d closed",
+		during.Disconnects, during.Connects, ev.Connects, ev.Disconnects)
+	if len(ev.ConnectTimes) > 0 {
+		var after []time.Duration
+		for _, t := range ev.ConnectTimes {
+			after = append(after, t.Sub(healAt))
+		}
+		r.add("connections opened after the heal: the first %s after it, half of them by %s", ms(Percentile(after, 0)), ms(Percentile(after, 50)))
+	}
 	if ts, ok := ev.Block[tip]; ok {
 		sp := SpreadOf(ts, healAt)
 		r.Series = []Series{{"time after the heal until a node is on the final tip", sp.Delays}}
