@@ -100,15 +100,15 @@ func (f *Flow) Stop() { f.cancel(); <-f.done }
 
 // BlockStats are the figures of the main-chain blocks a flow mined.
 type BlockStats struct {
-	Blocks, Stale                int
-	T50, T90, T100               []time.Duration // per block
-	Ratios                       []float64       // per block: T100 / physical bound
+	Blocks, Stale  int
+	T50, T90, T100 []time.Duration // per block
+	Ratios         []float64       // per block: T100 / physical bound
 	// Clean is Ratios without the blocks of a race: a block whose height or whose parent's
 	// height has another mined block. Nodes on the other side of a race do not relay it (it
 	// is not their tip, as in Bitcoin Core), so the bound, which assumes every node relays,
 	// does not hold for it.
-	Clean []float64
-	Races int // main-chain blocks left out of Clean
+	Clean                        []float64
+	Races                        int             // main-chain blocks left out of Clean
 	Ratios3                      []float64       // per block: T100 / the bound with three trips a hop
 	All                          []time.Duration // every (block, node) delay
 	StaleGaps                    []time.Duration // per stale block: time to its winner
