@@ -118,7 +118,7 @@ func runLab(t *testing.T, pl plan) []*netlab.Result {
 	}
 	if pl.report != "" {
 		meta := netlab.Meta{Nodes: len(l.Nodes), Regions: pl.cfg.Regions, Mode: l.Mode, Cfg: pl.cfg,
-			Interval: pl.interval, Rate: pl.rate, Gateways: len(gateways), Took: time.Since(start),
+			Interval: pl.interval, SteadyInterval: si, Rate: pl.rate, Gateways: len(gateways), Took: time.Since(start),
 			GoVersion: runtime.Version()}
 		if err := netlab.WriteReport(pl.report, meta, results); err != nil {
 			t.Fatal(err)
