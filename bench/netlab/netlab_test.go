@@ -20,21 +20,25 @@ import (
 
 // plan is one lab run's shape and scenarios.
 type plan struct {
-	cfg         netlab.Config
-	interval    time.Duration // mean block interval across the network
-	rate        float64       // transfers per second
-	gateways    int           // nodes the transfers go through
-	steady      time.Duration
-	partition   time.Duration
-	deep        []int // per region: blocks mined at once during the partition
-	converge    time.Duration
-	churn       time.Duration
-	adversarial bool // eclipse attempt and bad peer
-	premine     int
-	splits      int
-	report      string // where the Markdown report goes ("": nowhere)
-	bound       time.Duration
-	discover    time.Duration // how long discovery may take before the other scenarios start
+	cfg      netlab.Config
+	interval time.Duration // mean block interval across the network
+	// steadyInterval is the steady state's mean block interval (0: interval): shorter in the
+	// full lab, so that its p99 over blocks rests on more than 100 blocks and is not the
+	// slowest one.
+	steadyInterval time.Duration
+	rate           float64 // transfers per second
+	gateways       int     // nodes the transfers go through
+	steady         time.Duration
+	partition      time.Duration
+	deep           []int // per region: blocks mined at once during the partition
+	converge       time.Duration
+	churn          time.Duration
+	adversarial    bool // eclipse attempt and bad peer
+	premine        int
+	splits         int
+	report         string // where the Markdown report goes ("": nowhere)
+	bound          time.Duration
+	discover       time.Duration // how long discovery may take before the other scenarios start
 }
 
 func runLab(t *testing.T, pl plan) []*netlab.Result {
@@ -47,6 +51,10 @@ func runLab(t *testing.T, pl plan) []*netlab.Result {
 	// and the process exits, whatever the test is doing.
 	bins := proctest.Build(t, "./cmd/coin-node", "./cmd/coin-miner", "./cmd/coin-cli")
 	pl.cfg.BinDir, pl.cfg.WorkDir, pl.cfg.Logf = bins, t.TempDir(), t.Logf
+	if keep := os.Getenv("COIN_NETLAB_KEEP"); keep != "" {
+		// The nodes' data directories and logs stay there after the run, to read.
+		pl.cfg.WorkDir = keep
+	}
 	start := time.Now()
 	l, err := netlab.New(pl.cfg)
 	if err != nil {
@@ -77,7 +85,11 @@ func runLab(t *testing.T, pl plan) []*netlab.Result {
 	}
 	gateways := l.Gateways(pl.gateways)
 
-	st := l.SteadyState(ctx, pl.steady, pl.interval, pl.rate, w, gateways)
+	si := pl.steadyInterval
+	if si == 0 {
+		si = pl.interval
+	}
+	st := l.SteadyState(ctx, pl.steady, si, pl.rate, w, gateways)
 	results = append(results, st)
 	logResult(t, st)
 
@@ -106,7 +118,7 @@ func runLab(t *testing.T, pl plan) []*netlab.Result {
 	}
 	if pl.report != "" {
 		meta := netlab.Meta{Nodes: len(l.Nodes), Regions: pl.cfg.Regions, Mode: l.Mode, Cfg: pl.cfg,
-			Interval: pl.interval, Rate: pl.rate, Gateways: len(gateways), Took: time.Since(start),
+			Interval: pl.interval, SteadyInterval: si, Rate: pl.rate, Gateways: len(gateways), Took: time.Since(start),
 			GoVersion: runtime.Version()}
 		if err := netlab.WriteReport(pl.report, meta, results); err != nil {
 			t.Fatal(err)
@@ -154,8 +166,8 @@ func checkResults(t *testing.T, res []*netlab.Result) {
 	}
 }
 
-// TestNetlabFull is make netlab: the default lab (20 nodes, five miners, a block every 10 s)
-// through every scenario, bounded to 20 minutes, writing COIN_NETLAB_REPORT (make netlab:
+// TestNetlabFull is make netlab: the default lab (20 nodes, five miners, a block every 10 s,
+// every 4 s in the steady state) through every scenario, bounded to 22 minutes, writing COIN_NETLAB_REPORT (make netlab:
 // docs/network.md). It runs only with COIN_NETLAB=1.
 func TestNetlabFull(t *testing.T) {
 	if os.Getenv("COIN_NETLAB") != "1" {
@@ -169,16 +181,17 @@ func TestNetlabFull(t *testing.T) {
 	pl := plan{
 		cfg: netlab.Config{Nodes: 20, Regions: 3, IntraDelay: 10 * time.Millisecond, InterDelay: netlab.DefaultInter,
 			Jitter: 0.1, Loss: 0.001, Miners: 5, Outbound: 3, Attacker: 50, Seed: 7},
-		interval: 10 * time.Second, rate: 2, gateways: 4, steady: 4 * time.Minute, partition: 40 * time.Second,
-		deep: []int{2100, 2200}, converge: 3 * time.Minute, churn: 2 * time.Minute, adversarial: true,
-		premine: 115, splits: 12, report: report, bound: 19 * time.Minute, discover: 2 * time.Minute,
+		interval: 10 * time.Second, steadyInterval: 4 * time.Second, rate: 2, gateways: 4, steady: 8 * time.Minute,
+		partition: 40 * time.Second, deep: []int{2100, 2200}, converge: 3 * time.Minute, churn: 2 * time.Minute,
+		adversarial: true, premine: 115, splits: 12, report: report, bound: 22 * time.Minute, discover: 2 * time.Minute,
 	}
 	if os.Getenv("COIN_NETLAB_QUICK") == "1" {
 		// Every scenario on a small lab in a few minutes, to try a change to the lab itself.
 		pl.cfg.Nodes, pl.cfg.Miners, pl.cfg.Outbound, pl.cfg.Attacker = 7, 3, 2, 10
-		pl.interval, pl.steady, pl.partition, pl.deep, pl.churn = 4*time.Second, 20*time.Second, 10*time.Second, []int{150, 250}, 20*time.Second
+		pl.interval, pl.steady, pl.partition, pl.deep, pl.churn = 4*time.Second, time.Minute, 10*time.Second, []int{150, 250}, 20*time.Second
+		pl.steadyInterval = 2 * time.Second
 		pl.converge = time.Minute
-		pl.premine, pl.splits, pl.bound = 103, 1, 8*time.Minute
+		pl.premine, pl.splits, pl.bound = 105, 3, 8*time.Minute
 	}
 	checkResults(t, runLab(t, pl))
 }

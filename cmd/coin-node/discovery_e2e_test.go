@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/jsonrpc"
+	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 )
 
@@ -99,16 +100,17 @@ func TestE2EDiscovery(t *testing.T) {
 		len(info[0].Addresses) != 1 || info[0].Addresses[0].Connected != "outbound" {
 		t.Fatalf("B's getaddednodeinfo: %+v", info)
 	}
-	if err := b.RPC.Call(bg, "addnode", []any{a.P2PAddr(), "add"}, nil); rpcCode(err) != -23 {
+	// Core's codes, with our reason kinds as data.reason.
+	if err := b.RPC.Call(bg, "addnode", []any{a.P2PAddr(), "add"}, nil); rpcCode(err) != -23 || !errors.Is(rpcapi.DecodeError(err), reason.NodeAlreadyAdded) {
 		t.Fatalf("adding A twice: %v", err)
 	}
 	if err := b.RPC.Call(bg, "addnode", []any{a.P2PAddr(), "remove"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.RPC.Call(bg, "getaddednodeinfo", []any{a.P2PAddr()}, &info); rpcCode(err) != -24 {
+	if err := b.RPC.Call(bg, "getaddednodeinfo", []any{a.P2PAddr()}, &info); rpcCode(err) != -24 || !errors.Is(rpcapi.DecodeError(err), reason.NodeNotAdded) {
 		t.Fatalf("getaddednodeinfo of a removed node: %v", err)
 	}
-	if err := b.RPC.Call(bg, "addnode", []any{a.P2PAddr(), "remove"}, nil); rpcCode(err) != -24 {
+	if err := b.RPC.Call(bg, "addnode", []any{a.P2PAddr(), "remove"}, nil); rpcCode(err) != -24 || !errors.Is(rpcapi.DecodeError(err), reason.NodeNotAdded) {
 		t.Fatalf("removing A twice: %v", err)
 	}
 	for _, bad := range [][]any{{a.P2PAddr(), "sometimes"}, {"127.0.0.1:0", "add"}, {"", "add"}} {

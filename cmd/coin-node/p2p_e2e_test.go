@@ -237,7 +237,9 @@ func TestE2ELateJoinerSync2000(t *testing.T) {
 		t.Skip("2,000-block sync skipped in -short mode")
 	}
 	k := newWallet(t, 11)
-	a := newProc(t, "A").start()
+	// A dials nobody: two nodes may be connected once each way, so a hub that dialled the
+	// addresses it learns would hold a second connection to B.
+	a := newProc(t, "A").noDial().start()
 	b := newProc(t, "B").start(a.P2PAddr())
 	waitUntil(t, 10*time.Second, "A-B connected", func() bool { return a.peers() == 1 })
 	hashes := a.generate(2000, k.addr)
@@ -340,10 +342,11 @@ func TestE2EPartitionHeal(t *testing.T) {
 		waitUntil(t, 30*time.Second, p.name+" at 101", func() bool { return p.best() == hashes[100] })
 	}
 
-	// Partition: C restarts alone (no --connect, peers.json removed); D reconnects to it.
+	// Partition: C restarts alone (no --connect, peers.json removed, dialling nobody: it
+	// would dial D back, one connection each way); D reconnects to it.
 	c.stop()
 	os.Remove(filepath.Join(c.DataDir, "peers.json"))
-	c.start()
+	c.noDial().start()
 	waitUntil(t, 20*time.Second, "C-D reconnected", func() bool { return c.peers() == 1 && d.peers() == 1 && b.peers() == 1 })
 	tx, txHex := spendCoinbase(t, k, d, hashes[0], 10_000)
 	txid := tx.TxID().String()
@@ -359,8 +362,9 @@ func TestE2EPartitionHeal(t *testing.T) {
 		t.Fatalf("the transaction is not mined on the losing branch: %+v %v", tx, err)
 	}
 
-	// Heal: C reconnects to B.
+	// Heal: C reconnects to B (dialling again: --max-peers 0 would leave --connect no slot).
 	c.stop()
+	c.flags = nil
 	c.start(b.P2PAddr())
 	for _, p := range all {
 		waitUntil(t, 30*time.Second, p.name+" on the most-work chain", func() bool { return p.best() == win[3] })
@@ -396,7 +400,7 @@ func TestE2EPartitionHeal(t *testing.T) {
 // its honest peer.
 func TestE2EHostilePeer(t *testing.T) {
 	k := newWallet(t, 13)
-	a := newProc(t, "A").start()
+	a := newProc(t, "A").noDial().start() // B's only connection: A does not dial B back
 	b := newProc(t, "B").start(a.P2PAddr())
 	waitUntil(t, 10*time.Second, "A-B connected", func() bool { return a.peers() == 1 })
 	attacks := []struct {

@@ -24,7 +24,7 @@ import (
 // one, so node B, connecting from the same address, still connects and syncs.
 func TestE2EStrayRequestBansNoOne(t *testing.T) {
 	k := newWallet(t, 21)
-	a := newProc(t, "A").start()
+	a := newProc(t, "A").noDial().start() // B's only connection: A does not dial B back
 	a.generate(5, k.addr)
 
 	ctx, cancel := context.WithTimeout(bg, 20*time.Second)
@@ -71,7 +71,7 @@ func TestE2EStrayRequestBansNoOne(t *testing.T) {
 // setnetworkactive, ping, getnettotals, getnetworkinfo and getpeerinfo's Core fields.
 func TestE2EManualBans(t *testing.T) {
 	k := newWallet(t, 22)
-	a := newProc(t, "A").start()
+	a := newProc(t, "A").noDial().start() // B's only connection: A does not dial B back
 	b := newProc(t, "B").start(a.P2PAddr())
 	waitUntil(t, 10*time.Second, "A and B connected", func() bool { return a.peers() == 1 && b.peers() == 1 })
 	a.generate(1, k.addr)
@@ -193,7 +193,7 @@ func TestE2EListening(t *testing.T) {
 	}
 
 	bound := newProc(t, "BOUND")
-	bound.startWith("--p2p-bind", "127.0.0.3", "--externalip", "203.0.113.7")
+	bound.startWith("--p2p-bind", "127.0.0.3", "--externalip", "203.0.113.7", "--max-peers", "0") // it does not dial PEER back
 	addr := fmt.Sprintf("127.0.0.3:%d", bound.P2PPort)
 	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 	if err != nil {

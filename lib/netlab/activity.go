@@ -343,6 +343,16 @@ func (l *Lab) Bound(adj map[int]map[int]bool, src int, validate time.Duration) t
 // boundTrips is Bound with each link crossed trips times per hop (3: a relay that announces
 // a block, is asked for it, then sends it).
 func (l *Lab) boundTrips(adj map[int]map[int]bool, src int, validate time.Duration, trips int) time.Duration {
+	var worst time.Duration
+	for _, d := range l.pathDelays(adj, src, validate, trips) {
+		worst = max(worst, d)
+	}
+	return worst
+}
+
+// pathDelays is, per node, the shortest path's delay from src on the overlay (each link
+// crossed trips times, plus validate per hop; -1: unreachable), by Dijkstra.
+func (l *Lab) pathDelays(adj map[int]map[int]bool, src int, validate time.Duration, trips int) []time.Duration {
 	N := len(l.Nodes)
 	dist := make([]time.Duration, N)
 	done := make([]bool, N)
@@ -368,9 +378,5 @@ func (l *Lab) boundTrips(adj map[int]map[int]bool, src int, validate time.Durati
 			}
 		}
 	}
-	var worst time.Duration
-	for _, d := range dist {
-		worst = max(worst, d)
-	}
-	return worst
+	return dist
 }

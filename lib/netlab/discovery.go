@@ -7,16 +7,15 @@ import (
 )
 
 // outboundTarget is the outbound set a node should reach: its --connect peers in
-// ModeConnect, else the --max-peers the lab gives (8), bounded by what the network can give
-// every node at once. Two nodes keep one connection between them, whoever dialled (the
-// handshake refuses a second as a duplicate, lib/p2p), so n nodes have at most n(n-1)/2
-// connections and each can have at most (n-1)/2 outbound ones: 9 of 19 others in the full lab
-// (so 8, the --max-peers), 2 in the reduced lab of 6.
+// ModeConnect, else the --max-peers the lab gives (8), bounded by the other nodes there are.
+// Two nodes may be connected once each way (lib/p2p, as in Bitcoin Core), so a node's
+// inbound peers do not keep it from dialling them: every node can have min(8, n-1) outbound
+// peers, 8 in the full lab of 20 (each in a network group of its own).
 func (l *Lab) outboundTarget(n *Node) int {
 	if l.Mode == ModeConnect {
 		return len(n.Connect)
 	}
-	return min(8, (len(l.Nodes)-1)/2)
+	return min(8, len(l.Nodes)-1)
 }
 
 // Discovery starts every node and measures, for each, the time from its start until it
@@ -56,7 +55,7 @@ func (l *Lab) Discovery(ctx context.Context, wait time.Duration) *Result {
 	case ModeConnect:
 		r.add("peer mode **connect**: coin-node lists no --seednode in this build, so each node was given --connect to %d others (one in its region, the rest across regions); this measures reaching that set, not discovery from one seed", l.Cfg.Outbound)
 	default:
-		r.add("peer mode **seednode**: every node knew only node 0's address (--seednode); full set = %d outbound peers (--max-peers 8, at most (n-1)/2 with one connection a pair)", l.outboundTarget(l.Nodes[0]))
+		r.add("peer mode **seednode**: every node knew only node 0's address (--seednode); full set = %d outbound peers (--max-peers 8, at most n-1: one connection each way a pair)", l.outboundTarget(l.Nodes[0]))
 	}
 	r.add("time from the start of the lab until a node has its full outbound set: median %s, slowest %s; %d of %d nodes got there",
 		ms(Percentile(ds, 50)), ms(Percentile(ds, 100)), len(ds), len(l.Nodes))

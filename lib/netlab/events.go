@@ -12,12 +12,26 @@ import (
 // this machine): when each node first connected each block and first accepted each
 // transaction, and each reorganisation.
 type Events struct {
-	Block  map[string][]time.Time // hash → per node (zero: never connected)
+	Block  map[string][]time.Time // hash → per node (zero: never had it): connected, or stored off the best chain
 	Height map[string]uint64
 	Tx     map[string][]time.Time // txid → per node, accepted into the mempool
 	Reorgs []Reorg
+	// Recv is, per block and node, the first copy received from a peer ("block received",
+	// a debug line of lib/p2p): from whom, and whether it was asked for or pushed.
+	Recv map[string][]Receipt
+	// OffTip is, per block and node, when the node stored it off its best chain ("block
+	// stored off the best chain", lib/p2p): it had the other block of the height.
+	OffTip map[string][]time.Time
 	// Peer connections opened and closed ("peer connected", "peer disconnected").
 	Connects, Disconnects int
+	ConnectTimes          []time.Time // when each "peer connected" was logged
+}
+
+// Receipt is a block's first arrival at a node.
+type Receipt struct {
+	At        time.Time
+	Peer      string // the sender's address (host:port)
+	Requested bool   // asked for with getdata (else pushed)
 }
 
 // Reorg is one "chain reorganised" line.
@@ -34,11 +48,14 @@ type logLine struct {
 	Height       uint64    `json:"height"`
 	TxID         string    `json:"txid"`
 	Disconnected int       `json:"disconnected"`
+	Peer         string    `json:"peer"`
+	Requested    bool      `json:"requested"`
 }
 
 // ReadEvents reads the logs of the nodes from since on.
 func (l *Lab) ReadEvents(since time.Time) *Events {
-	ev := &Events{Block: map[string][]time.Time{}, Height: map[string]uint64{}, Tx: map[string][]time.Time{}}
+	ev := &Events{Block: map[string][]time.Time{}, Height: map[string]uint64{}, Tx: map[string][]time.Time{},
+		Recv: map[string][]Receipt{}, OffTip: map[string][]time.Time{}}
 	N := len(l.Nodes)
 	for i, n := range l.Nodes {
 		f, err := os.Open(n.LogPath)
@@ -57,7 +74,20 @@ func (l *Lab) ReadEvents(since time.Time) *Events {
 				continue
 			}
 			switch ln.Msg {
+			case "block stored off the best chain":
+				rs := ev.OffTip[ln.Hash]
+				if rs == nil {
+					rs = make([]time.Time, N)
+					ev.OffTip[ln.Hash] = rs
+				}
+				if rs[i].IsZero() {
+					rs[i] = ln.Time
+				}
+				fallthrough
 			case "block connected":
+				// A node has a block when it connected it or, having the other block of
+				// the height (a race), stored it off its best chain: it connects it when
+				// that branch wins, a block interval later, which is no propagation time.
 				ts := ev.Block[ln.Hash]
 				if ts == nil {
 					ts = make([]time.Time, N)
@@ -66,6 +96,15 @@ func (l *Lab) ReadEvents(since time.Time) *Events {
 				}
 				if ts[i].IsZero() {
 					ts[i] = ln.Time
+				}
+			case "block received":
+				rs := ev.Recv[ln.Hash]
+				if rs == nil {
+					rs = make([]Receipt, N)
+					ev.Recv[ln.Hash] = rs
+				}
+				if rs[i].At.IsZero() {
+					rs[i] = Receipt{At: ln.Time, Peer: ln.Peer, Requested: ln.Requested}
 				}
 			case "transaction accepted":
 				ts := ev.Tx[ln.TxID]
@@ -78,6 +117,7 @@ func (l *Lab) ReadEvents(since time.Time) *Events {
 				}
 			case "peer connected":
 				ev.Connects++
+				ev.ConnectTimes = append(ev.ConnectTimes, ln.Time)
 			case "peer disconnected":
 				ev.Disconnects++
 			case "chain reorganised":

@@ -349,7 +349,7 @@ func (l *Lab) planTopology() {
 func (l *Lab) NodeArgs(n *Node) []string {
 	args := []string{"--network", "regtest", "--data-dir", n.DataDir,
 		"--rpc-bind", fmt.Sprintf("127.0.0.1:%d", RPCPort), "--p2p-port", fmt.Sprint(P2PPort),
-		"--log-format", "json", "--log-level", "info,node=debug", "--mempool-save-interval", "0",
+		"--log-format", "json", "--log-level", "info,node=debug,p2p=debug", "--mempool-save-interval", "0",
 		"--coin-cache-mb", "16", "--max-peers", "8"}
 	switch l.Mode {
 	case ModeSeed:

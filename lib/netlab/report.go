@@ -17,6 +17,7 @@ type Meta struct {
 	Mode           PeerMode
 	Cfg            Config
 	Interval       time.Duration
+	SteadyInterval time.Duration // the steady state's block interval, if not Interval
 	Rate           float64
 	Gateways       int
 	Took           time.Duration
@@ -55,9 +56,13 @@ func WriteReport(path string, m Meta, results []*Result) error {
 	fmt.Fprintf(&out, "\n_Written by `make netlab` (%s, %d CPUs, %s, %s); the run took %v; load average at its end %s._\n\n",
 		cpuModel(), runtime.NumCPU(), m.GoVersion, time.Now().UTC().Format("2006-01-02"), m.Took.Round(time.Second),
 		strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
+	steady := ""
+	if m.SteadyInterval != 0 && m.SteadyInterval != m.Interval {
+		steady = fmt.Sprintf(" (%v in the steady state)", m.SteadyInterval)
+	}
 	fmt.Fprintf(&out, "Settings: %d nodes in %d regions; one-way delay %v inside a region, %s between regions; %.0f%% jitter; %.1f%% loss; "+
-		"%d miners, a block every %v on average (Poisson) by generatetoaddress; %.0f transfers/s through %d nodes; peer mode **%s**.\n\n",
-		m.Nodes, m.Regions, m.Cfg.IntraDelay, interList(m.Cfg), 100*m.Cfg.Jitter, 100*m.Cfg.Loss, m.Cfg.Miners, m.Interval, m.Rate, m.Gateways, m.Mode)
+		"%d miners, a block every %v on average%s (Poisson) by generatetoaddress; %.0f transfers/s through %d nodes; peer mode **%s**.\n\n",
+		m.Nodes, m.Regions, m.Cfg.IntraDelay, interList(m.Cfg), 100*m.Cfg.Jitter, 100*m.Cfg.Loss, m.Cfg.Miners, m.Interval, steady, m.Rate, m.Gateways, m.Mode)
 	out.WriteString("| goal | target | measured | met |\n|---|---|---|---|\n")
 	for _, r := range results {
 		for _, g := range r.Goals {

@@ -20,7 +20,7 @@ import (
 // Errors of the handshake decided by the server.
 var (
 	errSelf      = errors.New("connected to ourselves (same node nonce)")
-	errDuplicate = errors.New("already connected to this node")
+	errDuplicate = errors.New("already connected to this node in this direction")
 )
 
 // acceptLoop accepts on ln until the server stops; the connection manager admits or
@@ -87,14 +87,14 @@ func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string, kind c
 		return
 	}
 	defer s.cm.untrack(e)
-	err := p.Handshake(s.versionMsg(), func(v *wire.MsgVersion) error { return s.cm.checkNonce(s.nonce, v.Nonce) })
+	err := p.Handshake(s.versionMsg(), func(v *wire.MsgVersion) error { return s.cm.checkNonce(s.nonce, v.Nonce, inbound) })
 	if err != nil {
 		s.rejected(p, dialAddr, err)
 		p.Disconnect(err)
 		return
 	}
 	v := p.Version()
-	ps := &peerState{p: p, dialAddr: dialAddr, bucket: newBucket(100, 500), addrs: s.newPeerAddrs()}
+	ps := &peerState{p: p, dialAddr: dialAddr, node: v.Nonce, bucket: newBucket(100, 500), addrs: s.newPeerAddrs()}
 	if inbound && v.ListenPort != 0 && p.IP().IsValid() {
 		ps.listenAddr = netip.AddrPortFrom(p.IP(), v.ListenPort).String()
 	}

@@ -80,8 +80,8 @@ type connManager struct {
 	mu        sync.Mutex
 	conns     map[net.Conn]*connEntry
 	byPeer    map[*peer.Peer]*connEntry
-	nonces    map[uint64]*connEntry
-	inbound   int // connected and handshaking
+	nonces    map[nonceKey]*connEntry // established connections by the remote node and direction
+	inbound   int                     // connected and handshaking
 	inboundIP map[netip.Addr]int
 	stalls    map[netip.Addr]*stallRecord
 	dialing   map[string]connKind // outbound addresses dialling or connected, with their kind
@@ -95,7 +95,7 @@ type connManager struct {
 
 func newConnManager(cfg *Config, bans *BanManager, log *slog.Logger) *connManager {
 	return &connManager{cfg: cfg, bans: bans, log: log, wake: make(chan struct{}, 1),
-		conns: make(map[net.Conn]*connEntry), byPeer: make(map[*peer.Peer]*connEntry), nonces: make(map[uint64]*connEntry),
+		conns: make(map[net.Conn]*connEntry), byPeer: make(map[*peer.Peer]*connEntry), nonces: make(map[nonceKey]*connEntry),
 		inboundIP: make(map[netip.Addr]int), stalls: make(map[netip.Addr]*stallRecord), dialing: make(map[string]connKind),
 		outLocal: make(map[string]string), self: make(map[string]bool)}
 }
@@ -314,8 +314,8 @@ func (cm *connManager) untrack(e *connEntry) {
 	cm.mu.Lock()
 	delete(cm.conns, e.conn)
 	delete(cm.byPeer, e.p)
-	if e.established && cm.nonces[e.nonce] == e {
-		delete(cm.nonces, e.nonce)
+	if k := (nonceKey{e.nonce, e.inbound}); e.established && cm.nonces[k] == e {
+		delete(cm.nonces, k)
 	}
 	if !e.inbound {
 		delete(cm.outLocal, e.conn.LocalAddr().String())
@@ -325,33 +325,47 @@ func (cm *connManager) untrack(e *connEntry) {
 	cm.mu.Unlock()
 }
 
-// checkNonce refuses a remote nonce that is ours (a self-connection) or a connected peer's
-// (a duplicate connection).
-func (cm *connManager) checkNonce(ours, theirs uint64) error {
+// nonceKey names an established connection by the remote node's nonce and the direction.
+// Two nodes may be connected once each way, as in Bitcoin Core (whose duplicate check is
+// by the address dialled, and whose outbound group diversity counts only outbound peers):
+// the node everyone dials first, a seed, can still dial its own outbound peers among
+// them, and when two nodes dial each other at once both connections stay, one each way.
+// A second connection in the same direction (the node dialled under another address,
+// or it dialled us twice) is a duplicate.
+type nonceKey struct {
+	nonce   uint64
+	inbound bool
+}
+
+// checkNonce refuses a remote nonce that is ours (a self-connection) or, in the same
+// direction, a connected peer's (a duplicate connection).
+func (cm *connManager) checkNonce(ours, theirs uint64, inbound bool) error {
 	if theirs == ours {
 		return errSelf
 	}
 	cm.mu.Lock()
 	defer cm.mu.Unlock()
-	if other, ok := cm.nonces[theirs]; ok {
+	if other, ok := cm.nonces[nonceKey{theirs, inbound}]; ok {
 		return fmt.Errorf("%w (as %s)", errDuplicate, other.p.Addr())
 	}
 	return nil
 }
 
-// establish registers a completed handshake under the remote nonce (refusing a duplicate
-// that raced it) and applies a ban or discouragement that began during the handshake.
+// establish registers a completed handshake under the remote nonce and direction (refusing
+// a duplicate that raced it) and applies a ban or discouragement that began during the
+// handshake.
 func (cm *connManager) establish(e *connEntry, nonce uint64) error {
 	if _, banned := cm.bans.Banned(e.ip); banned {
 		return errBannedNow
 	}
 	cm.mu.Lock()
 	defer cm.mu.Unlock()
-	if other, ok := cm.nonces[nonce]; ok {
+	k := nonceKey{nonce, e.inbound}
+	if other, ok := cm.nonces[k]; ok {
 		return fmt.Errorf("%w (as %s)", errDuplicate, other.p.Addr())
 	}
 	e.established, e.nonce = true, nonce
-	cm.nonces[nonce] = e
+	cm.nonces[k] = e
 	return nil
 }
 

@@ -191,10 +191,11 @@ func TestDNSSeed(t *testing.T) {
 func (tn *tnode) outboundFull() int { return tn.s.fullOutbound() }
 
 // TestDiscoveryFillsOutbound: nine nodes started one after another, each knowing only the
-// seed node, all reach their full outbound set (2 here) through gossip: the late ones from
-// the seed's answer, the early ones from the announcements relayed to them. (Two nodes
-// connect once, whoever dialled: with 9 nodes, 4 outbound each would need every one of the
-// 36 pairs, exactly 4 dialled by each node; 2 each need half of them.)
+// seed node, all reach their full outbound set (6 of the 8 others here) through gossip: the
+// late ones from the seed's answer, the early ones from the announcements relayed to them.
+// Two nodes may be connected once each way, so a node's inbound peers (the early nodes are
+// dialled by every later one) do not keep it from dialling them; with one connection a pair,
+// 9 nodes could not have more than 4 outbound each.
 func TestDiscoveryFillsOutbound(t *testing.T) {
 	// Every node is on 127.0.0.1: no bound of inbound connections per IP.
 	seed := startNode(t, "S", nodeOpts{discard: true, tweak: func(c *Config) { c.MaxOutbound = 2; c.MaxInboundPerIP = -1 }})
@@ -202,7 +203,7 @@ func TestDiscoveryFillsOutbound(t *testing.T) {
 	var nodes []*tnode
 	for i := 0; i < 8; i++ {
 		nodes = append(nodes, startNode(t, "N"+strconv.Itoa(i), nodeOpts{discard: true, tweak: func(c *Config) {
-			c.MaxOutbound, c.MaxInboundPerIP = 2, -1
+			c.MaxOutbound, c.MaxInboundPerIP = 6, -1
 			c.SeedNodes = []string{seed.addr()}
 		}}))
 	}
@@ -213,9 +214,9 @@ func TestDiscoveryFillsOutbound(t *testing.T) {
 			}
 		}
 	})
-	waitFor(t, 20*time.Second, "every node at 2 outbound peers", func() bool {
+	waitFor(t, 20*time.Second, "every node at 6 outbound peers", func() bool {
 		for _, n := range nodes {
-			if n.outboundFull() < 2 {
+			if n.outboundFull() < 6 {
 				return false
 			}
 		}
@@ -306,4 +307,60 @@ func TestSelfAnnouncement(t *testing.T) {
 		_, ok := b.s.Addrman().Get(want)
 		return ok
 	})
+}
+
+// TestOneConnectionEachWay: two nodes may be connected once each way, as in Bitcoin Core.
+// A and B dial each other at the same moment: both connections stay, one each way, and
+// each node sees the other once as inbound and once as outbound. A second outbound
+// connection to the same node (under another name) is refused as a duplicate, and the node
+// is asked once to push new blocks, on the outbound connection.
+func TestOneConnectionEachWay(t *testing.T) {
+	a := startNode(t, "A", nodeOpts{tweak: noDial})
+	b := startNode(t, "B", nodeOpts{tweak: noDial})
+	errs := make(chan error, 2)
+	go func() { errs <- a.s.AddNode(b.addr(), "add") }()
+	go func() { errs <- b.s.AddNode(a.addr(), "add") }()
+	for i := 0; i < 2; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	oneEachWay := func(tn *tnode) bool {
+		in, out := 0, 0
+		for _, st := range tn.s.Peers() {
+			if st.Inbound {
+				in++
+			} else {
+				out++
+			}
+		}
+		return in == 1 && out == 1
+	}
+	waitFor(t, 10*time.Second, "one connection each way on both nodes", func() bool { return oneEachWay(a) && oneEachWay(b) })
+
+	// The same node under another name: a second outbound connection, refused.
+	other := "localhost:" + strconv.Itoa(int(b.s.ListenPort()))
+	if err := a.s.AddNode(other, "onetry"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the second outbound connection refused", func() bool {
+		return a.log.Contains("peer rejected: duplicate connection") || b.log.Contains("peer rejected: duplicate connection")
+	})
+	time.Sleep(200 * time.Millisecond)
+	if !oneEachWay(a) || !oneEachWay(b) {
+		t.Fatalf("after a duplicate dial: A %d peers, B %d peers", a.peerCount(), b.peerCount())
+	}
+	for _, tn := range []*tnode{a, b} {
+		asked := 0
+		tn.s.sync.mu.Lock()
+		for ps := range tn.s.sync.peers {
+			if ps.pushFrom {
+				asked++
+			}
+		}
+		tn.s.sync.mu.Unlock()
+		if asked != 1 {
+			t.Errorf("%s asked %d connections to push blocks, for one node", tn.name, asked)
+		}
+	}
 }

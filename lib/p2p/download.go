@@ -294,6 +294,13 @@ func (s *syncManager) onBlock(ps *peerState, b *types.Block, size int) {
 	hash := b.Hash()
 	ps.p.KnownBlocks().Add(hash)
 	s.mu.Lock()
+	req := s.inflight[hash]
+	requested := req != nil && req.ps == ps
+	s.mu.Unlock()
+	// Which peer brought which block, asked or pushed: the network lab reads it to tell
+	// where a block's time went (docs/network.md).
+	s.log.Debug("block received", "peer", ps.p.Addr(), "hash", hash, "requested", requested, "size", size)
+	s.mu.Lock()
 	if req := s.inflight[hash]; req != nil && req.ps == ps {
 		delete(s.inflight, hash)
 		ps.inflight--

@@ -175,21 +175,10 @@ func (s *Server) connectLoop() {
 func (s *Server) wake() { s.cm.signal() }
 
 // skipDial reports whether addr is not to be dialled now: what the connection manager
-// refuses (banned, discouraged, dialled or connected already, ourselves), or an inbound
-// peer's listening address.
-func (s *Server) skipDial(a string) bool {
-	if s.cm.skipDial(a) {
-		return true
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, ps := range s.peers {
-		if ps.listenAddr == a {
-			return true
-		}
-	}
-	return false
-}
+// refuses (banned, discouraged, dialled or connected already, ourselves). An inbound
+// peer's listening address may be dialled: two nodes may be connected once each way, as in
+// Bitcoin Core (connmgr.go, nonceKey).
+func (s *Server) skipDial(a string) bool { return s.cm.skipDial(a) }
 
 // ready lists the addresses of list whose backoff is over and that skipDial allows, at
 // most n.

@@ -184,6 +184,12 @@ func (s *syncManager) submit(from *peerState, b *types.Block, hash types.Hash) (
 	if res != nil && len(res.Disconnected) > 0 {
 		s.relayReturned(res)
 	}
+	if fresh && res != nil && !res.IsTip && len(res.Connected) == 0 {
+		// A valid block off our best chain (another miner's block of the same height, seen
+		// second): the node has it, and connects it if its branch wins. The network lab
+		// counts a block as arrived at this line too (docs/network.md).
+		s.log.Debug("block stored off the best chain", "height", res.Height, "hash", hash)
+	}
 	t := s.chain.Tip()
 	s.mu.Lock()
 	s.setTipLocked(t)

@@ -167,3 +167,59 @@ func TestPushedBlockLimits(t *testing.T) {
 		t.Fatal("the tip moved")
 	}
 }
+
+// TestPushPeersChosen: a node asks every outbound peer to push new blocks to it, and of its
+// inbound peers only 3 (BIP 152's high-bandwidth peers), so inbound connections, however
+// many, cannot take an outbound peer's place.
+func TestPushPeersChosen(t *testing.T) {
+	var outs []string
+	for i := 0; i < 4; i++ {
+		outs = append(outs, startNode(t, fmt.Sprint("O", i), quiet(nodeOpts{tweak: noDial})).addr())
+	}
+	n := startNode(t, "N", nodeOpts{connect: outs, tweak: func(c *Config) { c.MaxInboundPerIP = -1 }})
+	waitFor(t, 10*time.Second, "N connected to its 4 outbound peers", func() bool { return n.peerCount() == 4 })
+	asked := make(chan bool, 5)
+	for i := 0; i < 5; i++ {
+		r, err := dialRaw(t, n.addr(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.handshake(rawVersion(0, uint64(7100+i))); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			deadline := time.Now().Add(2 * time.Second)
+			for time.Now().Before(deadline) {
+				m, err := r.recv(time.Until(deadline))
+				if err != nil {
+					break
+				}
+				if sb, ok := m.(*wire.MsgSendBlocks); ok && sb.Push {
+					asked <- true
+					return
+				}
+			}
+			asked <- false
+		}()
+	}
+	inboundAsked := 0
+	for i := 0; i < 5; i++ {
+		if <-asked {
+			inboundAsked++
+		}
+	}
+	if inboundAsked != maxHBPeers {
+		t.Errorf("%d of 5 inbound peers asked to push, want %d", inboundAsked, maxHBPeers)
+	}
+	outboundAsked := 0
+	n.s.sync.mu.Lock()
+	for ps := range n.s.sync.peers {
+		if !ps.p.Inbound() && ps.pushFrom {
+			outboundAsked++
+		}
+	}
+	n.s.sync.mu.Unlock()
+	if outboundAsked != 4 {
+		t.Errorf("%d of 4 outbound peers asked to push, want 4", outboundAsked)
+	}
+}

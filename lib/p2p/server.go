@@ -152,6 +152,9 @@ type peerState struct {
 	p          *peer.Peer
 	dialAddr   string // outbound: the address dialled
 	listenAddr string // inbound: the address it listens on, if it said
+	// node is the remote node's nonce (its version message): two connections with the same
+	// one, one each way, are to the same node (connmgr.go, nonceKey).
+	node uint64
 
 	peerSync // the sync manager's part (syncmgr.go), guarded by syncManager.mu
 

@@ -53,7 +53,7 @@ type peerSync struct {
 
 	// High-bandwidth relay (push.go).
 	pushTo   bool // the peer asked us to push our new tips to it
-	pushFrom bool // we asked the peer to push its new tips to us (it is in syncManager.hb)
+	pushFrom bool // we asked the peer to push its new tips to us (outbound, or in syncManager.hb)
 	offChain int  // unrequested blocks in a row stored off our best chain
 }
 

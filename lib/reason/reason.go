@@ -162,6 +162,11 @@ const (
 	P2PDisabled Reason = "p2p_disabled"
 	// NodeNotConnected: disconnectnode named no connected peer.
 	NodeNotConnected Reason = "node_not_connected"
+	// NodeAlreadyAdded: addnode add for a node on the added list already (Core's code -23).
+	NodeAlreadyAdded Reason = "node_already_added"
+	// NodeNotAdded: addnode remove or getaddednodeinfo for a node not on the added list
+	// (Core's code -24).
+	NodeNotAdded Reason = "node_not_added"
 	// InvalidSubnet: setban's subnet is neither an address nor a CIDR range.
 	InvalidSubnet Reason = "invalid_subnet"
 	// AlreadyBanned: setban add for a subnet banned already.

@@ -112,6 +112,8 @@ var kindTable = []struct {
 	{reason.TooLongChain, "too_long_mempool_chain"},
 	{reason.P2PDisabled, "p2p_disabled"},
 	{reason.NodeNotConnected, "node_not_connected"},
+	{reason.NodeAlreadyAdded, "node_already_added"},
+	{reason.NodeNotAdded, "node_not_added"},
 	{reason.InvalidSubnet, "invalid_subnet"},
 	{reason.AlreadyBanned, "already_banned"},
 	{reason.NotBanned, "not_banned"},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/p2p/addrman"
+	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 )
 
@@ -33,7 +34,17 @@ func (a *api) peerBook() (PeerBook, error) {
 	if pb, ok := a.b.Backend.(PeerBook); ok {
 		return pb, nil
 	}
-	return nil, jsonrpc.NewError(codeP2PDisabled, "%v", addrman.ErrNoNetwork)
+	return nil, coreCodeError(codeP2PDisabled, addrman.ErrNoNetwork)
+}
+
+// coreCodeError is err with Bitcoin Core's code for it and, as every domain error, the
+// reason of its kind as data.reason (docs/rpc-errors.md).
+func coreCodeError(code int, err error) *jsonrpc.Error {
+	e := jsonrpc.NewError(code, "%v", err)
+	if r := reason.Of(err); r != "" {
+		e.Data = rpcapi.ErrorData{Reason: r}
+	}
+	return e
 }
 
 // addrError turns the P2P layer's errors about addresses into RPC errors.
@@ -42,13 +53,13 @@ func addrError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, addrman.ErrAlreadyAdded):
-		return jsonrpc.NewError(codeNodeAlreadyAdded, "%v", err)
+		return coreCodeError(codeNodeAlreadyAdded, err)
 	case errors.Is(err, addrman.ErrNotAdded):
-		return jsonrpc.NewError(codeNodeNotAdded, "%v", err)
+		return coreCodeError(codeNodeNotAdded, err)
 	case errors.Is(err, addrman.ErrInvalidAddr), errors.Is(err, addrman.ErrBadCommand), errors.Is(err, addrman.ErrTooManyAdded):
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "%v", err)
 	case errors.Is(err, addrman.ErrNoNetwork):
-		return jsonrpc.NewError(codeP2PDisabled, "%v", err)
+		return coreCodeError(codeP2PDisabled, err)
 	}
 	return internal(err)
 }

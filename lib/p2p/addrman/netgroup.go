@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+
+	"github.com/cointoolkit/coin/lib/reason"
 )
 
 // Network groups and routability: what decides where an address is stored, which outbound
@@ -107,12 +109,23 @@ var ErrInvalidAddr = errors.New("invalid address: want host:port")
 const MaxAddedNodes = 64
 
 // Errors of the added-node list kept by the P2P layer (addnode, getaddednodeinfo), here
-// so that the RPC layer tells them apart with errors.Is without importing lib/p2p.
+// so that the RPC layer tells them apart with errors.Is without importing lib/p2p. Those
+// that Bitcoin Core answers with a code of their own carry a reason kind too (the RPC sends
+// Core's code with data.reason, docs/rpc-errors.md).
 var (
-	ErrAlreadyAdded = errors.New("node already added")
-	ErrNotAdded     = errors.New("node has not been added")
-	ErrTooManyAdded = fmt.Errorf("too many added nodes (at most %d)", MaxAddedNodes)
-	ErrBadCommand   = errors.New("invalid addnode command")
+	ErrAlreadyAdded error = &kindError{reason.NodeAlreadyAdded, "node already added"}
+	ErrNotAdded     error = &kindError{reason.NodeNotAdded, "node has not been added"}
+	ErrTooManyAdded       = fmt.Errorf("too many added nodes (at most %d)", MaxAddedNodes)
+	ErrBadCommand         = errors.New("invalid addnode command")
 	// ErrNoNetwork: the node runs without a P2P layer.
-	ErrNoNetwork = errors.New("the node has no P2P network")
+	ErrNoNetwork error = &kindError{reason.P2PDisabled, "the node has no P2P network"}
 )
+
+// kindError is an error with the reason kind the RPC sends for it.
+type kindError struct {
+	kind reason.Reason
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }

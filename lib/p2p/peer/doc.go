@@ -9,7 +9,9 @@
 // until the connection ends and hands each message to a Handler on the read goroutine, so a
 // peer's messages are processed in order and a slow peer only slows itself. A frame header
 // must start within IdleTimeout (pings every PingInterval keep an honest link busy) and its
-// payload must complete within PayloadTimeout.
+// payload must complete within PayloadTimeout; a ping left unanswered for IdleTimeout while
+// no byte arrived ends the link too, so a connection through a black hole ends within
+// IdleTimeout (30 s) rather than waiting out TCP's retransmission backoff.
 //
 // Sending: TrySend drops the message when the queue is full (announcements, requests);
 // Send and SendRaw wait for room, which is how answers to a peer's own requests are paced to

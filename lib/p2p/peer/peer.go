@@ -59,10 +59,10 @@ type Config struct {
 	Genesis            types.Hash
 	MinProtocolVersion uint32        // default wire.MinProtocolVersion
 	HandshakeTimeout   time.Duration // default 10 s: version and verack must both arrive within it
-	IdleTimeout        time.Duration // default 90 s: a frame must start within it (pings keep a link busy)
+	IdleTimeout        time.Duration // default 30 s: a frame must start within it (pings keep a link busy)
 	PayloadTimeout     time.Duration // default 30 s: a started frame must be complete within it
 	WriteTimeout       time.Duration // default 30 s per write
-	PingInterval       time.Duration // default 30 s; a ping unanswered for two intervals ends the link
+	PingInterval       time.Duration // default 10 s; a ping unanswered for IdleTimeout while no byte arrived ends the link
 	MaxQueueMsgs       int           // default 1,024 frames waiting to be written
 	MaxQueueBytes      int           // default 8 MiB waiting to be written
 	BanThreshold       int           // default 100
@@ -80,10 +80,10 @@ func (c *Config) setDefaults() {
 		}
 	}
 	def(&c.HandshakeTimeout, 10*time.Second)
-	def(&c.IdleTimeout, 90*time.Second)
+	def(&c.IdleTimeout, 30*time.Second)
 	def(&c.PayloadTimeout, 30*time.Second)
 	def(&c.WriteTimeout, 30*time.Second)
-	def(&c.PingInterval, 30*time.Second)
+	def(&c.PingInterval, 10*time.Second)
 	if c.MinProtocolVersion == 0 {
 		c.MinProtocolVersion = wire.MinProtocolVersion
 	}
@@ -132,6 +132,7 @@ type Peer struct {
 
 	bytesSent atomic.Uint64
 	bytesRecv atomic.Uint64
+	lastRecv  atomic.Int64 // unix nanoseconds of the last byte read from the connection
 	height    atomic.Uint64
 	pingNonce atomic.Uint64
 	pingSent  atomic.Int64
@@ -145,10 +146,12 @@ type Peer struct {
 // New wraps a connection. Call Handshake, then Run.
 func New(conn net.Conn, inbound bool, cfg Config) *Peer {
 	cfg.setDefaults()
-	p := &Peer{id: peerIDs.Add(1), cfg: cfg, conn: conn, br: bufio.NewReaderSize(conn, 64<<10),
+	p := &Peer{id: peerIDs.Add(1), cfg: cfg, conn: conn,
 		addr: conn.RemoteAddr().String(), inbound: inbound, connTime: time.Now(),
 		q: newSendQueue(cfg.MaxQueueMsgs, cfg.MaxQueueBytes), quit: make(chan struct{}),
 		knownBlocks: NewKnownSet(4096), knownTxs: NewKnownSet(50_000)}
+	p.br = bufio.NewReaderSize(liveReader{conn, &p.lastRecv}, 64<<10)
+	p.lastRecv.Store(p.connTime.UnixNano())
 	if ap, err := netip.ParseAddrPort(p.addr); err == nil {
 		p.ip = ap.Addr().Unmap()
 	}
@@ -265,8 +268,11 @@ func (p *Peer) Stats() Stats {
 }
 
 // readMessage reads one frame with the idle deadline for its header and the payload
-// deadline for the rest, and decodes it. Frame errors add the full ban score.
-func (p *Peer) readMessage(headerDeadline time.Time) (wire.Message, int, error) {
+// deadline for the rest, and decodes it. Frame errors add the full ban score. During the
+// handshake (bounded) the payload must also arrive within the header's deadline, so the
+// whole handshake keeps HandshakeTimeout; after it, the payload has PayloadTimeout from
+// its header whenever that came.
+func (p *Peer) readMessage(headerDeadline time.Time, bounded bool) (wire.Message, int, error) {
 	p.conn.SetReadDeadline(headerDeadline)
 	var hb [wire.HeaderSize]byte
 	if _, err := io.ReadFull(p.br, hb[:]); err != nil {
@@ -277,7 +283,7 @@ func (p *Peer) readMessage(headerDeadline time.Time) (wire.Message, int, error) 
 	if err != nil {
 		return nil, 0, err // not our protocol (NotOurProtocol): the connection closes, no ban score
 	}
-	if d := time.Now().Add(p.cfg.PayloadTimeout); d.Before(headerDeadline) || headerDeadline.IsZero() {
+	if d := time.Now().Add(p.cfg.PayloadTimeout); !bounded || d.Before(headerDeadline) || headerDeadline.IsZero() {
 		p.conn.SetReadDeadline(d)
 	}
 	payload, err := wire.ReadPayload(p.br, h.Length)
@@ -329,7 +335,7 @@ func (p *Peer) Handshake(ours *wire.MsgVersion, verify func(*wire.MsgVersion) er
 			return err
 		}
 	}
-	m, _, err := p.readMessage(deadline)
+	m, _, err := p.readMessage(deadline, true)
 	if err != nil {
 		if errors.Is(err, wire.ErrUnknownCommand) {
 			err = fmt.Errorf("%w: %v before version", ErrProtocol, err)
@@ -363,7 +369,7 @@ func (p *Peer) Handshake(ours *wire.MsgVersion, verify func(*wire.MsgVersion) er
 	if err := p.writeNow(&wire.MsgVerack{}); err != nil {
 		return err
 	}
-	m, _, err = p.readMessage(deadline)
+	m, _, err = p.readMessage(deadline, true)
 	if err != nil {
 		if errors.Is(err, wire.ErrUnknownCommand) {
 			err = fmt.Errorf("%w: %v before verack", ErrProtocol, err)
@@ -382,7 +388,7 @@ func (p *Peer) Run(h Handler) error {
 	go p.writeLoop()
 	go p.pingLoop()
 	for {
-		m, size, err := p.readMessage(time.Now().Add(p.cfg.IdleTimeout))
+		m, size, err := p.readMessage(time.Now().Add(p.cfg.IdleTimeout), false)
 		select {
 		case <-p.quit:
 			return p.Err()
@@ -446,6 +452,29 @@ func (p *Peer) writeLoop() {
 	}
 }
 
+// Liveness. A connection through a black hole (a cut link, a peer that vanished without a
+// reset) sees no error: TCP only backs its retransmissions off, up to minutes apart, and the
+// connection holds a slot meanwhile. So every PingInterval the peer is pinged, and the
+// connection ends when no frame started within IdleTimeout (the read deadline), or when a
+// ping has waited IdleTimeout for its pong while no byte at all arrived meanwhile (a pong
+// may wait behind a large block the peer is sending us; its bytes keep the link alive).
+// Bitcoin Core pings every 2 minutes and waits 20 for the pong; our 10 s and 30 s find a
+// dead link within half a minute, for a ping of 32 bytes each way every 10 s.
+
+// liveReader notes the time of every read that returned bytes (Peer.lastRecv).
+type liveReader struct {
+	r    io.Reader
+	last *atomic.Int64
+}
+
+func (l liveReader) Read(b []byte) (int, error) {
+	n, err := l.r.Read(b)
+	if n > 0 {
+		l.last.Store(time.Now().UnixNano())
+	}
+	return n, err
+}
+
 func (p *Peer) pingLoop() {
 	t := time.NewTicker(p.cfg.PingInterval)
 	defer t.Stop()
@@ -455,8 +484,9 @@ func (p *Peer) pingLoop() {
 			return
 		case <-t.C:
 		}
-		if p.pingNonce.Load() != 0 && time.Since(time.Unix(0, p.pingSent.Load())) > 2*p.cfg.PingInterval {
-			p.Disconnect(fmt.Errorf("%w: no pong for %s", ErrTimeout, 2*p.cfg.PingInterval))
+		if p.pingNonce.Load() != 0 && time.Since(time.Unix(0, p.pingSent.Load())) > p.cfg.IdleTimeout &&
+			time.Since(time.Unix(0, p.lastRecv.Load())) > p.cfg.IdleTimeout {
+			p.Disconnect(fmt.Errorf("%w: no pong and no data for %s", ErrTimeout, p.cfg.IdleTimeout))
 			return
 		}
 		p.Ping()

@@ -2,7 +2,9 @@ package peer
 
 import (
 	"errors"
+	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -283,5 +285,47 @@ func TestKnownSet(t *testing.T) {
 	s.Reset()
 	if s.Len() != 0 || s.Has(types.Hash{4}) || !s.Add(types.Hash{4}) {
 		t.Fatal("reset")
+	}
+}
+
+// TestLiveness: a ping left unanswered ends the link once no byte arrived for IdleTimeout,
+// even while a frame is only half read (the payload deadline is far off: a link through a
+// black hole sees no error), but not while bytes keep arriving (a pong may wait behind a
+// large block the peer is sending).
+func TestLiveness(t *testing.T) {
+	c := cfg()
+	c.IdleTimeout = 400 * time.Millisecond
+	c.PingInterval = 100 * time.Millisecond
+	c.PayloadTimeout = time.Minute
+	po, pi, eo, ei := handshakePair(t, cfg(), c, version(1), version(2))
+	if eo != nil || ei != nil {
+		t.Fatal(eo, ei)
+	}
+	go io.Copy(io.Discard, po.conn) // the remote end reads our pings and never answers
+	done := make(chan error, 1)
+	go func() { done <- pi.Run(&recorder{}) }()
+	// One frame whose payload trickles in, a byte every 50 ms for 1.5 s: alive.
+	frame := wire.Encode(params.Regtest.Magic, &wire.MsgTx{Tx: params.Regtest.GenesisBlock().Transactions[0]})
+	po.conn.Write(frame[:wire.HeaderSize])
+	for i := 0; i < 30; i++ {
+		select {
+		case err := <-done:
+			t.Fatalf("ended while bytes kept arriving: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		po.conn.Write(frame[wire.HeaderSize+i : wire.HeaderSize+i+1])
+	}
+	// Then silence: the unanswered ping ends it within about IdleTimeout plus a ping interval.
+	start := time.Now()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "no pong and no data") {
+			t.Fatalf("silent: %v", err)
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Fatalf("took %s to notice a silent link", took)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a silent link with an unanswered ping was kept")
 	}
 }
