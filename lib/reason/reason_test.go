@@ -154,7 +154,7 @@ var notRules = map[string]bool{
 	"HeightOutOfRange": true, "BlockNotFound": true, "TxNotFound": true, "DecodeFailed": true,
 	"InvalidAddress": true, "Syncing": true, "ClusterNotFound": true, "StaleTemplate": true,
 	"RegtestOnly": true, "UnknownCommand": true, "SolveFailed": true, "P2PDisabled": true,
-	"NodeNotConnected": true, "InvalidSubnet": true, "AlreadyBanned": true, "NotBanned": true,
+	"NodeNotConnected": true, "NodeAlreadyAdded": true, "NodeNotAdded": true, "InvalidSubnet": true, "AlreadyBanned": true, "NotBanned": true,
 	"ResultTooLarge": true,
 	// Reserved: sent by other nodes' mempools (a chain of unconfirmed ancestors longer than
 	// they relay), which this node's pool does not limit, so no mempool kind has it.
