@@ -398,7 +398,7 @@ func toolError(err error) *ToolError {
 	if !errors.As(err, &e) {
 		return &ToolError{Status: http.StatusInternalServerError, Error: api.ErrorObject{Code: "internal", Message: "internal error"}}
 	}
-	te := &ToolError{Error: api.ErrorObject{Code: e.Code, Message: e.Message}, Status: e.Status()}
+	te := &ToolError{Error: api.ErrorObject{Code: e.Code, Message: e.WithHint()}, Status: e.Status()}
 	if e.RetryAfter > 0 {
 		te.RetryAfterSeconds = api.RetrySeconds(e.RetryAfter)
 	}
