@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,12 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// PublishedServerJSON is server.json, the entry of the faucet's MCP server to publish to
+// the MCP registry (lib/faucet/httpapi serves it and checks it is current).
+//
+//go:embed server.json
+var PublishedServerJSON []byte
 
 // Path is where coin-faucetd serves MCP.
 const Path = "/mcp"

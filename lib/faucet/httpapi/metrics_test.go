@@ -1,7 +1,8 @@
-package faucet
+package httpapi
 
 import (
 	"context"
+	"github.com/cointoolkit/coin/lib/faucet"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -112,7 +113,7 @@ func TestMetricsScraped(t *testing.T) {
 	if v := metricValue(fams, "coin_faucet_claims_total", "outcome", "paid"); v != 1 {
 		t.Errorf("paid claims %v", v)
 	}
-	if v := metricValue(fams, "coin_faucet_claims_total", "outcome", CodeAddressRateLimited); v != 1 {
+	if v := metricValue(fams, "coin_faucet_claims_total", "outcome", faucet.CodeAddressRateLimited); v != 1 {
 		t.Errorf("rate-limited claims %v", v)
 	}
 	total := 0.0

@@ -1,8 +1,9 @@
-package faucet
+package httpapi
 
 import (
 	"context"
 	"fmt"
+	"github.com/cointoolkit/coin/lib/faucet"
 	"net/http"
 	"strconv"
 	"strings"
@@ -262,34 +263,6 @@ func TestPerIPLimit(t *testing.T) {
 	}
 }
 
-func TestIPLimiterRefillsAndSweeps(t *testing.T) {
-	now := time.Unix(1000, 0)
-	l := newIPLimiter(60, 2)
-	l.now = func() time.Time { return now }
-	if ok, _ := l.allow("a"); !ok {
-		t.Fatal()
-	}
-	if ok, _ := l.allow("a"); !ok {
-		t.Fatal()
-	}
-	if ok, wait := l.allow("a"); ok || wait <= 0 || wait > time.Second {
-		t.Fatalf("third: %v %v", ok, wait)
-	}
-	now = now.Add(time.Second)
-	if ok, _ := l.allow("a"); !ok {
-		t.Fatal("no refill")
-	}
-	now = now.Add(time.Hour)
-	l.allow("b")
-	if _, ok := l.buckets["a"]; ok {
-		t.Fatal("idle bucket not swept")
-	}
-	l.max = 1
-	if ok, _ := l.allow("c"); !ok { // overflow bucket
-		t.Fatal()
-	}
-}
-
 // The access log has one line per request, with method, path and status, and no body or
 // query string.
 func TestAccessLog(t *testing.T) {
@@ -313,8 +286,8 @@ func TestAccessLog(t *testing.T) {
 }
 
 func TestNodeDown(t *testing.T) {
-	h := newHarness(t, 1)
-	h.server.cfg.Node = downNode{h.node}
+	// The service's node is down; the engine's (the same fake) is not.
+	h := newHarness(t, 1, func(_ *payout.EngineConfig, c *Config) { c.Node = downNode{c.Node.(*fakeNode)} })
 	r := h.do(t, http.MethodGet, "/api/status", "")
 	if r.Status != http.StatusBadGateway || r.errCode() != "node_unavailable" {
 		t.Fatalf("status with the node down: %d %s", r.Status, r.Raw)
@@ -329,7 +302,7 @@ func (downNode) GetBlockchainInfo(context.Context) (*rpcapi.BlockchainInfo, erro
 
 func TestMainnetRefused(t *testing.T) {
 	h := newHarness(t, 1)
-	_, err := NewServer(Config{Net: params.Mainnet, Node: h.node, Engine: h.engine, Claims: h.claims})
+	_, err := NewServer(faucet.Config{Net: params.Mainnet, Node: h.node, Engine: h.engine, Claims: h.claims}, Options{})
 	if err == nil {
 		t.Fatal("mainnet accepted")
 	}

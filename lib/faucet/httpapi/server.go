@@ -1,18 +1,17 @@
-package faucet
+package httpapi
 
 import (
 	_ "embed"
+	"errors"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/faucet"
 	"github.com/cointoolkit/coin/lib/faucet/api"
-	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/faucet/web"
 	"github.com/cointoolkit/coin/lib/logging"
-	"github.com/cointoolkit/coin/lib/params"
 )
 
 // OpenAPI is the OpenAPI 3.1 document of the HTTP API, served at GET /openapi.json.
@@ -20,44 +19,18 @@ import (
 //go:embed openapi.json
 var OpenAPI []byte
 
-// Config configures a Server.
-type Config struct {
-	Net    *params.Network
-	Node   NodeClient
-	Engine *payout.Engine
-	Claims *payout.ClaimStore
-	// Amount paid per claim, in subunits (default 100 COIN).
-	Amount uint64
-	// Cooldown between two claims of one address (used for status; ClaimStore enforces it).
-	Cooldown time.Duration
-	// FeeRate of /api/wallet/send transfers, subunits per byte (default wallet.DefaultFeeRate).
-	FeeRate uint64
-	// IPRate is the sustained rate, per minute and client IP, of the endpoints that take a
-	// mnemonic (default 30; negative disables), with bursts of IPBurst (default 10).
-	IPRate  float64
-	IPBurst int
-	// RequestRate is the sustained rate, per second and client, of every request (default
-	// 20; negative disables), with bursts of RequestBurst (default 100). A request to an
-	// endpoint that takes a mnemonic takes a token from this bucket and one from IPRate's.
-	RequestRate  float64
-	RequestBurst int
-	// ClaimsPerClient bounds the claims per hour of one client network (IPv4 /32, IPv6
-	// /64); BudgetPerHour bounds the claims per hour of all clients together. Negative
-	// disables; 0 takes DefaultLimits of Net (5 and 100 on testnet, off on regtest).
-	ClaimsPerClient int
-	BudgetPerHour   int
+// Options configure the HTTP door: what only HTTP has (bodies, client addresses behind
+// proxies, the event streams, the access log). The operations' configuration is the
+// Service's (faucet.Config).
+type Options struct {
 	// TrustedProxies is how many X-Forwarded-For hops, counted from the socket's peer,
 	// are reverse proxies of the operator's (default 0: the client is the socket's peer).
 	TrustedProxies int
 	// MaxBodyBytes bounds request bodies (default 16 KiB).
 	MaxBodyBytes int64
-	// NodeTimeout bounds each call to the node made for a request (default 30 s).
-	NodeTimeout time.Duration
 	// AccessLog gets one record per request (no bodies, no query strings), under the
 	// subsystem "http"; nil: none.
 	AccessLog *slog.Logger
-	// Log gets internal errors, under the subsystem "faucet"; nil: none.
-	Log *slog.Logger
 	// Events serves GET /api/agent/events (lib/faucet/events' SSE handler); nil: 503.
 	Events http.Handler
 	// MaxStreams bounds the event streams open at once (default DefaultMaxStreams; keep it
@@ -68,32 +41,8 @@ type Config struct {
 	MaxStreamsPerClient int
 }
 
-// Defaults of Config.
-const (
-	DefaultAmount       = 100 * amount.Coin
-	DefaultCooldown     = time.Hour
-	DefaultIPRate       = 30
-	DefaultIPBurst      = 10
-	DefaultMaxBodyBytes = 16 << 10
-	// protocol §14's limits.
-	DefaultRequestRate     = 20
-	DefaultRequestBurst    = 100
-	DefaultClaimsPerClient = 5
-	DefaultBudgetPerHour   = 100
-)
-
-// DefaultLimits are the per-client and hourly budget limits of a faucet on net when Config
-// leaves them 0 (negative: off). On testnet, a public faucet, they are protocol §14's
-// DefaultClaimsPerClient and DefaultBudgetPerHour. On regtest, a developer's own chain where
-// every claim comes from one client (127.0.0.1), they are off: with them, the sixth claim of
-// docs/agents.md's own path (wallet_new, then faucet_claim) was refused for an hour, and a
-// restart did not help.
-func DefaultLimits(net *params.Network) (claimsPerClient, budgetPerHour int) {
-	if net == params.Regtest {
-		return -1, -1
-	}
-	return DefaultClaimsPerClient, DefaultBudgetPerHour
-}
+// DefaultMaxBodyBytes is Options.MaxBodyBytes's default.
+const DefaultMaxBodyBytes = 16 << 10
 
 // Route is one endpoint of the API. The router, the per-IP limits and the OpenAPI test
 // all read the route table, so a new endpoint is one more entry in routes.
@@ -109,11 +58,14 @@ type Route struct {
 	Handle     func(w http.ResponseWriter, r *http.Request) error
 }
 
-// Server is the faucet's HTTP API: a door of the Service (service.go), with the HTTP
-// concerns of its own: the route table, bodies, idempotency keys, the event streams' slots
-// and the access log.
+// Server is the faucet's HTTP API: a door of the Service (lib/faucet), with the HTTP
+// concerns of its own: the route table, bodies, client addresses, idempotency keys, the
+// event streams' slots and the access log.
 type Server struct {
-	*Service
+	*faucet.Service
+	cfg     faucet.Config // the Service's, with its defaults
+	opts    Options       // with their defaults
+	log     *slog.Logger
 	access  *slog.Logger // nil: no access log
 	routes  []Route
 	streams *streamSlots // the event streams open, per client and in all
@@ -121,25 +73,47 @@ type Server struct {
 	idem *idemStore
 }
 
-// NewServer is the HTTP API of a new Service of cfg (NewService).
-func NewServer(cfg Config) (*Server, error) {
-	svc, err := NewService(cfg)
+// NewServer is the HTTP API, with opts, of a new Service of cfg (faucet.NewService).
+func NewServer(cfg faucet.Config, opts Options) (*Server, error) {
+	if opts.TrustedProxies < 0 {
+		return nil, errors.New("faucet server: trusted proxies must not be negative")
+	}
+	svc, err := faucet.NewService(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return NewServerOf(svc), nil
+	return NewServerOf(svc, opts), nil
 }
 
-// NewServerOf is the HTTP API of svc.
-func NewServerOf(svc *Service) *Server {
-	cfg := svc.cfg
-	s := &Server{Service: svc, streams: newStreamSlots(cfg.MaxStreams, cfg.MaxStreamsPerClient),
-		idem: newIdemStore(idemMaxKeys, idemMaxBytes, idemTTL)}
-	if cfg.AccessLog != nil {
-		s.access = cfg.AccessLog.With(logging.SubsystemKey, "http")
+// NewServerOf is the HTTP API of svc, with opts (a negative TrustedProxies counts as 0).
+func NewServerOf(svc *faucet.Service, opts Options) *Server {
+	if opts.TrustedProxies < 0 {
+		opts.TrustedProxies = 0
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxStreams == 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
+	if opts.MaxStreamsPerClient <= 0 {
+		opts.MaxStreamsPerClient = DefaultMaxStreamsPerClient
+	}
+	s := &Server{Service: svc, cfg: svc.Config(), opts: opts, log: svc.Log(),
+		streams: newStreamSlots(opts.MaxStreams, opts.MaxStreamsPerClient),
+		idem:    newIdemStore(idemMaxKeys, idemMaxBytes, idemTTL)}
+	if opts.AccessLog != nil {
+		s.access = opts.AccessLog.With(logging.SubsystemKey, "http")
 	}
 	s.routes = s.apiRoutes() // httpapi.go
 	return s
+}
+
+// Error is an operation's refusal, as the door writes it.
+type Error = api.Error
+
+func apiErr(kind api.Kind, code, format string, args ...any) *Error {
+	return api.Errorf(kind, code, format, args...)
 }
 
 // Routes lists the API's endpoints.
@@ -173,20 +147,20 @@ func (s *Server) webPayouts(n int) ([]web.Payout, error) {
 	return out, nil
 }
 
-// agentEvents is the event stream of lib/faucet/events, when Config.Events is set, within
+// agentEvents is the event stream of lib/faucet/events, when Options.Events is set, within
 // the client's and the faucet's share of stream slots (streams.go). A refusal closes the
 // connection.
 func (s *Server) agentEvents(w http.ResponseWriter, r *http.Request) error {
-	if s.cfg.Events == nil {
+	if s.opts.Events == nil {
 		return apiErr(api.KindUnavailable, "events_off", "this faucet serves no event stream")
 	}
-	release, refusal := s.streams.acquire(clientNet(clientAddr(r, s.cfg.TrustedProxies)))
+	release, refusal := s.streams.acquire(clientNet(clientAddr(r, s.opts.TrustedProxies)))
 	if refusal != nil {
 		w.Header().Set("Connection", "close")
 		return refusal
 	}
 	defer release()
-	s.cfg.Events.ServeHTTP(w, r)
+	s.opts.Events.ServeHTTP(w, r)
 	return nil
 }
 
@@ -213,7 +187,7 @@ func (s *Server) serving(w http.ResponseWriter, r *http.Request) (rw *statusWrit
 			}
 		}
 		if s.access != nil {
-			s.access.Info("request", "client", clientAddr(r, s.cfg.TrustedProxies).String(), "method", r.Method, "path", r.URL.Path,
+			s.access.Info("request", "client", clientAddr(r, s.opts.TrustedProxies).String(), "method", r.Method, "path", r.URL.Path,
 				"status", rw.status, "bytes", rw.bytes, "duration", time.Since(start).Round(time.Microsecond))
 		}
 	}
@@ -244,39 +218,4 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += n
 	return n, err
-}
-
-// keyedMutex serialises work per key.
-type keyedMutex struct {
-	mu sync.Mutex
-	m  map[string]*keyedEntry
-}
-
-type keyedEntry struct {
-	mu   sync.Mutex
-	refs int
-}
-
-func (k *keyedMutex) lock(key string) (unlock func()) {
-	k.mu.Lock()
-	if k.m == nil {
-		k.m = map[string]*keyedEntry{}
-	}
-	e := k.m[key]
-	if e == nil {
-		e = &keyedEntry{}
-		k.m[key] = e
-	}
-	e.refs++
-	k.mu.Unlock()
-	e.mu.Lock()
-	return func() {
-		e.mu.Unlock()
-		k.mu.Lock()
-		e.refs--
-		if e.refs == 0 {
-			delete(k.m, key)
-		}
-		k.mu.Unlock()
-	}
 }

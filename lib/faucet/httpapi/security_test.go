@@ -1,13 +1,10 @@
-package faucet
+package httpapi
 
 import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -16,35 +13,10 @@ import (
 	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/mempool"
 	"github.com/cointoolkit/coin/lib/reason"
-	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 )
 
 // The probes of docs/security.md against lib/faucet.
-
-// A node whose connection is reset during a request: the faucet answers 502 with a code that
-// says the node failed, not 500 internal.
-func TestNodeConnectionResetIs502(t *testing.T) {
-	rst := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, _, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			return
-		}
-		_ = c.(*net.TCPConn).SetLinger(0) // close with RST
-		c.Close()
-	}))
-	defer rst.Close()
-	client := rpcapi.NewClient(rst.URL)
-	defer client.Close()
-	_, err := client.GetBlockCount(context.Background())
-	if err == nil {
-		t.Fatal("a reset connection answered")
-	}
-	s := &Service{log: slog.New(slog.DiscardHandler)}
-	if e := s.toAPIError(err); e.Status() != http.StatusBadGateway || e.Code != CodeNodeConnectionLost {
-		t.Fatalf("reset (%v): %d %s, want 502 %s", err, e.Status(), e.Code, CodeNodeConnectionLost)
-	}
-}
 
 // Two faucets build the identical transaction (the same wallet, the same coins): the second
 // caller's node answers already_in_mempool, and the operation it asked for is done, so it
@@ -74,20 +46,20 @@ func TestTxJournalResendsLost(t *testing.T) {
 	h.node.mu.Unlock()
 	var res api.TransferResult
 	h.ok(t, "POST", "/api/wallet/send", mnemonicBody(a, field("to", to), field("amount", 1)), &res)
-	list, err := h.server.txj.list()
-	if err != nil || len(list) != 1 || list[0].txid.String() != res.TxID {
+	list, err := h.server.JournaledTxs()
+	if err != nil || len(list) != 1 || list[0].String() != res.TxID {
 		t.Fatalf("journal after a lost answer: %d entries, %v", len(list), err)
 	}
 	// The node forgets it (a restart that lost its mempool): the journal sends it again.
 	h.node.dropMempool()
-	h.server.resendTxs(context.Background())
+	h.server.ResendTxs(context.Background())
 	if h.node.pooled(res.TxID) == nil {
 		t.Fatal("the journal did not send the lost transaction again")
 	}
 	// Mined deep enough, it leaves the journal.
 	h.node.mine(payout.FinalConfirmations)
-	h.server.resendTxs(context.Background())
-	if list, _ := h.server.txj.list(); len(list) != 0 {
+	h.server.ResendTxs(context.Background())
+	if list, _ := h.server.JournaledTxs(); len(list) != 0 {
 		t.Fatalf("%d entries after the transaction is final", len(list))
 	}
 	// A refusal at the first send leaves nothing journaled.
@@ -95,7 +67,7 @@ func TestTxJournalResendsLost(t *testing.T) {
 	h.node.sendErr = func(*types.Transaction) (error, bool) { return reject(reason.FeeTooLow, "fee too low"), true }
 	h.node.mu.Unlock()
 	h.refused(t, "POST", "/api/wallet/send", mnemonicBody(a, field("to", to), field("amount", 1)), 400, "tx_rejected")
-	if list, _ := h.server.txj.list(); len(list) != 0 {
+	if list, _ := h.server.JournaledTxs(); len(list) != 0 {
 		t.Fatalf("%d entries after a refusal", len(list))
 	}
 }

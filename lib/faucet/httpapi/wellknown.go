@@ -1,4 +1,4 @@
-package faucet
+package httpapi
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cointoolkit/coin/lib/faucet"
 	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/faucet/mcp"
 	"github.com/cointoolkit/coin/lib/logging"
@@ -35,18 +36,18 @@ const (
 // withDiscovery serves /mcp and the discovery files, and everything else through apiH (the
 // API's handler chain).
 func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
-	mcpH, err := mcp.NewHandler(s.Service, &mcp.Options{AllowAnyHost: s.cfg.TrustedProxies > 0,
-		MaxBodyBytes: s.cfg.MaxBodyBytes + 4<<10, Log: s.cfg.Log.With(logging.SubsystemKey, "mcp"), Caller: s.caller,
-		MaxArgumentBytes: s.cfg.MaxBodyBytes})
+	mcpH, err := mcp.NewHandler(s.Service, &mcp.Options{AllowAnyHost: s.opts.TrustedProxies > 0,
+		MaxBodyBytes: s.opts.MaxBodyBytes + 4<<10, Log: s.log.With(logging.SubsystemKey, "mcp"), Caller: s.caller,
+		MaxArgumentBytes: s.opts.MaxBodyBytes})
 	if err != nil {
 		s.log.Error("the MCP server cannot start", "err", err)
 	}
 	// The envelope's bucket is twice the API's: a tool call takes one token here and one
 	// from the API's bucket, shared with HTTP, which binds; MCP's own messages (initialize,
 	// tools/list) fit in the rest.
-	var reqs *ipLimiter
+	var reqs *faucet.ClientLimiter
 	if s.cfg.RequestRate > 0 {
-		reqs = newIPLimiter(2*s.cfg.RequestRate*60, 2*s.cfg.RequestBurst+10)
+		reqs = faucet.NewClientLimiter(2*s.cfg.RequestRate*60, 2*s.cfg.RequestBurst+10)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -58,8 +59,8 @@ func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
 		}
 		rw, done := s.serving(w, r)
 		defer done()
-		if ok, wait := reqs.allow(clientNet(clientAddr(r, s.cfg.TrustedProxies))); !ok {
-			s.writeError(rw, clientLimited(wait, "too many requests from this client"))
+		if ok, wait := reqs.Allow(clientNet(clientAddr(r, s.opts.TrustedProxies))); !ok {
+			s.writeError(rw, faucet.ClientLimited(wait, "too many requests from this client"))
 			return
 		}
 		if r.URL.Path == mcp.Path {
@@ -75,7 +76,7 @@ func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
 			s.writeError(rw, apiErr(api.KindNotAllowed, "method_not_allowed", "%s %s is not supported; use GET", r.Method, r.URL.Path))
 			return
 		}
-		base := publicBase(r, s.cfg.TrustedProxies)
+		base := publicBase(r, s.opts.TrustedProxies)
 		var body []byte
 		ctype := "application/json"
 		if b, ct, ok := s.discoveryDoc(r.URL.Path, base); ok {

@@ -1,10 +1,11 @@
-package faucet
+package httpapi
 
 import (
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/cointoolkit/coin/lib/faucet"
 	"slices"
 	"strings"
 	"sync"
@@ -338,7 +339,7 @@ func (f *fakeNode) mempoolSize() int {
 	return len(f.pool)
 }
 
-var _ NodeClient = (*fakeNode)(nil)
+var _ faucet.NodeClient = (*fakeNode)(nil)
 
 // fakeState is the fake's pending view for CheckTransactionInputs: its UTXOs and its
 // conduct state (who may spend an escrow).

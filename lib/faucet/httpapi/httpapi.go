@@ -1,4 +1,4 @@
-package faucet
+package httpapi
 
 import (
 	"context"
@@ -111,7 +111,7 @@ func byParam[Res any](name string, op func(context.Context, string) (Res, error)
 // caller is the Service's caller of r: its client network, behind TrustedProxies. The MCP
 // and Web doors get it too (their Options.Caller), so every door counts a client alike.
 func (s *Server) caller(r *http.Request) api.Caller {
-	return api.Caller{Client: clientNet(clientAddr(r, s.cfg.TrustedProxies))}
+	return api.Caller{Client: clientNet(clientAddr(r, s.opts.TrustedProxies))}
 }
 
 // 1. GET /api/wallet/new
@@ -176,7 +176,7 @@ func (s *Server) apiHandler() http.Handler {
 		rw, done := s.serving(w, r)
 		defer done()
 		if err := s.Admit(s.caller(r), false); err != nil {
-			s.writeError(rw, s.toAPIError(err))
+			s.writeError(rw, s.AsError(err))
 			return
 		}
 		if p := r.URL.Path; p == "" || p[0] != '/' || (p != "/" && path.Clean(p) != p) {
@@ -211,18 +211,18 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 func (s *Server) route(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+			r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
 		}
 		client := s.caller(r)
 		if rt.TakesMnemonic {
-			if err := s.admitMnemonic(client); err != nil {
-				s.writeError(w, s.toAPIError(err))
+			if err := s.AdmitMnemonic(client); err != nil {
+				s.writeError(w, s.AsError(err))
 				return
 			}
 		}
 		run := func(w http.ResponseWriter, r *http.Request) {
 			if err := rt.Handle(w, r); err != nil {
-				s.writeError(w, s.toAPIError(err))
+				s.writeError(w, s.AsError(err))
 			}
 		}
 		if rt.Idempotent {

@@ -1,6 +1,7 @@
-package faucet
+package httpapi
 
 import (
+	"github.com/cointoolkit/coin/lib/faucet"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -72,7 +73,7 @@ func retryAfter(t testing.TB, r response) int {
 // claim that was refused for its address does not count.
 func TestClaimsPerClientDefault(t *testing.T) {
 	// testnet's default, given: regtest's (testNet here) is no limit (TestDefaultLimits).
-	h := newHarness(t, 10, withLimits(DefaultClaimsPerClient, 0, 0, 0, 0), withAmount(10*amount.Coin))
+	h := newHarness(t, 10, withLimits(faucet.DefaultClaimsPerClient, 0, 0, 0, 0), withAmount(10*amount.Coin))
 	paid := h.do(t, http.MethodPost, "/api/faucet", claimBody(mustAddr(t)))
 	if paid.Status != 200 {
 		t.Fatal(paid.Raw)
@@ -114,7 +115,7 @@ func TestClaimsPerClientBehindProxy(t *testing.T) {
 			t.Fatal(r.Raw)
 		}
 	}
-	if r := claim("203.0.113.7"); r.Status != 429 || r.code() != CodeClientRateLimited {
+	if r := claim("203.0.113.7"); r.Status != 429 || r.code() != faucet.CodeClientRateLimited {
 		t.Fatalf("third claim of one client: %d %s", r.Status, r.Raw)
 	}
 	// A client that writes its own X-Forwarded-For is still the address the proxy saw.
@@ -129,7 +130,7 @@ func TestClaimsPerClientBehindProxy(t *testing.T) {
 			t.Fatal(r.Raw)
 		}
 	}
-	if r := claim("2001:db8:1:2:aaaa::3"); r.Status != 429 || r.code() != CodeClientRateLimited {
+	if r := claim("2001:db8:1:2:aaaa::3"); r.Status != 429 || r.code() != faucet.CodeClientRateLimited {
 		t.Fatalf("third claim of one IPv6 /64: %d %s", r.Status, r.Raw)
 	}
 	if r := claim("2001:db8:1:3::1"); r.Status != 200 {
@@ -147,7 +148,7 @@ func TestBudgetPerHour(t *testing.T) {
 		}
 	}
 	r := h.doFrom(t, "", http.MethodPost, "/api/faucet", claimBody(mustAddr(t)))
-	if r.Status != 429 || r.code() != CodeBudgetExhausted || retryAfter(t, r) < 3500 {
+	if r.Status != 429 || r.code() != faucet.CodeBudgetExhausted || retryAfter(t, r) < 3500 {
 		t.Fatalf("claim beyond the budget: %d %s", r.Status, r.Raw)
 	}
 
@@ -177,7 +178,7 @@ func TestRequestRate(t *testing.T) {
 		}
 	}
 	r := h.doFrom(t, "", http.MethodGet, "/api/status", "")
-	if r.Status != 429 || r.code() != CodeClientRateLimited || retryAfter(t, r) != 1 {
+	if r.Status != 429 || r.code() != faucet.CodeClientRateLimited || retryAfter(t, r) != 1 {
 		t.Fatalf("request beyond the burst: %d %s %v", r.Status, r.Raw, r.Header)
 	}
 	time.Sleep(1100 * time.Millisecond)
@@ -219,32 +220,6 @@ func TestClientAddr(t *testing.T) {
 	}
 }
 
-func TestWindow(t *testing.T) {
-	now := time.Unix(1000, 0)
-	w := newWindow(2, time.Hour)
-	w.now = func() time.Time { return now }
-	undo1, _ := w.take("a")
-	now = now.Add(10 * time.Minute)
-	if u, _ := w.take("a"); u == nil {
-		t.Fatal("second event refused")
-	}
-	if u, wait := w.take("a"); u != nil || wait != 50*time.Minute {
-		t.Fatalf("third event: %v %v", u != nil, wait)
-	}
-	if u, _ := w.take("b"); u == nil {
-		t.Fatal("another key refused")
-	}
-	undo1()
-	if u, _ := w.take("a"); u == nil {
-		t.Fatal("undone event still counted")
-	}
-	now = now.Add(2 * time.Hour)
-	w.take("c")
-	if len(w.events) != 1 {
-		t.Fatalf("old keys not swept: %v", w.events)
-	}
-}
-
 func mustAddr(t testing.TB) string {
 	a, _ := newAddress(t)
 	return a
@@ -274,7 +249,7 @@ func TestLimitsSurviveRestart(t *testing.T) {
 	h.stop()
 	h.start(t)
 	r := h.doFrom(t, "", http.MethodPost, "/api/faucet", claimBody(mustAddr(t)))
-	if r.Status != 429 || r.code() != CodeClientRateLimited || retryAfter(t, r) < 3500 {
+	if r.Status != 429 || r.code() != faucet.CodeClientRateLimited || retryAfter(t, r) < 3500 {
 		t.Fatalf("third claim of one client after a restart: %d %s", r.Status, r.Raw)
 	}
 
@@ -286,20 +261,7 @@ func TestLimitsSurviveRestart(t *testing.T) {
 	}
 	h.stop()
 	h.start(t)
-	if r := h.doFrom(t, "", http.MethodPost, "/api/faucet", claimBody(mustAddr(t))); r.Status != 429 || r.code() != CodeBudgetExhausted {
+	if r := h.doFrom(t, "", http.MethodPost, "/api/faucet", claimBody(mustAddr(t))); r.Status != 429 || r.code() != faucet.CodeBudgetExhausted {
 		t.Fatalf("claim beyond the budget after a restart: %d %s", r.Status, r.Raw)
-	}
-}
-
-// seed keeps a key's events in order and at most max of them, the latest.
-func TestWindowSeed(t *testing.T) {
-	now := time.Unix(10_000, 0)
-	w := newWindow(2, time.Hour)
-	w.now = func() time.Time { return now }
-	for _, m := range []int{50, 10, 30} {
-		w.seed("a", now.Add(-time.Duration(m)*time.Minute))
-	}
-	if u, wait := w.take("a"); u != nil || wait != 30*time.Minute {
-		t.Fatalf("after seeding 3 events into a window of 2: take gave %v, wait %v; want a refusal for 30m", u != nil, wait)
 	}
 }

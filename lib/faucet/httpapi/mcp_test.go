@@ -1,8 +1,9 @@
-package faucet
+package httpapi
 
 import (
 	"context"
 	"encoding/json"
+	"github.com/cointoolkit/coin/lib/faucet"
 	"io"
 	"net/http"
 	"net/url"
@@ -269,7 +270,7 @@ func TestMCPCallsAreTheEndpoints(t *testing.T) {
 		method string
 		body   string
 	}{
-		{"faucet_claim", map[string]any{"address": w.Address}, 429, CodeAddressRateLimited, "/api/faucet", "POST", `{"address":"` + w.Address + `"}`},
+		{"faucet_claim", map[string]any{"address": w.Address}, 429, faucet.CodeAddressRateLimited, "/api/faucet", "POST", `{"address":"` + w.Address + `"}`},
 		{"wallet_send", map[string]any{"mnemonic": w.Mnemonic, "to": w.Address, "amount": "1"}, 400, "bad_request",
 			"/api/wallet/send", "POST", `{"mnemonic":"` + w.Mnemonic + `","to":"` + w.Address + `","amount":"1"}`},
 		{"agent_register", map[string]any{}, 400, "bad_request", "/api/agent/register", "POST", `{}`},
@@ -322,7 +323,7 @@ func TestMCPLimitsAreTheEndpoints(t *testing.T) {
 	for i := 0; i < 5 && limited == nil; i++ {
 		limited = callTool(t, s, "network_status", nil, nil)
 	}
-	if limited == nil || limited.Status != 429 || limited.Error.Code != CodeClientRateLimited || limited.RetryAfterSeconds <= 0 {
+	if limited == nil || limited.Status != 429 || limited.Error.Code != faucet.CodeClientRateLimited || limited.RetryAfterSeconds <= 0 {
 		t.Fatalf("after the burst: %+v", limited)
 	}
 	if r := h.do(t, "GET", "/api/status", ""); r.Status != 429 {

@@ -1,4 +1,4 @@
-package faucet
+package httpapi
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/faucet"
 	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/params"
@@ -37,6 +38,12 @@ type harness struct {
 	dir    string
 	ecfg   payout.EngineConfig
 	scfg   Config
+}
+
+// Config is a harness's configuration of the faucet: the Service's and its HTTP door's.
+type Config struct {
+	faucet.Config
+	Options
 }
 
 type harnessOpt func(*payout.EngineConfig, *Config)
@@ -72,9 +79,9 @@ func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *har
 		Log: logging.New(h.log, slog.LevelDebug)}
 	// protocol §14's per-client limits are off (every test client is 127.0.0.1) unless a test
 	// turns them on.
-	scfg := Config{Net: testNet, Node: h.node, Cooldown: time.Hour,
-		RequestRate: -1, ClaimsPerClient: -1, BudgetPerHour: -1,
-		AccessLog: logging.New(h.log, slog.LevelDebug), Log: logging.New(h.log, slog.LevelDebug)}
+	scfg := Config{Config: faucet.Config{Net: testNet, Node: h.node, Cooldown: time.Hour,
+		RequestRate: -1, ClaimsPerClient: -1, BudgetPerHour: -1, Log: logging.New(h.log, slog.LevelDebug)},
+		Options: Options{AccessLog: logging.New(h.log, slog.LevelDebug)}}
 	for _, o := range opts {
 		o(&ecfg, &scfg)
 	}
@@ -99,7 +106,7 @@ func (h *harness) start(t testing.TB) {
 		t.Fatal(err)
 	}
 	scfg.Engine = h.engine
-	h.server, err = NewServer(scfg)
+	h.server, err = NewServer(scfg.Config, scfg.Options)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
-package faucet
+package httpapi
 
 import (
-	_ "embed"
 	"encoding/json"
 	"strings"
 
@@ -142,9 +141,7 @@ func ServerJSON(base string) map[string]any {
 }
 
 // PublishedServerJSON is lib/faucet/mcp/server.json, the entry to publish to the registry.
-//
-//go:embed mcp/server.json
-var PublishedServerJSON []byte
+var PublishedServerJSON = mcp.PublishedServerJSON
 
 // PublicBase is the base URL the published server.json names.
 const PublicBase = "https://faucet.example.org"
