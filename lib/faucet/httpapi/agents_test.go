@@ -53,12 +53,12 @@ func (h *harness) ok(t *testing.T, method, path, body string, v any) {
 // refused does a request that must fail with status and code, and broadcast nothing.
 func (h *harness) refused(t *testing.T, method, path, body string, status int, code string) response {
 	t.Helper()
-	sent := h.node.sentCount()
+	sent := h.sends()
 	r := h.do(t, method, path, body)
 	if r.Status != status || r.errCode() != code {
 		t.Fatalf("%s %s: %d %s, want %d %s", method, path, r.Status, r.Raw, status, code)
 	}
-	if n := h.node.sentCount(); n != sent {
+	if n := h.sends(); n != sent {
 		t.Fatalf("%s %s: refused, yet %d transactions were broadcast", method, path, n-sent)
 	}
 	return r

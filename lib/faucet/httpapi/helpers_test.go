@@ -26,18 +26,22 @@ const faucetMnemonic = "legal winner thank year wave sausage worth useful legal 
 var testNet = params.Regtest
 
 type harness struct {
-	node   *fakeNode
-	key    wallet.Key
-	claims *payout.ClaimStore
-	engine *payout.Engine
-	server *Server
-	http   *httptest.Server
-	log    *proctest.Buffer
-	cancel context.CancelFunc
-	done   chan struct{}
-	dir    string
-	ecfg   payout.EngineConfig
-	scfg   Config
+	node *fakeNode // nil on a regtest harness (regtest_test.go)
+	// backend is the node the engine and the service use: node, or a regtest node's
+	// wrapper; sends counts the transactions sent to it.
+	backend faucet.NodeClient
+	sends   func() int
+	key     wallet.Key
+	claims  *payout.ClaimStore
+	engine  *payout.Engine
+	server  *Server
+	http    *httptest.Server
+	log     *proctest.Buffer
+	cancel  context.CancelFunc
+	done    chan struct{}
+	dir     string
+	ecfg    payout.EngineConfig
+	scfg    Config
 }
 
 // Config is a harness's configuration of the faucet: the Service's and its HTTP door's.
@@ -71,15 +75,24 @@ func newHarness(t testing.TB, coins int, opts ...harnessOpt) *harness {
 func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *harness {
 	t.Helper()
 	h := &harness{node: newFakeNode(testNet), key: faucetKey(t), log: &proctest.Buffer{}}
+	h.backend, h.sends = h.node, h.node.sentCount
 	for i := 0; i < coins; i++ {
 		h.node.fund(h.key.PKH, 50*amount.Coin, true)
 	}
 	h.node.mine(100) // maturity
+	h.configure(t, dir, opts...)
+	return h
+}
+
+// configure sets h's engine and server configuration, with opts, and starts them on the
+// claim store in dir.
+func (h *harness) configure(t testing.TB, dir string, opts ...harnessOpt) {
+	t.Helper()
 	ecfg := payout.EngineConfig{Net: testNet, Keys: []wallet.Key{h.key}, PollInterval: 20 * time.Millisecond,
 		Log: logging.New(h.log, slog.LevelDebug)}
 	// protocol §14's per-client limits are off (every test client is 127.0.0.1) unless a test
 	// turns them on.
-	scfg := Config{Config: faucet.Config{Net: testNet, Node: h.node, Cooldown: time.Hour,
+	scfg := Config{Config: faucet.Config{Net: testNet, Node: h.backend, Cooldown: time.Hour,
 		RequestRate: -1, ClaimsPerClient: -1, BudgetPerHour: -1, Log: logging.New(h.log, slog.LevelDebug)},
 		Options: Options{AccessLog: logging.New(h.log, slog.LevelDebug)}}
 	for _, o := range opts {
@@ -88,7 +101,6 @@ func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *har
 	h.dir, h.ecfg, h.scfg = dir, ecfg, scfg
 	h.start(t)
 	t.Cleanup(h.stop)
-	return h
 }
 
 // start opens the claim store in h.dir and starts an engine and a server on it.
@@ -101,7 +113,7 @@ func (h *harness) start(t testing.TB) {
 	}
 	ecfg, scfg := h.ecfg, h.scfg
 	ecfg.Journal, scfg.Claims = h.claims, h.claims
-	h.engine, err = payout.NewEngine(h.node, ecfg)
+	h.engine, err = payout.NewEngine(h.backend, ecfg)
 	if err != nil {
 		t.Fatal(err)
 	}
