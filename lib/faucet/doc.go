@@ -30,7 +30,7 @@
 // rule's reason (not_an_agent, score_too_low, not_counterparty, contract_not_expired,
 // invalid_score, ...: docs/rpc-errors.md) and whose message is the rule's words, with
 // addresses for the pubkey hashes the rule names; or insufficient_balance when the wallet
-// cannot pay; nothing is broadcast. The doors append the advice of a reason (api.Hint).
+// cannot pay; nothing is broadcast. The doors append the advice of a reason (httpapi.Hint).
 // Profiles (agent_not_found for no agent) and the directory (offset default 0, limit 1 to
 // 100, default 20) are the node's pending view; new_conduct_score is read from it right
 // after the node accepted the review.

@@ -217,7 +217,7 @@ func TestAgentContractRefund(t *testing.T) {
 	var open api.Contract
 	h.ok(t, "GET", "/api/agent/contract?contract_id="+cr.ContractID, "", &open)
 	// The rule's words (when) and the door's hint (what may happen until then).
-	if !strings.Contains(r.Raw, fmt.Sprintf("expires at height %d", open.ExpiresAt)) || !strings.Contains(r.Raw, api.Hint("contract_not_expired")) {
+	if !strings.Contains(r.Raw, fmt.Sprintf("expires at height %d", open.ExpiresAt)) || !strings.Contains(r.Raw, Hint("contract_not_expired")) {
 		t.Fatalf("refund message %s", r.Raw)
 	}
 	h.node.mine(9)

@@ -8,7 +8,7 @@
 // its kind: 400 for a bad request (malformed JSON, address, mnemonic or amount, a rule's
 // refusal), 413 for a body over the limit, 404 for an unknown path, 405 with Allow for a
 // wrong method, 429 with Retry-After for rate limits, 5xx for the faucet's or the node's
-// failures. A refusal's message gets the advice of its code appended (api.Hint).
+// failures. A refusal's message gets the advice of its code appended ([Hint]), on /mcp too.
 //
 // What only HTTP has is configured here ([Options]), not in the Service's faucet.Config:
 // bounded bodies; who the client is (the socket's peer, or the address the last

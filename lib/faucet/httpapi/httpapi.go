@@ -237,7 +237,7 @@ func (s *Server) writeError(w http.ResponseWriter, e *Error) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt(api.RetrySeconds(e.RetryAfter), 10))
 	}
-	writeJSON(w, e.Status(), api.ErrorBody{Error: api.ErrorObject{Code: e.Code, Message: e.WithHint()}})
+	writeJSON(w, e.Status(), api.ErrorBody{Error: api.ErrorObject{Code: e.Code, Message: e.Message + Hint(e.Code)}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

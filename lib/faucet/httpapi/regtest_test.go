@@ -63,7 +63,7 @@ func TestAgentRulesOnRegtest(t *testing.T) {
 	// Vouching before registering: not_an_agent, in the rule's words with the voucher's
 	// address, and the advice to register.
 	r := h.refused(t, "POST", "/api/agent/vouch", mnemonicBody(a, field("target_address", b.address)), 400, "not_an_agent")
-	if m := msg(r); !strings.Contains(m, "voucher "+a.address+" is not a registered agent") || !strings.HasSuffix(m, api.Hint("not_an_agent")) {
+	if m := msg(r); !strings.Contains(m, "voucher "+a.address+" is not a registered agent") || !strings.HasSuffix(m, Hint("not_an_agent")) {
 		t.Fatalf("not_an_agent message %q", m)
 	}
 	var reg api.RegisterResult
@@ -91,7 +91,7 @@ func TestAgentRulesOnRegtest(t *testing.T) {
 	}
 	h.refused(t, "POST", "/api/agent/contract/refund", mnemonicBody(b, id), 400, "not_initiator")
 	r = h.refused(t, "POST", "/api/agent/contract/refund", mnemonicBody(a, id), 400, "contract_not_expired")
-	if !strings.HasSuffix(msg(r), api.Hint("contract_not_expired")) {
+	if !strings.HasSuffix(msg(r), Hint("contract_not_expired")) {
 		t.Fatalf("contract_not_expired message %q", msg(r))
 	}
 	h.refused(t, "POST", "/api/agent/review", mnemonicBody(a, id, field("subject_address", b.address), `"score":9`), 400, "contract_not_fulfilled")
@@ -113,7 +113,7 @@ func TestAgentRulesOnRegtest(t *testing.T) {
 	id = field("contract_id", cr.ContractID)
 	rn.Mine(t, 10)
 	r = h.refused(t, "POST", "/api/agent/contract/fulfil", mnemonicBody(b, id), 400, "contract_expired")
-	if !strings.HasSuffix(msg(r), api.Hint("contract_expired")) {
+	if !strings.HasSuffix(msg(r), Hint("contract_expired")) {
 		t.Fatalf("contract_expired message %q", msg(r))
 	}
 	var rf api.RefundResult

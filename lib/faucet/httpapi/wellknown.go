@@ -38,7 +38,7 @@ const (
 func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
 	mcpH, err := mcp.NewHandler(s.Service, &mcp.Options{AllowAnyHost: s.opts.TrustedProxies > 0,
 		MaxBodyBytes: s.opts.MaxBodyBytes + 4<<10, Log: s.log.With(logging.SubsystemKey, "mcp"), Caller: s.caller,
-		MaxArgumentBytes: s.opts.MaxBodyBytes})
+		MaxArgumentBytes: s.opts.MaxBodyBytes, Hint: Hint})
 	if err != nil {
 		s.log.Error("the MCP server cannot start", "err", err)
 	}
