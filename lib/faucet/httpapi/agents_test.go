@@ -98,11 +98,11 @@ func field(name string, v any) string {
 
 func noIPLimit(_ *payout.EngineConfig, c *Config) { c.IPRate = -1 }
 
-// Two agents register, contract, fulfil and review each other back to back, without a
-// block: each operation relies on the pending effect of the one before. Scores follow
+// On a regtest node: two agents register, contract, fulfil and review each other back to
+// back, without a block: each operation relies on the pending effect of the one before. Scores follow
 // protocol §9's arithmetic.
 func TestAgentLifecycle(t *testing.T) {
-	h := newHarness(t, 6, noIPLimit)
+	h, _, _ := newRegtestHarness(t, 6, noIPLimit)
 	a, b := h.funded(t), h.funded(t)
 
 	var reg api.RegisterResult
@@ -110,7 +110,7 @@ func TestAgentLifecycle(t *testing.T) {
 	if reg.Address != a.address || reg.ConductScore != 500 || !hex64(reg.StakeTxID) {
 		t.Fatalf("register %+v", reg)
 	}
-	stake := h.node.pooled(reg.StakeTxID)
+	stake := h.pooled(reg.StakeTxID)
 	if stake == nil || stake.Kind != types.KindAgentRegister || stake.Outputs[0].Value != 50*amount.Coin || stake.Outputs[0].PubKeyHash != a.pkh {
 		t.Fatalf("stake transaction %+v", stake)
 	}
@@ -148,7 +148,7 @@ func TestAgentLifecycle(t *testing.T) {
 	if fr.ContractID != cr.ContractID || fr.Status != "fulfilled" || !hex64(fr.ReleaseTxID) {
 		t.Fatalf("fulfil %+v", fr)
 	}
-	rel := h.node.pooled(fr.ReleaseTxID)
+	rel := h.pooled(fr.ReleaseTxID)
 	if rel == nil || rel.Kind != types.KindContractFulfil || rel.Inputs[0].PrevTxID.String() != cr.ContractID || rel.Inputs[0].PrevIndex != 0 {
 		t.Fatalf("release %+v", rel)
 	}
@@ -190,7 +190,7 @@ func TestAgentLifecycle(t *testing.T) {
 	if len(dir.Agents) != 1 || dir.Agents[0].Address != a.address || dir.Total != 2 || dir.Offset != 1 || dir.Limit != 1 {
 		t.Fatalf("directory page 2 %+v", dir)
 	}
-	h.node.mine(1)
+	h.mine(1)
 	h.ok(t, "GET", "/api/agent/profile?address="+b.address, "", &prof)
 	if prof.RegisteredAt == "" || prof.AverageReviewScore == nil || *prof.AverageReviewScore != 9 || prof.ReviewsReceived != 1 ||
 		prof.ContractsCompleted != 1 {
@@ -198,10 +198,10 @@ func TestAgentLifecycle(t *testing.T) {
 	}
 }
 
-// A contract expires: the counterparty can no longer fulfil it, the initiator refunds it
+// On a regtest node: a contract expires: the counterparty can no longer fulfil it, the initiator refunds it
 // from its expiry height on, with every output paying the initiator.
 func TestAgentContractRefund(t *testing.T) {
-	h := newHarness(t, 6, noIPLimit)
+	h, _, _ := newRegtestHarness(t, 6, noIPLimit)
 	a, b := h.funded(t), h.funded(t)
 	var reg api.RegisterResult
 	h.ok(t, "POST", "/api/agent/register", mnemonicBody(a), &reg)
@@ -220,9 +220,9 @@ func TestAgentContractRefund(t *testing.T) {
 	if !strings.Contains(r.Raw, fmt.Sprintf("expires at height %d", open.ExpiresAt)) || !strings.Contains(r.Raw, Hint("contract_not_expired")) {
 		t.Fatalf("refund message %s", r.Raw)
 	}
-	h.node.mine(9)
+	h.mine(9)
 	h.refused(t, "POST", "/api/agent/contract/refund", mnemonicBody(a, id), 400, "contract_not_expired")
-	h.node.mine(1)
+	h.mine(1)
 	h.refused(t, "POST", "/api/agent/contract/fulfil", mnemonicBody(b, id), 400, "contract_expired")
 	var rr api.RefundResult
 	h.ok(t, "POST", "/api/agent/contract/refund", mnemonicBody(a, id), &rr)
@@ -230,7 +230,7 @@ func TestAgentContractRefund(t *testing.T) {
 		t.Fatalf("refund %+v", rr)
 	}
 	refundTxID := rr.RefundTxID
-	tx := h.node.pooled(rr.RefundTxID)
+	tx := h.pooled(rr.RefundTxID)
 	if tx == nil || tx.Kind != types.KindContractRefund || consensus.Actor(tx) != a.pkh {
 		t.Fatalf("refund transaction %+v", tx)
 	}
@@ -242,7 +242,7 @@ func TestAgentContractRefund(t *testing.T) {
 	// The smallest escrow cannot pay its own fee: the initiator's coins join, its outputs
 	// still pay only the initiator.
 	h.ok(t, "POST", "/api/agent/contract/refund", mnemonicBody(a, field("contract_id", cr2.ContractID)), &rr)
-	if tx := h.node.pooled(rr.RefundTxID); len(tx.Inputs) < 2 || len(tx.Outputs) != 1 || tx.Outputs[0].PubKeyHash != a.pkh {
+	if tx := h.pooled(rr.RefundTxID); len(tx.Inputs) < 2 || len(tx.Outputs) != 1 || tx.Outputs[0].PubKeyHash != a.pkh {
 		t.Fatalf("small refund %+v", tx)
 	}
 	var p api.AgentProfile
@@ -289,7 +289,7 @@ func TestAgentVouch(t *testing.T) {
 // Malformed requests and refusals: 4xx with a stable code, nothing broadcast, no mnemonic
 // echoed or logged.
 func TestAgentBadRequests(t *testing.T) {
-	h := newHarness(t, 10, noIPLimit)
+	h := regtestHarness(t, 10, noIPLimit)
 	a, b := h.funded(t), h.funded(t)
 	var reg api.RegisterResult
 	h.ok(t, "POST", "/api/agent/register", mnemonicBody(a), &reg)

@@ -31,17 +31,21 @@ type harness struct {
 	// wrapper; sends counts the transactions sent to it.
 	backend faucet.NodeClient
 	sends   func() int
-	key     wallet.Key
-	claims  *payout.ClaimStore
-	engine  *payout.Engine
-	server  *Server
-	http    *httptest.Server
-	log     *proctest.Buffer
-	cancel  context.CancelFunc
-	done    chan struct{}
-	dir     string
-	ecfg    payout.EngineConfig
-	scfg    Config
+	// mine mines n blocks, confirming the mempool; pooled is a transaction of the mempool
+	// (nil when it is not there): the fake's or the regtest node's.
+	mine   func(n int)
+	pooled func(id string) *types.Transaction
+	key    wallet.Key
+	claims *payout.ClaimStore
+	engine *payout.Engine
+	server *Server
+	http   *httptest.Server
+	log    *proctest.Buffer
+	cancel context.CancelFunc
+	done   chan struct{}
+	dir    string
+	ecfg   payout.EngineConfig
+	scfg   Config
 }
 
 // Config is a harness's configuration of the faucet: the Service's and its HTTP door's.
@@ -75,7 +79,7 @@ func newHarness(t testing.TB, coins int, opts ...harnessOpt) *harness {
 func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *harness {
 	t.Helper()
 	h := &harness{node: newFakeNode(testNet), key: faucetKey(t), log: &proctest.Buffer{}}
-	h.backend, h.sends = h.node, h.node.sentCount
+	h.backend, h.sends, h.mine, h.pooled = h.node, h.node.sentCount, h.node.mine, h.node.pooled
 	for i := 0; i < coins; i++ {
 		h.node.fund(h.key.PKH, 50*amount.Coin, true)
 	}

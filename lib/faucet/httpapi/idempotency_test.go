@@ -33,23 +33,23 @@ func postKey(t *testing.T, h *harness, path, key, body string) (int, string, str
 // A retried send or agent operation with the same Idempotency-Key answers the first result
 // and builds no second transaction; the same key on another body is refused.
 func TestIdempotencyKey(t *testing.T) {
-	h := newHarness(t, 6, noIPLimit)
+	h := regtestHarness(t, 6, noIPLimit)
 	a := h.funded(t)
-	h.node.mine(1)
+	h.mine(1)
 	to, _ := newAddress(t)
 	send := mnemonicBody(a, field("to", to), field("amount", 1))
 
-	n := h.node.sentCount()
+	n := h.sends()
 	st, replayed, first := postKey(t, h, "/api/wallet/send", "retry-1", send)
-	if st != 200 || replayed != "" || h.node.sentCount() != n+1 {
-		t.Fatalf("first send: %d %q %s, %d sent", st, replayed, first, h.node.sentCount()-n)
+	if st != 200 || replayed != "" || h.sends() != n+1 {
+		t.Fatalf("first send: %d %q %s, %d sent", st, replayed, first, h.sends()-n)
 	}
 	st, replayed, again := postKey(t, h, "/api/wallet/send", "retry-1", send)
-	if st != 200 || replayed != "true" || again != first || h.node.sentCount() != n+1 {
-		t.Fatalf("retry: %d %q %s (first %s), %d sent", st, replayed, again, first, h.node.sentCount()-n)
+	if st != 200 || replayed != "true" || again != first || h.sends() != n+1 {
+		t.Fatalf("retry: %d %q %s (first %s), %d sent", st, replayed, again, first, h.sends()-n)
 	}
 	st, _, body := postKey(t, h, "/api/wallet/send", "retry-1", mnemonicBody(a, field("to", to), field("amount", 2)))
-	if st != 422 || !strings.Contains(body, `"idempotency_key_reused"`) || h.node.sentCount() != n+1 {
+	if st != 422 || !strings.Contains(body, `"idempotency_key_reused"`) || h.sends() != n+1 {
 		t.Fatalf("same key, other body: %d %s", st, body)
 	}
 	// The same key on another endpoint is another request too.
@@ -57,7 +57,7 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Fatalf("same key, other endpoint: %d %s", st, body)
 	}
 	// Without a key, or with a new one, the same body is a new transaction.
-	if st, _, other := postKey(t, h, "/api/wallet/send", "", send); st != 200 || other == first || h.node.sentCount() != n+2 {
+	if st, _, other := postKey(t, h, "/api/wallet/send", "", send); st != 200 || other == first || h.sends() != n+2 {
 		t.Fatalf("no key: %d %s", st, other)
 	}
 	if st, _, body := postKey(t, h, "/api/wallet/send", strings.Repeat("k", 256), send); st != 400 || !strings.Contains(body, "invalid_idempotency_key") {
@@ -66,8 +66,8 @@ func TestIdempotencyKey(t *testing.T) {
 
 	// Concurrent retries of an agent operation: one transaction, one answer for all.
 	b := h.funded(t)
-	h.node.mine(1)
-	n = h.node.sentCount()
+	h.mine(1)
+	n = h.sends()
 	var wg sync.WaitGroup
 	answers := make([]string, 6)
 	for i := range answers {
@@ -87,7 +87,7 @@ func TestIdempotencyKey(t *testing.T) {
 			t.Errorf("answers differ: %s / %s", ans, answers[0])
 		}
 	}
-	if got := h.node.sentCount() - n; got != 1 {
+	if got := h.sends() - n; got != 1 {
 		t.Errorf("%d concurrent retries sent %d transactions", len(answers), got)
 	}
 }

@@ -240,7 +240,7 @@ func jsonNames(t reflect.Type) []string {
 // Tool calls answer what the endpoints answer: the same bodies, the same error codes and
 // statuses, the same per-client limits.
 func TestMCPCallsAreTheEndpoints(t *testing.T) {
-	h := newHarness(t, 4)
+	h := regtestHarness(t, 4)
 	s := mcpSession(t, h.http.URL)
 
 	var w api.NewWalletResult

@@ -41,10 +41,18 @@ func newRegtestHarness(t *testing.T, coins int, opts ...harnessOpt) (*harness, *
 	t.Helper()
 	rn := faucettest.NewNode(t)
 	cn := &countingNode{Faulty: faucettest.NewFaulty(rn)}
-	h := &harness{key: faucetKey(t), log: &proctest.Buffer{}, backend: cn, sends: cn.Sends}
+	h := &harness{key: faucetKey(t), log: &proctest.Buffer{}, backend: cn, sends: cn.Sends,
+		mine: func(n int) { rn.Mine(t, n) }, pooled: rn.Pooled}
 	rn.Fund(t, h.key.Address, coins)
 	h.configure(t, t.TempDir(), opts...)
 	return h, rn, cn
+}
+
+// regtestHarness is newRegtestHarness's harness.
+func regtestHarness(t *testing.T, coins int, opts ...harnessOpt) *harness {
+	t.Helper()
+	h, _, _ := newRegtestHarness(t, coins, opts...)
+	return h
 }
 
 // Every agent rule the faucet prechecks (wallet.PrecheckAgent) refuses on a real node with

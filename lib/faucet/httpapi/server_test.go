@@ -18,7 +18,7 @@ import (
 )
 
 func TestWalletNewAndDerive(t *testing.T) {
-	h := newHarness(t, 1)
+	h := regtestHarness(t, 1)
 	r := h.do(t, http.MethodGet, "/api/wallet/new", "")
 	m, _ := r.Body["mnemonic"].(string)
 	a, _ := r.Body["address"].(string)
@@ -41,7 +41,7 @@ func TestWalletNewAndDerive(t *testing.T) {
 
 // Malformed input gets a 4xx with a JSON error, never a 500, and never echoes a mnemonic.
 func TestBadRequests(t *testing.T) {
-	h := newHarness(t, 1, func(_ *payout.EngineConfig, c *Config) { c.IPRate = -1 })
+	h := regtestHarness(t, 1, func(_ *payout.EngineConfig, c *Config) { c.IPRate = -1 })
 	mainnetAddr, _ := wallet.AddressFromMnemonic(faucetMnemonic, params.Mainnet, 0)
 	valid, _ := newAddress(t)
 	badChecksum := valid[:len(valid)-1] + map[bool]string{true: "q", false: "p"}[valid[len(valid)-1] != 'q']
@@ -151,7 +151,7 @@ func TestClaimRateLimitPersists(t *testing.T) {
 
 // Two simultaneous claims for one address: one is paid, the other is refused.
 func TestClaimSameAddressConcurrently(t *testing.T) {
-	h := newHarness(t, 4)
+	h := regtestHarness(t, 4)
 	a, _ := newAddress(t)
 	codes := make(chan int, 8)
 	for i := 0; i < 8; i++ {
@@ -206,7 +206,7 @@ func TestStatusAndBalance(t *testing.T) {
 }
 
 func TestSend(t *testing.T) {
-	h := newHarness(t, 1, withAmount(10*amount.Coin))
+	h := regtestHarness(t, 1, withAmount(10*amount.Coin))
 	m, a, _ := wallet.NewMnemonic(12, testNet)
 	if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(a)); r.Status != 200 {
 		t.Fatal(r.Raw)
@@ -230,7 +230,7 @@ func TestSend(t *testing.T) {
 	if r.Status != 200 || r.Body["amount"] != "0.12345678" {
 		t.Fatalf("send: %d %s", r.Status, r.Raw)
 	}
-	h.node.mine(1)
+	h.mine(1)
 	r = h.do(t, http.MethodGet, "/api/wallet/balance?address="+to, "")
 	if r.Body["balance"] != "1.62345678" || r.Body["utxo_count"] != 2.0 {
 		t.Fatalf("receiver balance: %s", r.Raw)
@@ -266,7 +266,7 @@ func TestPerIPLimit(t *testing.T) {
 // The access log has one line per request, with method, path and status, and no body or
 // query string.
 func TestAccessLog(t *testing.T) {
-	h := newHarness(t, 1)
+	h := regtestHarness(t, 1)
 	h.do(t, http.MethodPost, "/api/wallet/derive", fmt.Sprintf(`{"mnemonic":%q}`, faucetMnemonic))
 	a, _ := newAddress(t)
 	h.do(t, http.MethodGet, "/api/wallet/balance?address="+a, "")

@@ -19,6 +19,7 @@ import (
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/rpcserver"
+	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
 
@@ -74,6 +75,19 @@ func (n *Node) Fund(t testing.TB, address string, coins int) {
 	t.Helper()
 	n.MineTo(t, coins, address)
 	n.Mine(t, consensus.CoinbaseMaturity)
+}
+
+// Pooled is the transaction id (hex) in the node's mempool, or nil.
+func (n *Node) Pooled(id string) *types.Transaction {
+	h, err := types.ParseHash(id)
+	if err != nil {
+		return nil
+	}
+	e, ok := n.Node.Mempool().Get(h)
+	if !ok {
+		return nil
+	}
+	return e.Tx
 }
 
 // NewKey is a fresh wallet's first key on regtest.
