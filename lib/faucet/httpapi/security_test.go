@@ -22,15 +22,15 @@ import (
 // caller's node answers already_in_mempool, and the operation it asked for is done, so it
 // gets the operation's result, not 400 already_in_mempool.
 func TestIdenticalTransactionAnswersResult(t *testing.T) {
-	h := newHarness(t, 6, noIPLimit)
+	h, _, cn := newRegtestHarness(t, 6, noIPLimit)
 	a := h.funded(t)
-	h.node.mu.Lock()
-	h.node.afterAccept = reject(mempool.ErrAlreadyInMempool, "transaction already in mempool")
-	h.node.mu.Unlock()
+	// The node accepts the stake and answers already_in_mempool, as a second sender hears.
+	cn.FailSends(reject(mempool.ErrAlreadyInMempool, "transaction already in mempool"), true)
 	var reg api.RegisterResult
 	h.ok(t, "POST", "/api/agent/register", mnemonicBody(a), &reg)
-	if reg.Address != a.address || h.node.pooled(reg.StakeTxID) == nil {
-		t.Fatalf("register: %+v, in the pool: %v", reg, h.node.pooled(reg.StakeTxID) != nil)
+	cn.FailSends(nil, false)
+	if reg.Address != a.address || h.pooled(reg.StakeTxID) == nil {
+		t.Fatalf("register: %+v, in the pool: %v", reg, h.pooled(reg.StakeTxID) != nil)
 	}
 }
 

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"fmt"
 	"github.com/cointoolkit/coin/lib/faucet"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/params"
-	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
 
@@ -286,18 +284,12 @@ func TestAccessLog(t *testing.T) {
 }
 
 func TestNodeDown(t *testing.T) {
-	// The service's node is down; the engine's (the same fake) is not.
-	h := newHarness(t, 1, func(_ *payout.EngineConfig, c *Config) { c.Node = downNode{c.Node.(*fakeNode)} })
+	h, _, cn := newRegtestHarness(t, 1)
+	cn.SetDown(fmt.Errorf("%w: connection refused", payout.ErrNodeUnavailable))
 	r := h.do(t, http.MethodGet, "/api/status", "")
 	if r.Status != http.StatusBadGateway || r.errCode() != "node_unavailable" {
 		t.Fatalf("status with the node down: %d %s", r.Status, r.Raw)
 	}
-}
-
-type downNode struct{ *fakeNode }
-
-func (downNode) GetBlockchainInfo(context.Context) (*rpcapi.BlockchainInfo, error) {
-	return nil, fmt.Errorf("%w: connection refused", payout.ErrNodeUnavailable)
 }
 
 func TestMainnetRefused(t *testing.T) {
