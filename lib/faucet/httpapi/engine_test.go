@@ -23,11 +23,11 @@ func withAmount(v uint64) harnessOpt {
 	return func(_ *payout.EngineConfig, c *Config) { c.Amount = v }
 }
 
-// Many concurrent claims for distinct addresses all succeed, never double-spend (the fake
+// Many concurrent claims for distinct addresses all succeed, never double-spend (the regtest
 // node rejects conflicts and checks every transaction), share transactions, and all
 // confirm in the next block.
 func TestEngineConcurrentClaims(t *testing.T) {
-	h := newHarness(t, 400)
+	h, rn, _ := newRegtestHarness(t, 400)
 	const n = 150
 	addrs := make([]string, n)
 	for i := range addrs {
@@ -62,10 +62,10 @@ func TestEngineConcurrentClaims(t *testing.T) {
 		distinct[id] = true
 	}
 	t.Logf("%d claims paid by %d transactions", n, len(distinct))
-	if h.node.mempoolSize() != len(distinct) {
-		t.Fatalf("mempool has %d transactions, claims name %d", h.node.mempoolSize(), len(distinct))
+	if pooled := len(rn.Node.Mempool().TxIDs()); pooled != len(distinct) {
+		t.Fatalf("mempool has %d transactions, claims name %d", pooled, len(distinct))
 	}
-	h.node.mine(1)
+	h.mine(1)
 	for _, a := range addrs {
 		r := h.do(t, http.MethodGet, "/api/wallet/balance?address="+a, "")
 		if r.Status != 200 || r.Body["balance"] != "100.00000000" || r.Body["utxo_count"] != 1.0 {
@@ -81,7 +81,7 @@ func TestEngineConcurrentClaims(t *testing.T) {
 // claim fails at once with faucet_busy (no waiting for a block), and the next block frees
 // the outputs again.
 func TestEngineChainDepthLimit(t *testing.T) {
-	h := newHarness(t, 1, withAmount(amount.Coin), func(e *payout.EngineConfig, _ *Config) { e.MaxChainDepth = 3 })
+	h := regtestHarness(t, 1, withAmount(amount.Coin), func(e *payout.EngineConfig, _ *Config) { e.MaxChainDepth = 3 })
 	for i := 0; i < 3; i++ {
 		a, _ := newAddress(t)
 		if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(a)); r.Status != 200 {
@@ -97,7 +97,7 @@ func TestEngineChainDepthLimit(t *testing.T) {
 	if time.Since(start) > 2*time.Second {
 		t.Fatal("the claim waited")
 	}
-	h.node.mine(1)
+	h.mine(1)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		r = h.do(t, http.MethodPost, "/api/faucet", claimBody(a))
@@ -181,10 +181,8 @@ func TestEngineRecoversFromDroppedMempool(t *testing.T) {
 
 // An answer lost after the node accepted the transaction still counts as paid.
 func TestEngineLostAnswer(t *testing.T) {
-	h := newHarness(t, 2, withAmount(amount.Coin))
-	h.node.mu.Lock()
-	h.node.afterAccept = errors.New("connection reset by peer")
-	h.node.mu.Unlock()
+	h, _, cn := newRegtestHarness(t, 2, withAmount(amount.Coin))
+	cn.FailSends(errors.New("connection reset by peer"), true)
 	a, _ := newAddress(t)
 	r := h.do(t, http.MethodPost, "/api/faucet", claimBody(a))
 	if r.Status != 200 {
@@ -194,9 +192,7 @@ func TestEngineLostAnswer(t *testing.T) {
 		t.Fatal("paid claim not recorded")
 	}
 	// A refused transaction is forgotten: the address may claim again.
-	h.node.mu.Lock()
-	h.node.sendErr = func(*types.Transaction) (error, bool) { return reject(mempool.ErrMempoolFull, "mempool full"), false }
-	h.node.mu.Unlock()
+	cn.FailSends(reject(mempool.ErrMempoolFull, "mempool full"), false)
 	b, _ := newAddress(t)
 	r = h.do(t, http.MethodPost, "/api/faucet", claimBody(b))
 	if r.Status != http.StatusBadGateway || r.errCode() != "node_rejected" {
@@ -205,16 +201,14 @@ func TestEngineLostAnswer(t *testing.T) {
 	if _, ok, _ := h.claims.Last(b); ok {
 		t.Fatal("refused claim is still recorded")
 	}
-	h.node.mu.Lock()
-	h.node.sendErr = nil
-	h.node.mu.Unlock()
+	cn.FailSends(nil, false)
 	if r = h.do(t, http.MethodPost, "/api/faucet", claimBody(b)); r.Status != 200 {
 		t.Fatalf("claim after a refusal: %d %s", r.Status, r.Raw)
 	}
 }
 
 func TestEngineFaucetEmpty(t *testing.T) {
-	h := newHarness(t, 1, withAmount(30*amount.Coin))
+	h, rn, _ := newRegtestHarness(t, 1, withAmount(30*amount.Coin))
 	a, _ := newAddress(t)
 	if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(a)); r.Status != 200 {
 		t.Fatalf("claim: %d %s", r.Status, r.Raw)
@@ -224,7 +218,7 @@ func TestEngineFaucetEmpty(t *testing.T) {
 		t.Fatalf("claim from an empty faucet: %d %s", r.Status, r.Raw)
 	}
 	// The failed claim was not recorded: after a donation it succeeds.
-	h.node.fund(h.key.PKH, 50*amount.Coin, false)
+	rn.Fund(t, h.key.Address, 1)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		r := h.do(t, http.MethodPost, "/api/faucet", claimBody(b))
