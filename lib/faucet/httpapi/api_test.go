@@ -23,7 +23,7 @@ func strict(t *testing.T, raw string, v any) {
 
 // The server's answers are exactly the bodies of lib/faucet/api, which clients decode.
 func TestAnswersAreAPITypes(t *testing.T) {
-	h := newHarness(t, 3)
+	h := regtestHarness(t, 3)
 	r := h.do(t, http.MethodGet, "/api/wallet/new", "")
 	var nw api.NewWalletResult
 	strict(t, r.Raw, &nw)

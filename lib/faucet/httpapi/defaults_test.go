@@ -18,7 +18,7 @@ func TestDefaultLimits(t *testing.T) {
 	if c, b := faucet.DefaultLimits(params.Regtest); c >= 0 || b >= 0 {
 		t.Errorf("regtest: %d claims per client, %d an hour; want off (negative)", c, b)
 	}
-	h := newHarness(t, 10, withLimits(0, 0, 0, 0, 0), withAmount(10*amount.Coin))
+	h := regtestHarness(t, 10, withLimits(0, 0, 0, 0, 0), withAmount(10*amount.Coin))
 	if h.scfg.Net != params.Regtest {
 		t.Fatalf("harness on %s", h.scfg.Net.Name)
 	}

@@ -29,7 +29,7 @@ func getDoc(t *testing.T, h *harness, path string) (int, string, []byte) {
 }
 
 func TestDiscoveryDocuments(t *testing.T) {
-	h := newHarness(t, 1)
+	h := regtestHarness(t, 1)
 	base := h.http.URL
 	docs := map[string]map[string]any{}
 	for _, path := range []string{AgentCardPathA2A, MCPCardPath, MCPServerCardPath, MCPServerJSONPath} {
@@ -142,7 +142,7 @@ func initializeVersion(t *testing.T, base, v string) string {
 // TestDiscoverySchemas checks the served documents against the published schemas in
 // testdata/schemas (README.md there names their sources).
 func TestDiscoverySchemas(t *testing.T) {
-	h := newHarness(t, 1)
+	h := regtestHarness(t, 1)
 	_, _, body := getDoc(t, h, AgentCardPathA2A)
 	var card any
 	if err := json.Unmarshal(body, &card); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cointoolkit/coin/lib/faucet/internal/faucettest"
 	"net/http"
 	"slices"
 	"sync"
@@ -236,7 +237,7 @@ func faucetKeys(t *testing.T) []wallet.Key { return []wallet.Key{faucetKey(t)} }
 
 // After the engine stops, claims fail with payout.ErrStopped instead of hanging.
 func TestEngineStopped(t *testing.T) {
-	node := newFakeNode(testNet)
+	node := faucettest.NewNode(t).Client
 	claims, err := payout.OpenClaimStore(t.TempDir(), time.Hour)
 	if err != nil {
 		t.Fatal(err)

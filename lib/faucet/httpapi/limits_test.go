@@ -73,7 +73,7 @@ func retryAfter(t testing.TB, r response) int {
 // claim that was refused for its address does not count.
 func TestClaimsPerClientDefault(t *testing.T) {
 	// testnet's default, given: regtest's (testNet here) is no limit (TestDefaultLimits).
-	h := newHarness(t, 10, withLimits(faucet.DefaultClaimsPerClient, 0, 0, 0, 0), withAmount(10*amount.Coin))
+	h := regtestHarness(t, 10, withLimits(faucet.DefaultClaimsPerClient, 0, 0, 0, 0), withAmount(10*amount.Coin))
 	paid := h.do(t, http.MethodPost, "/api/faucet", claimBody(mustAddr(t)))
 	if paid.Status != 200 {
 		t.Fatal(paid.Raw)
@@ -106,7 +106,7 @@ func TestClaimsPerClientDefault(t *testing.T) {
 // X-Forwarded-For; without trusted proxies the header is ignored (a client cannot choose its
 // own address). Clients of one IPv6 /64 share a count.
 func TestClaimsPerClientBehindProxy(t *testing.T) {
-	h := newHarness(t, 20, withLimits(2, -1, -1, 0, 1))
+	h := regtestHarness(t, 20, withLimits(2, -1, -1, 0, 1))
 	claim := func(xff string) response {
 		return h.doFrom(t, xff, http.MethodPost, "/api/faucet", claimBody(mustAddr(t)))
 	}
@@ -170,7 +170,7 @@ func TestBudgetPerHour(t *testing.T) {
 // Every endpoint, unknown paths included, has a token bucket per client: bursts of
 // RequestBurst, then RequestRate per second; refusals are 429 client_rate_limited.
 func TestRequestRate(t *testing.T) {
-	h := newHarness(t, 1, withLimits(-1, -1, 1, 5, 0))
+	h := regtestHarness(t, 1, withLimits(-1, -1, 1, 5, 0))
 	for i := 0; i < 5; i++ {
 		path := []string{"/api/status", "/api/wallet/new", "/nope"}[i%3]
 		if r := h.doFrom(t, "", http.MethodGet, path, ""); r.Status == 429 {
@@ -240,7 +240,7 @@ func waitFor(t testing.TB, cond func() bool) {
 // client network, and a server counts the records of the last hour when it starts. Before,
 // both counts lived in memory only and every restart gave each client five more claims.
 func TestLimitsSurviveRestart(t *testing.T) {
-	h := newHarness(t, 10, withLimits(2, -1, -1, 0, 0), withAmount(10*amount.Coin))
+	h := regtestHarness(t, 10, withLimits(2, -1, -1, 0, 0), withAmount(10*amount.Coin))
 	for i := 0; i < 2; i++ {
 		if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(mustAddr(t))); r.Status != 200 {
 			t.Fatal(r.Raw)
@@ -253,7 +253,7 @@ func TestLimitsSurviveRestart(t *testing.T) {
 		t.Fatalf("third claim of one client after a restart: %d %s", r.Status, r.Raw)
 	}
 
-	h = newHarness(t, 10, withLimits(-1, 2, -1, 0, 0), withAmount(10*amount.Coin))
+	h = regtestHarness(t, 10, withLimits(-1, 2, -1, 0, 0), withAmount(10*amount.Coin))
 	for i := 0; i < 2; i++ {
 		if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(mustAddr(t))); r.Status != 200 {
 			t.Fatal(r.Raw)

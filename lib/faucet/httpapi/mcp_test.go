@@ -63,7 +63,7 @@ func callTool(t testing.TB, s *sdk.ClientSession, name string, args any, out any
 // endpoint's lib/faucet/api types, and what the OpenAPI document says of each endpoint's
 // parameters, request and response fields is in the tool's schemas.
 func TestMCPToolsAreTheRoutes(t *testing.T) {
-	h := newHarness(t, 1)
+	h := regtestHarness(t, 1)
 	s := mcpSession(t, h.http.URL)
 	res, err := s.ListTools(context.Background(), nil)
 	if err != nil {
@@ -317,7 +317,7 @@ func TestMCPCallsAreTheEndpoints(t *testing.T) {
 // A tool call is limited as its endpoint is: the client's own token bucket, keyed by the
 // MCP client's address (a forged peer header changes nothing).
 func TestMCPLimitsAreTheEndpoints(t *testing.T) {
-	h := newHarness(t, 1, withLimits(-1, -1, 0.001, 3, 0))
+	h := regtestHarness(t, 1, withLimits(-1, -1, 0.001, 3, 0))
 	s := mcpSession(t, h.http.URL) // the envelope has its own bucket: initialize costs no API token
 	var limited *mcp.ToolError
 	for i := 0; i < 5 && limited == nil; i++ {
@@ -334,7 +334,7 @@ func TestMCPLimitsAreTheEndpoints(t *testing.T) {
 // The discovery files parse, name the API, the OpenAPI document and the MCP endpoint, and
 // every URL they name is served.
 func TestDiscoveryFiles(t *testing.T) {
-	h := newHarness(t, 1)
+	h := regtestHarness(t, 1)
 	get := func(path string) (int, http.Header, string) {
 		t.Helper()
 		resp, err := h.http.Client().Get(h.http.URL + path)

@@ -62,7 +62,7 @@ func metricValue(fams map[string]*dto.MetricFamily, name string, labels ...strin
 // TestMetricsScraped: claims by outcome, the balance and the HTTP latency by route, scraped
 // over HTTP from the metrics server while the API answers through the middleware.
 func TestMetricsScraped(t *testing.T) {
-	h := newHarness(t, 3)
+	h := regtestHarness(t, 3)
 	m := NewMetrics(h.server)
 	api := httptest.NewServer(m.Wrap(h.server.Handler()))
 	defer api.Close()

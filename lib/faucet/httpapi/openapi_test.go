@@ -26,7 +26,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	paths := obj(t, doc, "paths")
 
 	// Routes and paths agree.
-	h := newHarness(t, 1)
+	h := regtestHarness(t, 1)
 	want := map[string]bool{}
 	for _, rt := range h.server.Routes() {
 		key := strings.ToLower(rt.Method) + " " + rt.Path
@@ -245,7 +245,7 @@ type field2 = struct{ name, typ string }
 
 // Live responses match the document's patterns for amounts, txids and addresses.
 func TestOpenAPIServedAndPatterns(t *testing.T) {
-	h := newHarness(t, 3)
+	h := regtestHarness(t, 3)
 	r := h.do(t, http.MethodGet, "/openapi.json", "")
 	if r.Status != 200 || r.Body["openapi"] == nil {
 		t.Fatalf("GET /openapi.json: %d", r.Status)

@@ -95,7 +95,7 @@ func mcpRaw(t *testing.T, base, origin, body string) (int, string) {
 // servers, so a page in a browser cannot drive the tools; the page's own origin and
 // clients that send none are served.
 func TestMCPRefusesForeignOrigin(t *testing.T) {
-	h := newHarness(t, 1)
+	h := regtestHarness(t, 1)
 	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
 	for _, o := range []string{"https://evil.example", "null", "http://localhost.evil.example"} {
 		if code, body := mcpRaw(t, h.http.URL, o, list); code != http.StatusForbidden {
@@ -112,7 +112,7 @@ func TestMCPRefusesForeignOrigin(t *testing.T) {
 // An MCP request with a malformed _meta is refused without its params in the error text:
 // the mnemonic in the arguments is never echoed.
 func TestMCPMalformedMetaDoesNotEcho(t *testing.T) {
-	h := newHarness(t, 1)
+	h := regtestHarness(t, 1)
 	const secret = "abandon ability able about above absent absorb abstract absurd abuse access accident"
 	for _, meta := range []string{`5`, `"x"`, `[1]`, `{"progressToken":{"a":1}}`} {
 		body := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wallet_derive","_meta":` + meta +

@@ -237,7 +237,7 @@ func TestSend(t *testing.T) {
 
 // The endpoints that take a mnemonic are limited per client IP; the others are not.
 func TestPerIPLimit(t *testing.T) {
-	h := newHarness(t, 1, func(_ *payout.EngineConfig, c *Config) { c.IPRate, c.IPBurst = 1, 3 })
+	h := regtestHarness(t, 1, func(_ *payout.EngineConfig, c *Config) { c.IPRate, c.IPBurst = 1, 3 })
 	body := fmt.Sprintf(`{"mnemonic":%q}`, faucetMnemonic)
 	for i := 0; i < 3; i++ {
 		if r := h.do(t, http.MethodPost, "/api/wallet/derive", body); r.Status != 200 {
