@@ -16,6 +16,7 @@ import (
 	"github.com/cointoolkit/coin/lib/faucet"
 	"github.com/cointoolkit/coin/lib/faucet/daemon"
 	"github.com/cointoolkit/coin/lib/faucet/events"
+	"github.com/cointoolkit/coin/lib/faucet/httpapi"
 	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/params"
@@ -118,11 +119,11 @@ func newApp() *cli.App {
 				Usage: "most HTTP connections open at once; more wait to be accepted"},
 			&cli.IntFlag{Name: "max-streams", Value: 0, EnvVars: []string{"COIN_FAUCET_MAX_STREAMS"},
 				Usage: "most event streams (/api/agent/events) open at once; 0: three quarters of --max-connections. At most that: the last quarter of the connections is kept for ordinary requests"},
-			&cli.IntFlag{Name: "max-streams-per-client", Value: faucet.DefaultMaxStreamsPerClient, EnvVars: []string{"COIN_FAUCET_MAX_STREAMS_PER_CLIENT"},
+			&cli.IntFlag{Name: "max-streams-per-client", Value: httpapi.DefaultMaxStreamsPerClient, EnvVars: []string{"COIN_FAUCET_MAX_STREAMS_PER_CLIENT"},
 				Usage: "most event streams one client (IPv4 address, IPv6 /64) holds at once; more are 429 stream_limit"},
 			&cli.DurationFlag{Name: "stream-max-age", Value: events.DefaultMaxAge, EnvVars: []string{"COIN_FAUCET_STREAM_MAX_AGE"},
 				Usage: "`DURATION` after which an event stream ends (the client reconnects with Last-Event-ID and misses nothing), so a client that stops reading does not hold its connection"},
-			&cli.Int64Flag{Name: "max-body", Value: faucet.DefaultMaxBodyBytes, EnvVars: []string{"COIN_FAUCET_MAX_BODY"}, Usage: "largest request body in `BYTES`"},
+			&cli.Int64Flag{Name: "max-body", Value: httpapi.DefaultMaxBodyBytes, EnvVars: []string{"COIN_FAUCET_MAX_BODY"}, Usage: "largest request body in `BYTES`"},
 			&cli.IntFlag{Name: "max-batch", Value: payout.DefaultMaxBatch, EnvVars: []string{"COIN_FAUCET_MAX_BATCH"}, Usage: "most claims paid by one transaction"},
 			&cli.IntFlag{Name: "max-chain-depth", Value: payout.DefaultMaxChainDepth, EnvVars: []string{"COIN_FAUCET_MAX_CHAIN_DEPTH"},
 				Usage: "most unconfirmed ancestors of a faucet transaction"},
@@ -141,7 +142,7 @@ func newApp() *cli.App {
 				Name:  "openapi",
 				Usage: "print the OpenAPI 3.1 document of the API",
 				Action: func(c *cli.Context) error {
-					_, err := c.App.Writer.Write(faucet.OpenAPI)
+					_, err := c.App.Writer.Write(httpapi.OpenAPI)
 					return err
 				},
 			},
@@ -190,7 +191,7 @@ func run(c *cli.Context) error {
 	if maxConns < 1 {
 		return cliutil.UsageError(c, "--max-connections must be at least 1")
 	}
-	maxStreams, err := faucet.StreamShare(maxConns, c.Int("max-streams"))
+	maxStreams, err := httpapi.StreamShare(maxConns, c.Int("max-streams"))
 	if err != nil {
 		return cliutil.UsageError(c, "--max-streams: %v", err)
 	}
@@ -254,7 +255,8 @@ func run(c *cli.Context) error {
 		Faucet: faucet.Config{Amount: amt, Cooldown: cooldown, FeeRate: feeRate,
 			IPRate: ipRate(c.Float64("ip-rate")), IPBurst: c.Int("ip-burst"),
 			RequestRate: ipRate(c.Float64("requests-per-second")), RequestBurst: c.Int("requests-burst"),
-			ClaimsPerClient: perClient, BudgetPerHour: budget, TrustedProxies: trusted, MaxBodyBytes: c.Int64("max-body"),
+			ClaimsPerClient: perClient, BudgetPerHour: budget},
+		HTTP: httpapi.Options{TrustedProxies: trusted, MaxBodyBytes: c.Int64("max-body"),
 			MaxStreams: maxStreams, MaxStreamsPerClient: c.Int("max-streams-per-client")}})
 }
 

@@ -191,6 +191,23 @@ func (s *Service) RunTxJournal(ctx context.Context, interval time.Duration) {
 // one, that the node gets back later.
 const missingInputsGrace = 10 * time.Minute
 
+// ResendTxs is resendTxs, one pass of RunTxJournal, for a caller that paces the passes
+// itself (a test of the journal through a door).
+func (s *Service) ResendTxs(ctx context.Context) { s.resendTxs(ctx) }
+
+// JournaledTxs are the ids of the journaled transactions, in the order they were written.
+func (s *Service) JournaledTxs() ([]types.Hash, error) {
+	list, err := s.txj.list()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]types.Hash, len(list))
+	for i, e := range list {
+		ids[i] = e.txid
+	}
+	return ids, nil
+}
+
 // resendTxs is one pass over the journal, oldest first (parents before children). A
 // transaction payout.FinalConfirmations deep leaves it; one the node lacks is sent again. A refusal
 // is definitive, and the transaction leaves the journal with a warning, except missing

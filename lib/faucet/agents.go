@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/conductview"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
@@ -18,10 +19,11 @@ import (
 )
 
 // The agent endpoints 7 to 13 and the contract refund and lookup (protocol §9.4's table).
-// The transactions are lib/wallet's (agent.go); the node's pending view
-// (getagentprofile, getcontract) is read first so that a refusal says what to do in
-// addresses and numbers, but the node's answer to sendrawtransaction is the authority: its
-// reason becomes the error code. A refused operation broadcasts nothing.
+// The transactions are lib/wallet's (agent.go). Before any coin is selected, every
+// operation runs consensus's own rules against the node's pending view
+// (wallet.PrecheckAgent over lib/conductview), so a refusal has the rule's reason and words
+// and no rule is written again here; the node's answer to sendrawtransaction stays the
+// authority. A refused operation broadcasts nothing.
 
 // Directory paging (endpoint 9, protocol §9.4).
 const (
@@ -103,23 +105,6 @@ func (s *Service) profile(ctx context.Context, addr string) (p *rpcapi.AgentProf
 	return p, err == nil, err
 }
 
-// mustBeAgent refuses with code (not_an_agent for the acting wallet, agent_not_found for
-// another) when addr is no agent.
-func (s *Service) mustBeAgent(ctx context.Context, addr, code, who string) (*rpcapi.AgentProfile, error) {
-	p, ok, err := s.profile(ctx, addr)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		if code == string(reason.NotAnAgent) {
-			return nil, apiErr(api.KindInvalid, code, "%s is not a registered agent; register it first with POST /api/agent/register (a stake of %s COIN)",
-				addr, amount.Format(consensus.AgentStake))
-		}
-		return nil, apiErr(api.KindInvalid, code, "%s %s is not a registered agent", who, addr)
-	}
-	return p, nil
-}
-
 // contract reads a contract from the pending view; an unknown one is an *Error of code
 // contract_not_found with the given status.
 func (s *Service) contract(ctx context.Context, id types.Hash, kind api.Kind) (*rpcapi.Contract, wallet.Escrow, error) {
@@ -137,11 +122,76 @@ func (s *Service) contract(ctx context.Context, id types.Hash, kind api.Kind) (*
 	return c, e, nil
 }
 
-// nextHeight is the height of the next block, the one an operation sent now would be
-// checked for.
-func (s *Service) nextHeight(ctx context.Context) (uint64, error) {
-	h, err := s.cfg.Node.GetBlockCount(ctx)
-	return h + 1, err
+// precheck runs the consensus rules of req, the operation of key, against node's pending
+// view (wallet.PrecheckAgent): nil, or the rule's refusal as agentRefusal words it, with
+// the addresses of key and of the other agents the operation names (addrs) in place of
+// their pubkey hashes.
+func (s *Service) precheck(ctx context.Context, node conductview.Node, key wallet.Key, req wallet.Request, what string,
+	addrs ...string) error {
+	if err := wallet.PrecheckAgent(ctx, node, s.cfg.Net, req, key.Pub); err != nil {
+		return s.addressed(agentRefusal(err, key.Address, what), append(addrs, key.Address)...)
+	}
+	return nil
+}
+
+// addressed is err with, in the message of an *Error, the pubkey hash of each of addrs
+// written as the address: consensus, which knows no network, names an agent by its pubkey
+// hash, the faucet's users by its address.
+func (s *Service) addressed(err error, addrs ...string) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	msg := e.Message
+	for _, a := range addrs {
+		if pkh, derr := wallet.DecodeAddress(a, s.cfg.Net); derr == nil {
+			msg = strings.ReplaceAll(msg, pkh.String(), a)
+		}
+	}
+	if msg == e.Message {
+		return err
+	}
+	cp := *e
+	cp.Message = msg
+	return &cp
+}
+
+// participants are the addresses of contract c (none for nil).
+func participants(c *rpcapi.Contract) []string {
+	if c == nil {
+		return nil
+	}
+	return []string{c.Initiator, c.Counterparty}
+}
+
+// readContract reads contract id from the node once, for an operation that needs its escrow
+// and whose precheck reads it again: node is s.cfg.Node answering getcontract of id with
+// this answer (found or contract_not_found), so the precheck asks the node nothing twice.
+// Another error of the node is returned.
+func (s *Service) readContract(ctx context.Context, id types.Hash) (c *rpcapi.Contract, node conductview.Node, err error) {
+	c, err = s.cfg.Node.GetContract(ctx, id.String())
+	if err != nil {
+		if !errors.Is(err, reason.ContractNotFound) {
+			return nil, nil, err
+		}
+		c = nil // the client may answer a zero record with the error
+	}
+	return c, contractNode{Node: s.cfg.Node, id: id.String(), c: c, err: err}, nil
+}
+
+// contractNode is a node with the answer to getcontract of one contract already read.
+type contractNode struct {
+	conductview.Node
+	id  string
+	c   *rpcapi.Contract
+	err error
+}
+
+func (n contractNode) GetContract(ctx context.Context, id string) (*rpcapi.Contract, error) {
+	if id == n.id {
+		return n.c, n.err
+	}
+	return n.Node.GetContract(ctx, id)
 }
 
 // spendAgent builds, signs and broadcasts req for key. what says what the operation is,
@@ -183,15 +233,13 @@ func agentRefusal(err error, addr, what string) error {
 // Register registers the acting wallet as an agent (7. POST /api/agent/register).
 func (s *Service) Register(ctx context.Context, req api.MnemonicRequest) (api.Answer[api.RegisterResult], error) {
 	var res *api.RegisterResult
+	what := "registering (a stake of " + amount.Format(consensus.AgentStake) + " COIN)"
 	err := s.withAgentKey(ctx, req.Mnemonic, req.PublicKey, nil, func(ctx context.Context, key wallet.Key) error {
-		if p, ok, err := s.profile(ctx, key.Address); err != nil {
+		wreq := wallet.RegisterRequest(key.PKH)
+		if err := s.precheck(ctx, s.cfg.Node, key, wreq, what); err != nil {
 			return err
-		} else if ok {
-			return apiErr(api.KindInvalid, string(reason.AlreadyRegistered), "%s is already a registered agent (conduct score %d)",
-				key.Address, p.ConductScore)
 		}
-		plan, err := s.spendAgent(ctx, key, wallet.RegisterRequest(key.PKH),
-			"registering (a stake of "+amount.Format(consensus.AgentStake)+" COIN)")
+		plan, err := s.spendAgent(ctx, key, wreq, what)
 		if err != nil {
 			return err
 		}
@@ -285,15 +333,7 @@ func (s *Service) Vouch(ctx context.Context, req api.VouchRequest) (api.Answer[a
 		}
 		return nil
 	}, func(ctx context.Context, key wallet.Key) error {
-		me, err := s.mustBeAgent(ctx, key.Address, string(reason.NotAnAgent), "")
-		if err != nil {
-			return err
-		}
-		if me.ConductScore < consensus.VouchMinScore {
-			return apiErr(api.KindInvalid, string(reason.ScoreTooLow), "score %d is below the %d needed to vouch",
-				me.ConductScore, consensus.VouchMinScore)
-		}
-		if _, err := s.mustBeAgent(ctx, target, string(reason.AgentNotFound), "target"); err != nil {
+		if err := s.precheck(ctx, s.cfg.Node, key, wreq, "the vouch", target); err != nil {
 			return err
 		}
 		plan, err := s.spendAgent(ctx, key, wreq, "the vouch")
@@ -336,13 +376,11 @@ func (s *Service) ContractCreate(ctx context.Context, req api.ContractCreateRequ
 		}
 		return nil
 	}, func(ctx context.Context, key wallet.Key) error {
-		if _, err := s.mustBeAgent(ctx, key.Address, string(reason.NotAnAgent), ""); err != nil {
+		what := "a contract escrowing " + amount.Format(value) + " COIN"
+		if err := s.precheck(ctx, s.cfg.Node, key, wreq, what, cp); err != nil {
 			return err
 		}
-		if _, err := s.mustBeAgent(ctx, cp, string(reason.AgentNotFound), "counterparty"); err != nil {
-			return err
-		}
-		plan, err := s.spendAgent(ctx, key, wreq, "a contract escrowing "+amount.Format(value)+" COIN")
+		plan, err := s.spendAgent(ctx, key, wreq, what)
 		if err != nil {
 			return err
 		}
@@ -353,10 +391,10 @@ func (s *Service) ContractCreate(ctx context.Context, req api.ContractCreateRequ
 	return answer(s, res, err)
 }
 
-// contractOp is the common part of a fulfilment and a refund: the acting key and the open
-// contract, checked with check.
+// contractOp is the common part of a fulfilment and a refund: the acting key and the
+// contract's escrow, read once; the precheck refuses what the rules refuse (no such
+// contract, not open, not the right participant, too early or too late).
 func contractOp[T any](s *Service, ctx context.Context, req api.ContractRequest, what string,
-	check func(c *rpcapi.Contract, e wallet.Escrow, key *wallet.Key, next uint64) error,
 	build func(e wallet.Escrow) wallet.Request, result func(id, txid string) *T) (api.Answer[T], error) {
 	if err := oneKey(req.Mnemonic, req.PublicKey); err != nil {
 		return api.Answer[T]{}, err
@@ -367,21 +405,21 @@ func contractOp[T any](s *Service, ctx context.Context, req api.ContractRequest,
 	}
 	var res *T
 	err = s.withAgentKey(ctx, req.Mnemonic, req.PublicKey, nil, func(ctx context.Context, key wallet.Key) error {
-		c, e, err := s.contract(ctx, id, api.KindInvalid)
+		c, node, err := s.readContract(ctx, id)
 		if err != nil {
 			return err
 		}
-		if c.Status != consensus.ContractOpen.String() {
-			return apiErr(api.KindInvalid, string(reason.ContractNotOpen), "contract %s is %s, not open", id, c.Status)
+		e := wallet.Escrow{ContractID: id} // an unknown contract: the precheck says so
+		if c != nil {
+			if e, err = wallet.EscrowOf(c, s.cfg.Net); err != nil {
+				return err
+			}
 		}
-		next, err := s.nextHeight(ctx)
-		if err != nil {
+		wreq := build(e)
+		if err := s.precheck(ctx, node, key, wreq, what, participants(c)...); err != nil {
 			return err
 		}
-		if err := check(c, e, &key, next); err != nil {
-			return err
-		}
-		plan, err := s.spendAgent(ctx, key, build(e), what)
+		plan, err := s.spendAgent(ctx, key, wreq, what)
 		if err != nil {
 			return err
 		}
@@ -394,20 +432,7 @@ func contractOp[T any](s *Service, ctx context.Context, req api.ContractRequest,
 // ContractFulfil fulfils an open contract as its counterparty (12. POST
 // /api/agent/contract/fulfil).
 func (s *Service) ContractFulfil(ctx context.Context, req api.ContractRequest) (api.Answer[api.FulfilResult], error) {
-	return contractOp(s, ctx, req, "the fulfilment",
-		func(c *rpcapi.Contract, e wallet.Escrow, key *wallet.Key, next uint64) error {
-			if key.PKH != e.Counterparty {
-				return apiErr(api.KindInvalid, string(reason.NotCounterparty),
-					"only the counterparty %s may fulfil contract %s; %s is not it", c.Counterparty, c.ContractID, key.Address)
-			}
-			if next >= c.ExpiresAt {
-				return apiErr(api.KindInvalid, string(reason.ContractExpired),
-					"contract %s expired at height %d; its initiator can take the escrow back with POST /api/agent/contract/refund",
-					c.ContractID, c.ExpiresAt)
-			}
-			return nil
-		},
-		wallet.FulfilRequest,
+	return contractOp(s, ctx, req, "the fulfilment", wallet.FulfilRequest,
 		func(id, txid string) *api.FulfilResult {
 			return &api.FulfilResult{ContractID: id, Status: consensus.ContractFulfilled.String(), ReleaseTxID: txid}
 		})
@@ -416,20 +441,7 @@ func (s *Service) ContractFulfil(ctx context.Context, req api.ContractRequest) (
 // ContractRefund takes the escrow of an expired contract back as its initiator (POST
 // /api/agent/contract/refund, protocol §9.4).
 func (s *Service) ContractRefund(ctx context.Context, req api.ContractRequest) (api.Answer[api.RefundResult], error) {
-	return contractOp(s, ctx, req, "the refund",
-		func(c *rpcapi.Contract, e wallet.Escrow, key *wallet.Key, next uint64) error {
-			if key.PKH != e.Initiator {
-				return apiErr(api.KindInvalid, string(reason.NotInitiator),
-					"only the initiator %s may take back the escrow of contract %s; %s is not it", c.Initiator, c.ContractID, key.Address)
-			}
-			if next < c.ExpiresAt {
-				return apiErr(api.KindInvalid, string(reason.ContractNotExpired),
-					"contract %s expires at height %d: a refund can be sent once %d more blocks are mined, unless its counterparty fulfils it first",
-					c.ContractID, c.ExpiresAt, c.ExpiresAt-next)
-			}
-			return nil
-		},
-		wallet.RefundRequest,
+	return contractOp(s, ctx, req, "the refund", wallet.RefundRequest,
 		func(id, txid string) *api.RefundResult {
 			return &api.RefundResult{ContractID: id, Status: consensus.ContractExpired.String(), RefundTxID: txid}
 		})
@@ -493,26 +505,8 @@ func (s *Service) Review(ctx context.Context, req api.ReviewRequest) (api.Answer
 		}
 		return nil
 	}, func(ctx context.Context, key wallet.Key) error {
-		c, e, err := s.contract(ctx, id, api.KindInvalid)
-		if err != nil {
+		if err := s.precheck(ctx, s.cfg.Node, key, wreq, "the review", subject); err != nil {
 			return err
-		}
-		if c.Status != consensus.ContractFulfilled.String() {
-			return apiErr(api.KindInvalid, string(reason.ContractNotFulfilled),
-				"contract %s is %s; only a fulfilled contract can be reviewed", id, c.Status)
-		}
-		var reviewed bool
-		switch {
-		case key.PKH == e.Initiator && subjectPKH == e.Counterparty:
-			reviewed = c.ReviewedByInitiator
-		case key.PKH == e.Counterparty && subjectPKH == e.Initiator:
-			reviewed = c.ReviewedByCounterparty
-		default:
-			return apiErr(api.KindInvalid, string(reason.NotParticipant),
-				"reviewer and subject must be the two participants of contract %s: %s and %s", id, c.Initiator, c.Counterparty)
-		}
-		if reviewed {
-			return apiErr(api.KindInvalid, string(reason.AlreadyReviewed), "%s has already reviewed contract %s", key.Address, id)
 		}
 		plan, err := s.spendAgent(ctx, key, wreq, "the review")
 		if err != nil {

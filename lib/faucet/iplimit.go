@@ -7,11 +7,11 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// ipLimiter is a token bucket (golang.org/x/time/rate) per client: burst requests at once,
+// ClientLimiter is a token bucket (golang.org/x/time/rate) per client: burst requests at once,
 // then rate per minute. Buckets idle long enough to be full again are dropped, and the map
 // is bounded: when it is full, new clients share one overflow bucket rather than growing
 // memory.
-type ipLimiter struct {
+type ClientLimiter struct {
 	mu      sync.Mutex
 	limit   rate.Limit
 	burst   int
@@ -23,16 +23,17 @@ type ipLimiter struct {
 
 const maxIPBuckets = 100_000
 
-func newIPLimiter(perMinute float64, burst int) *ipLimiter {
+// NewClientLimiter is a ClientLimiter of perMinute requests per client, in bursts of burst.
+func NewClientLimiter(perMinute float64, burst int) *ClientLimiter {
 	if burst < 1 {
 		burst = 1
 	}
-	return &ipLimiter{limit: rate.Limit(perMinute / 60), burst: burst, buckets: map[string]*rate.Limiter{},
+	return &ClientLimiter{limit: rate.Limit(perMinute / 60), burst: burst, buckets: map[string]*rate.Limiter{},
 		max: maxIPBuckets, now: time.Now}
 }
 
-// allow takes a token for ip; when there is none it returns how long until there is.
-func (l *ipLimiter) allow(ip string) (bool, time.Duration) {
+// Allow takes a token for client ip; when there is none it returns how long until there is.
+func (l *ClientLimiter) Allow(ip string) (bool, time.Duration) {
 	if l == nil || l.limit <= 0 {
 		return true, 0
 	}
@@ -62,7 +63,7 @@ func (l *ipLimiter) allow(ip string) (bool, time.Duration) {
 }
 
 // sweep drops the buckets that have refilled completely.
-func (l *ipLimiter) sweep(now time.Time) {
+func (l *ClientLimiter) sweep(now time.Time) {
 	l.swept = now
 	for ip, b := range l.buckets {
 		if b.TokensAt(now) >= float64(l.burst) {

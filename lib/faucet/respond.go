@@ -36,6 +36,10 @@ func (s *Service) fault(err error) error {
 	return s.toAPIError(err)
 }
 
+// AsError is err as an *Error, by its kind and code: what a door writes for an
+// operation's error (an error of no known kind is logged and becomes the internal error).
+func (s *Service) AsError(err error) *Error { return s.toAPIError(err) }
+
 // toAPIError maps an error to its kind and code.
 func (s *Service) toAPIError(err error) *Error {
 	var e *Error

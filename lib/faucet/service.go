@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/logging"
@@ -13,6 +14,64 @@ import (
 	"github.com/cointoolkit/coin/lib/policy"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
+
+// Config configures a Service.
+type Config struct {
+	Net    *params.Network
+	Node   NodeClient
+	Engine *payout.Engine
+	Claims *payout.ClaimStore
+	// Amount paid per claim, in subunits (default 100 COIN).
+	Amount uint64
+	// Cooldown between two claims of one address (used for status; ClaimStore enforces it).
+	Cooldown time.Duration
+	// FeeRate of /api/wallet/send transfers, subunits per byte (default wallet.DefaultFeeRate).
+	FeeRate uint64
+	// IPRate is the sustained rate, per minute and client IP, of the endpoints that take a
+	// mnemonic (default 30; negative disables), with bursts of IPBurst (default 10).
+	IPRate  float64
+	IPBurst int
+	// RequestRate is the sustained rate, per second and client, of every request (default
+	// 20; negative disables), with bursts of RequestBurst (default 100). A request to an
+	// endpoint that takes a mnemonic takes a token from this bucket and one from IPRate's.
+	RequestRate  float64
+	RequestBurst int
+	// ClaimsPerClient bounds the claims per hour of one client network (IPv4 /32, IPv6
+	// /64); BudgetPerHour bounds the claims per hour of all clients together. Negative
+	// disables; 0 takes DefaultLimits of Net (5 and 100 on testnet, off on regtest).
+	ClaimsPerClient int
+	BudgetPerHour   int
+	// NodeTimeout bounds each call to the node made for a request (default 30 s).
+	NodeTimeout time.Duration
+	// Log gets internal errors, under the subsystem "faucet"; nil: none.
+	Log *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	DefaultAmount   = 100 * amount.Coin
+	DefaultCooldown = time.Hour
+	DefaultIPRate   = 30
+	DefaultIPBurst  = 10
+	// protocol §14's limits.
+	DefaultRequestRate     = 20
+	DefaultRequestBurst    = 100
+	DefaultClaimsPerClient = 5
+	DefaultBudgetPerHour   = 100
+)
+
+// DefaultLimits are the per-client and hourly budget limits of a faucet on net when Config
+// leaves them 0 (negative: off). On testnet, a public faucet, they are protocol §14's
+// DefaultClaimsPerClient and DefaultBudgetPerHour. On regtest, a developer's own chain where
+// every claim comes from one client (127.0.0.1), they are off: with them, the sixth claim of
+// docs/agents.md's own path (wallet_new, then faucet_claim) was refused for an hour, and a
+// restart did not help.
+func DefaultLimits(net *params.Network) (claimsPerClient, budgetPerHour int) {
+	if net == params.Regtest {
+		return -1, -1
+	}
+	return DefaultClaimsPerClient, DefaultBudgetPerHour
+}
 
 // Service is the faucet's core: its operations (api.Service) as Go methods over the payout
 // engine, the claim store and the node, each returning its result or an *Error of a kind.
@@ -22,9 +81,9 @@ import (
 type Service struct {
 	cfg Config
 	log *slog.Logger
-	ip  *ipLimiter // the operations that take a mnemonic, per client
+	ip  *ClientLimiter // the operations that take a mnemonic, per client
 	// reqs is every request, per client.
-	reqs *ipLimiter
+	reqs *ClientLimiter
 	// claimsPerClient and budget count the claims of the last hour, per client network
 	// and in all.
 	claimsPerClient *window
@@ -79,30 +138,18 @@ func NewService(cfg Config) (*Service, error) {
 	if cfg.BudgetPerHour == 0 {
 		cfg.BudgetPerHour = budget
 	}
-	if cfg.TrustedProxies < 0 {
-		return nil, errors.New("faucet server: trusted proxies must not be negative")
-	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
 	if cfg.NodeTimeout <= 0 {
 		cfg.NodeTimeout = 30 * time.Second
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.MaxStreams == 0 {
-		cfg.MaxStreams = DefaultMaxStreams
-	}
-	if cfg.MaxStreamsPerClient <= 0 {
-		cfg.MaxStreamsPerClient = DefaultMaxStreamsPerClient
-	}
 	s := &Service{cfg: cfg, log: cfg.Log.With(logging.SubsystemKey, "faucet")}
 	if cfg.IPRate > 0 {
-		s.ip = newIPLimiter(cfg.IPRate, cfg.IPBurst)
+		s.ip = NewClientLimiter(cfg.IPRate, cfg.IPBurst)
 	}
 	if cfg.RequestRate > 0 {
-		s.reqs = newIPLimiter(cfg.RequestRate*60, cfg.RequestBurst)
+		s.reqs = NewClientLimiter(cfg.RequestRate*60, cfg.RequestBurst)
 	}
 	if cfg.ClaimsPerClient > 0 {
 		s.claimsPerClient = newWindow(cfg.ClaimsPerClient, time.Hour)
@@ -156,29 +203,34 @@ func CheckAmount(v uint64) error {
 // Config is the service's configuration, with its defaults filled.
 func (s *Service) Config() Config { return s.cfg }
 
+// Log is the service's logger (Config.Log under the subsystem "faucet"), for its doors.
+func (s *Service) Log() *slog.Logger { return s.log }
+
 // Admit spends a request of caller c from its per-client budget (RequestRate), and, for a
 // request that carries a mnemonic, one from the budget of those (IPRate): the refusal is a
 // client_rate_limited Error. A door calls it once per request, before the operation.
 func (s *Service) Admit(c api.Caller, mnemonic bool) error {
-	if ok, wait := s.reqs.allow(c.Client); !ok {
-		return clientLimited(wait, "too many requests from this client")
+	if ok, wait := s.reqs.Allow(c.Client); !ok {
+		return ClientLimited(wait, "too many requests from this client")
 	}
 	if mnemonic {
-		return s.admitMnemonic(c)
+		return s.AdmitMnemonic(c)
 	}
 	return nil
 }
 
-// admitMnemonic spends a request of c from the budget of the requests that carry a mnemonic.
-func (s *Service) admitMnemonic(c api.Caller) error {
-	if ok, wait := s.ip.allow(c.Client); !ok {
-		return clientLimited(wait, "too many requests with a mnemonic from this client")
+// AdmitMnemonic spends a request of c from the budget of the requests that carry a mnemonic
+// (IPRate) only: for a door that spent the request's general budget (Admit) already.
+func (s *Service) AdmitMnemonic(c api.Caller) error {
+	if ok, wait := s.ip.Allow(c.Client); !ok {
+		return ClientLimited(wait, "too many requests with a mnemonic from this client")
 	}
 	return nil
 }
 
-// clientLimited is the refusal of a per-client limit.
-func clientLimited(wait time.Duration, what string) *Error {
+// ClientLimited is the refusal of a per-client limit: client_rate_limited, retry after wait
+// (the HTTP door refuses /mcp envelopes with it too).
+func ClientLimited(wait time.Duration, what string) *Error {
 	e := apiErr(api.KindLimited, CodeClientRateLimited, "%s; retry in %d s", what, api.RetrySeconds(wait))
 	e.RetryAfter = wait
 	return e

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cointoolkit/coin/lib/amount"
+	"github.com/cointoolkit/coin/lib/conductview"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
@@ -152,20 +153,18 @@ func (s *Service) checkInputs(ctx context.Context, tx *types.Transaction, txid t
 		if err != nil {
 			return 0, apiErr(api.KindInvalid, CodeInvalidUnsignedTx, "unsigned_tx: %v", err)
 		}
-		c, e, err := s.contract(ctx, p.ContractID, api.KindInvalid)
+		// The contract's rules (it exists and is open, the signer is its counterparty or
+		// initiator) are consensus's, run on tx itself; the contract is read once.
+		c, node, err := s.readContract(ctx, p.ContractID)
 		if err != nil {
 			return 0, err
 		}
-		if c.Status != consensus.ContractOpen.String() {
-			return 0, apiErr(api.KindInvalid, string(reason.ContractNotOpen), "contract %s is %s, not open", p.ContractID, c.Status)
+		if err := conductview.Check(ctx, node, s.cfg.Net, tx); err != nil {
+			return 0, s.addressed(agentRefusal(err, key.Address, submitWhat(tx.Kind)), append(participants(c), key.Address)...)
 		}
-		if tx.Kind == types.KindContractFulfil && key.PKH != e.Counterparty {
-			return 0, apiErr(api.KindInvalid, string(reason.NotCounterparty),
-				"only the counterparty %s may fulfil contract %s; %s is not it", c.Counterparty, c.ContractID, key.Address)
-		}
-		if tx.Kind == types.KindContractRefund && key.PKH != e.Initiator {
-			return 0, apiErr(api.KindInvalid, string(reason.NotInitiator),
-				"only the initiator %s may take back the escrow of contract %s; %s is not it", c.Initiator, c.ContractID, key.Address)
+		e, err := wallet.EscrowOf(c, s.cfg.Net)
+		if err != nil {
+			return 0, err
 		}
 		values[types.Outpoint{TxID: e.ContractID, Index: 0}] = e.Value
 	}

@@ -4,7 +4,7 @@
 // Usage: npm install && npm run check-openapi   (or: node check-openapi.mjs FILE)
 import { Validator } from '@seriousme/openapi-schema-validator';
 
-const file = process.argv[2] ?? '../../lib/faucet/openapi.json';
+const file = process.argv[2] ?? '../../lib/faucet/httpapi/openapi.json';
 const validator = new Validator();
 const res = await validator.validate(file);
 if (!res.valid) {

@@ -22,6 +22,7 @@ import (
 	"github.com/cointoolkit/coin/lib/chainfollow"
 	"github.com/cointoolkit/coin/lib/faucet"
 	"github.com/cointoolkit/coin/lib/faucet/events"
+	"github.com/cointoolkit/coin/lib/faucet/httpapi"
 	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/logging"
@@ -34,9 +35,10 @@ import (
 
 // Config is a faucet daemon's configuration.
 type Config struct {
-	// Faucet configures the service and its HTTP API. Run sets its Net, Node, Engine,
-	// Claims, Events, Log and AccessLog.
+	// Faucet configures the service; Run sets its Net, Node, Engine, Claims and Log. HTTP
+	// configures its HTTP door (lib/faucet/httpapi); Run sets its Events and AccessLog.
 	Faucet faucet.Config
+	HTTP   httpapi.Options
 	Net    *params.Network
 	// RPCURL is the node's RPC URL, without credentials (it is logged); RPCOptions carry
 	// them.
@@ -104,12 +106,12 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	fc := cfg.Faucet
-	trusted := fc.TrustedProxies
-	fc.Net, fc.Node, fc.Engine, fc.Claims, fc.Log, fc.AccessLog = cfg.Net, node, engine, claims, logger, cfg.AccessLog
-	fc.Events = hub.Handler(events.HandlerConfig{HRP: cfg.Net.HRP, MaxAge: cfg.StreamMaxAge,
-		Replay: events.ReplayLimits{Client: func(r *http.Request) string { return faucet.ClientNetwork(r, trusted) }}})
-	srv, err := faucet.NewServer(fc)
+	fc, hc := cfg.Faucet, cfg.HTTP
+	fc.Net, fc.Node, fc.Engine, fc.Claims, fc.Log = cfg.Net, node, engine, claims, logger
+	hc.AccessLog = cfg.AccessLog
+	hc.Events = hub.Handler(events.HandlerConfig{HRP: cfg.Net.HRP, MaxAge: cfg.StreamMaxAge,
+		Replay: events.ReplayLimits{Client: func(r *http.Request) string { return httpapi.ClientNetwork(r, hc.TrustedProxies) }}})
+	srv, err := httpapi.NewServer(fc, hc)
 	if err != nil {
 		return err
 	}
@@ -125,7 +127,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	handler := srv.Handler()
 	if cfg.MetricsBind != "" {
-		fm := faucet.NewMetrics(srv)
+		fm := httpapi.NewMetrics(srv)
 		ms, err := metrics.Listen(cfg.MetricsBind, fm.Registry(), daemonLog)
 		if err != nil {
 			ln.Close()

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,12 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// PublishedServerJSON is server.json, the entry of the faucet's MCP server to publish to
+// the MCP registry (lib/faucet/httpapi serves it and checks it is current).
+//
+//go:embed server.json
+var PublishedServerJSON []byte
 
 // Path is where coin-faucetd serves MCP.
 const Path = "/mcp"
@@ -46,6 +53,9 @@ type Options struct {
 	// MaxArgumentBytes bounds a tool's arguments as the API bounds a request body (default
 	// 16 KiB).
 	MaxArgumentBytes int64
+	// Hint is the advice appended to the message of a refusal of a code, as the HTTP door
+	// appends it (httpapi.Hint); nil: none.
+	Hint func(code string) string
 }
 
 // Instructions is what the server tells an MCP client in its initialize answer.
@@ -347,7 +357,7 @@ func call(ctx context.Context, svc api.Service, opts *Options, t *Tool, req *sdk
 	}
 	c := caller(req, opts)
 	if err := svc.Admit(c, t.TakesMnemonic); err != nil {
-		return errorResult(toolError(err))
+		return errorResult(toolError(err, opts.Hint))
 	}
 	limit := opts.MaxArgumentBytes
 	if limit <= 0 {
@@ -356,7 +366,7 @@ func call(ctx context.Context, svc api.Service, opts *Options, t *Tool, req *sdk
 	in := &input{args: http.MaxBytesReader(nil, io.NopCloser(bytes.NewReader(args)), limit), query: q, caller: c}
 	out, err := t.call(ctx, svc, in)
 	if err != nil {
-		return errorResult(toolError(err))
+		return errorResult(toolError(err, opts.Hint))
 	}
 	return result(t, out)
 }
@@ -393,12 +403,16 @@ func caller(req *sdk.CallToolRequest, opts *Options) api.Caller {
 
 // toolError is the tool error of an operation's refusal: the endpoint's error body, its HTTP
 // status and Retry-After.
-func toolError(err error) *ToolError {
+func toolError(err error, hint func(string) string) *ToolError {
 	var e *api.Error
 	if !errors.As(err, &e) {
 		return &ToolError{Status: http.StatusInternalServerError, Error: api.ErrorObject{Code: "internal", Message: "internal error"}}
 	}
-	te := &ToolError{Error: api.ErrorObject{Code: e.Code, Message: e.Message}, Status: e.Status()}
+	msg := e.Message
+	if hint != nil {
+		msg += hint(e.Code)
+	}
+	te := &ToolError{Error: api.ErrorObject{Code: e.Code, Message: msg}, Status: e.Status()}
 	if e.RetryAfter > 0 {
 		te.RetryAfterSeconds = api.RetrySeconds(e.RetryAfter)
 	}

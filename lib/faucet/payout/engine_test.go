@@ -4,63 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http/httptest"
+	"github.com/cointoolkit/coin/lib/faucet/internal/faucettest"
 	"testing"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/mempool"
-	"github.com/cointoolkit/coin/lib/node"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/rpcapi"
-	"github.com/cointoolkit/coin/lib/rpcserver"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
 
-// regtestNode is a real regtest node in the process, its RPC served over httptest: the
-// engine's tests run against the node's own mempool and rules, not a double of them.
-func regtestNode(t testing.TB) *rpcapi.Client {
-	t.Helper()
-	log := slog.New(slog.DiscardHandler)
-	n, err := node.New(context.Background(), node.Config{Network: params.Regtest, DataDir: t.TempDir(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := jsonrpc.NewServer(jsonrpc.Options{Logger: log, MaxConcurrent: 64})
-	rpcserver.Register(s, n.Chain(), n.Mempool(), n)
-	srv := httptest.NewServer(s)
-	c := rpcapi.NewClient(srv.URL, jsonrpc.WithTimeout(time.Minute))
-	t.Cleanup(func() {
-		c.Close()
-		srv.Close()
-		n.Chain().Close()
-	})
-	return c
-}
+// The engine's tests run against a real regtest node in the process (faucettest), its own
+// mempool and rules, not a double of them.
+func regtestNode(t testing.TB) *rpcapi.Client { return faucettest.NewNode(t).Client }
 
-// newKey is a fresh wallet's first key on regtest.
-func newKey(t testing.TB) wallet.Key {
-	t.Helper()
-	m, _, err := wallet.NewMnemonic(12, params.Regtest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := wallet.KeyringFromMnemonic(m, "", params.Regtest, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ring.Wipe()
-	k, err := ring.Key(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
+func newKey(t testing.TB) wallet.Key { return faucettest.NewKey(t) }
 
 // A batch larger than the funds pays the claims that fit, in order, and fails the rest.
 func TestEnginePartialBatch(t *testing.T) {

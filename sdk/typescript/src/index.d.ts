@@ -1,5 +1,5 @@
 // Types of @cointoolkit/coin-agent (the package is plain ESM JavaScript with JSDoc types).
-// The faucet's bodies are src/api.d.ts, generated from lib/faucet/openapi.json.
+// The faucet's bodies are src/api.d.ts, generated from lib/faucet/httpapi/openapi.json.
 
 export interface Network { name: string; hrp: string; coinType: number; magic: Uint8Array }
 export const NETWORKS: Readonly<{ mainnet: Network; testnet: Network; regtest: Network }>;
