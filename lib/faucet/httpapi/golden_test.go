@@ -56,7 +56,7 @@ type goldenRecorder struct {
 var (
 	hex64RE  = regexp.MustCompile(`[0-9a-f]{64}`)
 	timeRE   = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?`)
-	retryRE  = regexp.MustCompile(`(retry in |"retry_after_seconds":|try again in )\d+`)
+	retryRE  = regexp.MustCompile(`(retry in |"retry_after_seconds":|\\"retry_after_seconds\\":|try again in )\d+`)
 	hex128RE = regexp.MustCompile(`[0-9a-f]{128,}`)
 	// hostRE is the httptest server's address, which changes per run.
 	hostRE = regexp.MustCompile(`127\.0\.0\.1:\d+`)
