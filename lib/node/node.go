@@ -302,6 +302,13 @@ func (n *Node) Run(ctx context.Context) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	// P2P first: it loads peers.json and banlist.json, which RPC methods (listbanned,
+	// getnodeaddresses) answer from. The RPC listener is bound already, so a client that
+	// connects meanwhile waits in its backlog rather than being refused.
+	if err := n.net.Start(ctx); err != nil {
+		n.closeListeners()
+		return fmt.Errorf("p2p: %w", err)
+	}
 	if n.rpc != nil {
 		rpc := jsonrpc.NewServer(jsonrpc.Options{Logger: n.log.With(logging.SubsystemKey, "rpc"), MaxConcurrent: 64})
 		n.registerRPC(rpc, func(s *jsonrpc.Server) { rpcserver.Register(s, n.chain, n.pool, n) })
@@ -322,10 +329,6 @@ func (n *Node) Run(ctx context.Context) (err error) {
 			}
 		}()
 		n.log.Info("metrics server listening", "addr", "http://"+n.metricsSrv.Addr().String()+metrics.Path)
-	}
-	if err := n.net.Start(ctx); err != nil {
-		n.closeListeners()
-		return fmt.Errorf("p2p: %w", err)
 	}
 	if n.blockNotify != nil {
 		defer n.blockNotify.close()

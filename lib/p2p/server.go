@@ -270,12 +270,13 @@ func (s *Server) Start(ctx context.Context) error {
 	if len(s.lns) == 0 {
 		s.log.Info("p2p not listening: no inbound connections", "network", s.net.Name)
 	}
+	// The sync manager first: a connection's first message may reach it at once.
+	s.sync.start(s.ctx, s.goRun)
 	for _, ln := range s.lns {
 		s.goRun(func() { s.acceptLoop(ln) })
 	}
 	s.startDiscovery()
 	s.goRun(s.connectLoop)
-	s.sync.start(s.ctx, s.goRun)
 	s.goRun(s.tickLoop)
 	return nil
 }
