@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"log/slog"
 	"math"
 	"math/big"
 	"strings"
@@ -12,32 +10,17 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/keys"
-	"github.com/cointoolkit/coin/lib/node"
+	"github.com/cointoolkit/coin/lib/node/nodetest"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/pow"
-	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 )
 
 // realNode runs a regtest node in the process with RPC on a free port; its URL.
 func realNode(t *testing.T) string {
 	t.Helper()
-	bind := fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(t))
-	n, err := node.New(context.Background(), node.Config{Network: params.Regtest, DataDir: t.TempDir(), RPCBind: bind, MinFreeDiskPercent: 1e-9,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("node: %v", err)
-		}
-	})
-	return "http://" + bind
+	_, url := nodetest.Run(t, nodetest.Config(t, nil))
+	return url
 }
 
 // TestDashboardJSON: piped, the dashboard prints one JSON snapshot of a real node and exits;

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/node"
+	"github.com/cointoolkit/coin/lib/node/nodetest"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/proctest"
 	"github.com/cointoolkit/coin/lib/reason"
@@ -26,31 +26,9 @@ const mnemonic = "abandon abandon abandon abandon abandon abandon abandon abando
 // realNode runs a regtest node in the process with RPC on a free port.
 func realNode(t *testing.T) (*node.Node, *rpcapi.Client) {
 	t.Helper()
-	bind := fmt.Sprintf("127.0.0.1:%d", proctest.FreePort(t))
-	n, err := node.New(context.Background(), node.Config{Network: params.Regtest, DataDir: t.TempDir(), RPCBind: bind, MinFreeDiskPercent: 1e-9,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
-	cl := rpcapi.NewClient("http://"+bind, jsonrpc.WithTimeout(time.Minute))
-	t.Cleanup(func() {
-		cl.Close()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("node: %v", err)
-		}
-	})
-	for i := 0; ; i++ { // until the RPC listens
-		if _, err := cl.GetBlockCount(ctx); err == nil {
-			break
-		} else if i == 100 {
-			t.Fatal(err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	n, url := nodetest.Run(t, nodetest.Config(t, nil))
+	cl := rpcapi.NewClient(url, jsonrpc.WithTimeout(time.Minute))
+	t.Cleanup(cl.Close)
 	return n, cl
 }
 

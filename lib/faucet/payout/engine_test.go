@@ -24,12 +24,13 @@ func regtestNode(t testing.TB) *rpcapi.Client { return faucettest.NewNode(t).Cli
 
 func newKey(t testing.TB) wallet.Key { return faucettest.NewKey(t) }
 
-// A batch larger than the funds pays the claims that fit, in order, and fails the rest.
-func TestEnginePartialBatch(t *testing.T) {
+// fundedEngine is an engine of cfg (its network, key and journal filled in) on a real
+// regtest node where the faucet's key holds one mature coinbase; its claim store and node.
+func fundedEngine(t *testing.T, cfg EngineConfig) (*Engine, *ClaimStore, *rpcapi.Client) {
+	t.Helper()
 	ctx := context.Background()
 	rpc := regtestNode(t)
 	k, burn := newKey(t), newKey(t)
-	// One mature coinbase for the faucet.
 	if _, err := rpc.GenerateToAddress(ctx, 1, k.Address); err != nil {
 		t.Fatal(err)
 	}
@@ -40,11 +41,19 @@ func TestEnginePartialBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer claims.Close()
-	e, err := NewEngine(rpc, EngineConfig{Net: params.Regtest, Keys: []wallet.Key{k}, Journal: claims})
+	t.Cleanup(func() { claims.Close() })
+	cfg.Net, cfg.Keys, cfg.Journal = params.Regtest, []wallet.Key{k}, claims
+	e, err := NewEngine(rpc, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return e, claims, rpc
+}
+
+// A batch larger than the funds pays the claims that fit, in order, and fails the rest.
+func TestEnginePartialBatch(t *testing.T) {
+	ctx := context.Background()
+	e, claims, rpc := fundedEngine(t, EngineConfig{})
 	if err := e.sync(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -112,23 +121,7 @@ func rejectRule(err error) error { return rpcapi.DecodeError(rpcapi.NewDomainErr
 // A journaled payout decodes to what was encoded; every truncation of its record is an error.
 func TestPayoutEncoding(t *testing.T) {
 	ctx := context.Background()
-	rpc := regtestNode(t)
-	k, burn := newKey(t), newKey(t)
-	if _, err := rpc.GenerateToAddress(ctx, 1, k.Address); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rpc.GenerateToAddress(ctx, 100, burn.Address); err != nil {
-		t.Fatal(err)
-	}
-	claims, err := OpenClaimStore(t.TempDir(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer claims.Close()
-	e, err := NewEngine(rpc, EngineConfig{Net: params.Regtest, Keys: []wallet.Key{k}, Journal: claims, PollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, claims, _ := fundedEngine(t, EngineConfig{PollInterval: 20 * time.Millisecond})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { e.Run(runCtx); close(done) }()

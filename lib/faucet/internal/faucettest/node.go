@@ -7,18 +7,14 @@ package faucettest
 
 import (
 	"context"
-	"log/slog"
-	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/node"
+	"github.com/cointoolkit/coin/lib/node/nodetest"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/rpcapi"
-	"github.com/cointoolkit/coin/lib/rpcserver"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
@@ -38,20 +34,7 @@ type Node struct {
 // ends.
 func NewNode(t testing.TB) *Node {
 	t.Helper()
-	log := slog.New(slog.DiscardHandler)
-	n, err := node.New(context.Background(), node.Config{Network: Net, DataDir: t.TempDir(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := jsonrpc.NewServer(jsonrpc.Options{Logger: log, MaxConcurrent: 64})
-	rpcserver.Register(s, n.Chain(), n.Mempool(), n)
-	srv := httptest.NewServer(s)
-	c := rpcapi.NewClient(srv.URL, jsonrpc.WithTimeout(time.Minute))
-	t.Cleanup(func() {
-		c.Close()
-		srv.Close()
-		n.Chain().Close()
-	})
+	n, c := nodetest.New(t, nodetest.Config(t, nil))
 	return &Node{Client: c, Node: n, burn: NewKey(t)}
 }
 
