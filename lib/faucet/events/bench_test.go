@@ -30,34 +30,17 @@ func BenchmarkEventFanout(b *testing.B) {
 	var delays []time.Duration
 	got := make(chan struct{}, subscribers*4)
 	for i := 0; i < subscribers; i++ {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"?types=contract_created", nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		go func() {
-			defer resp.Body.Close()
-			r := bufio.NewReaderSize(resp.Body, 16<<10)
-			for {
-				line, err := r.ReadSlice('\n')
-				if err != nil {
-					return
-				}
-				if !bytes.HasPrefix(line, []byte("data: ")) {
-					continue
-				}
-				now := time.Now()
-				var e struct {
-					Time time.Time `json:"time"`
-				}
-				if json.Unmarshal(line[6:], &e) == nil {
-					mu.Lock()
-					delays = append(delays, now.Sub(e.Time))
-					mu.Unlock()
-				}
-				got <- struct{}{}
+		subscribe(b, ctx, client, srv.URL+"?types=contract_created", func(line []byte, now time.Time) {
+			var e struct {
+				Time time.Time `json:"time"`
 			}
-		}()
+			if json.Unmarshal(line, &e) == nil {
+				mu.Lock()
+				delays = append(delays, now.Sub(e.Time))
+				mu.Unlock()
+			}
+			got <- struct{}{}
+		})
 	}
 	for h.Subscribers() < subscribers {
 		time.Sleep(10 * time.Millisecond)
@@ -87,4 +70,28 @@ func BenchmarkEventFanout(b *testing.B) {
 	b.ReportMetric(q(0.99), "p99-ms")
 	b.ReportMetric(q(1), "max-ms")
 	b.ReportMetric(0, "ns/op")
+}
+
+// subscribe opens an event stream at url and, until it ends, calls data with the payload of
+// each "data: " line and the time it was read.
+func subscribe(b *testing.B, ctx context.Context, client *http.Client, url string, data func(payload []byte, now time.Time)) {
+	b.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		defer resp.Body.Close()
+		r := bufio.NewReaderSize(resp.Body, 16<<10)
+		for {
+			line, err := r.ReadSlice('\n')
+			if err != nil {
+				return
+			}
+			if bytes.HasPrefix(line, []byte("data: ")) {
+				data(line[6:], time.Now())
+			}
+		}
+	}()
 }

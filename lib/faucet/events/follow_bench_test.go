@@ -1,7 +1,6 @@
 package events
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"net/http"
@@ -97,44 +96,27 @@ func benchBlockToSubscribers(b *testing.B, poll bool) {
 	var fromBlock, fromObs, toObs []time.Duration
 	pending, confirmed := make(chan struct{}, subscribers*2), make(chan struct{}, subscribers*2)
 	for i := 0; i < subscribers; i++ {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"?types=agent_registered", nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		go func() {
-			defer resp.Body.Close()
-			r := bufio.NewReaderSize(resp.Body, 16<<10)
-			for {
-				line, err := r.ReadSlice('\n')
-				if err != nil {
-					return
-				}
-				if !bytes.HasPrefix(line, []byte("data: ")) {
-					continue
-				}
-				now := time.Now()
-				// Only the status and time are read, without a JSON decoder: the subscribers
-				// share the 2 CPUs with the faucet they measure.
-				if !bytes.Contains(line, []byte(`"status":"confirmed"`)) {
-					pending <- struct{}{}
-					continue
-				}
-				var obs time.Time
-				if i := bytes.Index(line, []byte(`"time":"`)); i >= 0 {
-					rest := line[i+8:]
-					if j := bytes.IndexByte(rest, '"'); j > 0 {
-						obs, _ = time.Parse(time.RFC3339Nano, string(rest[:j]))
-					}
-				}
-				mu.Lock()
-				fromBlock = append(fromBlock, now.Sub(time.Unix(0, blockAt.Load())))
-				fromObs = append(fromObs, now.Sub(obs))
-				toObs = append(toObs, obs.Sub(time.Unix(0, blockAt.Load())))
-				mu.Unlock()
-				confirmed <- struct{}{}
+		subscribe(b, ctx, client, srv.URL+"?types=agent_registered", func(line []byte, now time.Time) {
+			// Only the status and time are read, without a JSON decoder: the subscribers
+			// share the 2 CPUs with the faucet they measure.
+			if !bytes.Contains(line, []byte(`"status":"confirmed"`)) {
+				pending <- struct{}{}
+				return
 			}
-		}()
+			var obs time.Time
+			if i := bytes.Index(line, []byte(`"time":"`)); i >= 0 {
+				rest := line[i+8:]
+				if j := bytes.IndexByte(rest, '"'); j > 0 {
+					obs, _ = time.Parse(time.RFC3339Nano, string(rest[:j]))
+				}
+			}
+			mu.Lock()
+			fromBlock = append(fromBlock, now.Sub(time.Unix(0, blockAt.Load())))
+			fromObs = append(fromObs, now.Sub(obs))
+			toObs = append(toObs, obs.Sub(time.Unix(0, blockAt.Load())))
+			mu.Unlock()
+			confirmed <- struct{}{}
+		})
 	}
 	for h.Subscribers() < subscribers {
 		time.Sleep(10 * time.Millisecond)
