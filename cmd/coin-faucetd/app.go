@@ -251,7 +251,7 @@ func run(c *cli.Context) error {
 	perClient, budget := claimLimits(c, net)
 	return daemon.Run(ctx, daemon.Config{Net: net, RPCURL: rpcURL, RPCOptions: rpcAuth, Keys: keys, DataDir: dataDir,
 		Listen: c.String("listen"), MaxConnections: maxConns, MaxBatch: c.Int("max-batch"), MaxChainDepth: c.Int("max-chain-depth"),
-		StreamMaxAge: c.Duration("stream-max-age"), MetricsBind: c.String("metrics-bind"), Log: logger, AccessLog: accessLog,
+		StreamMaxAge: c.Duration("stream-max-age"), MetricsBind: c.String("metrics-bind"), Logger: logger, AccessLog: accessLog,
 		Faucet: faucet.Config{Amount: amt, Cooldown: cooldown, FeeRate: feeRate,
 			IPRate: ipRate(c.Float64("ip-rate")), IPBurst: c.Int("ip-burst"),
 			RequestRate: ipRate(c.Float64("requests-per-second")), RequestBurst: c.Int("requests-burst"),

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/rpcapi"
 )
 
@@ -144,7 +145,7 @@ type Config struct {
 	Depth int
 	// NoStream makes the follower poll even when the node has the stream.
 	NoStream bool
-	Log      *slog.Logger
+	Logger   *slog.Logger
 }
 
 // Follower follows the node; start it with Run.
@@ -186,10 +187,10 @@ func New(node NodeClient, cfg Config) *Follower {
 	if cfg.Depth <= 0 {
 		cfg.Depth = DefaultDepth
 	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	f := &Follower{cfg: cfg, node: node, log: cfg.Log.With("sys", "follow"), kick: make(chan struct{}, 1),
+	f := &Follower{cfg: cfg, node: node, log: cfg.Logger.With(logging.SubsystemKey, "follow"), kick: make(chan struct{}, 1),
 		seen: map[string]time.Time{}, poolDirt: true}
 	for _, b := range cfg.Start {
 		f.chain = append(f.chain, Block{Height: b.Height, Hash: b.Hash})

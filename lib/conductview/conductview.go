@@ -27,34 +27,34 @@ import (
 	"github.com/cointoolkit/coin/lib/types"
 )
 
-// Node is what the view asks of the node; *rpcapi.Client implements it.
-type Node interface {
+// NodeClient is what the view asks of the node; *rpcapi.Client implements it.
+type NodeClient interface {
 	GetAgentProfile(ctx context.Context, address string) (*rpcapi.AgentProfile, error)
 	GetContract(ctx context.Context, id string) (*rpcapi.Contract, error)
 	GetBlockCount(ctx context.Context) (uint64, error)
 }
 
-var _ Node = (*rpcapi.Client)(nil)
+var _ NodeClient = (*rpcapi.Client)(nil)
 
 // View is a consensus.ConductView backed by a node's RPC. Its errors are the node's (or
 // the transport's), never rule violations. A View holds the context of its calls: make one
 // per operation.
 type View struct {
 	ctx  context.Context
-	node Node
+	node NodeClient
 	net  *params.Network
 }
 
 var _ consensus.ConductView = (*View)(nil)
 
 // New is the view of node, a node of network net, for calls bounded by ctx.
-func New(ctx context.Context, node Node, net *params.Network) *View {
+func New(ctx context.Context, node NodeClient, net *params.Network) *View {
 	return &View{ctx: ctx, node: node, net: net}
 }
 
 // Check runs consensus.CheckAgentTx on tx against node's pending view, for the next block:
 // nil, a consensus.RuleError (the refusal the node would give), or the node's error.
-func Check(ctx context.Context, node Node, net *params.Network, tx *types.Transaction) error {
+func Check(ctx context.Context, node NodeClient, net *params.Network, tx *types.Transaction) error {
 	v := New(ctx, node, net)
 	height, err := v.NextHeight()
 	if err != nil {

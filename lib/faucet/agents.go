@@ -126,7 +126,7 @@ func (s *Service) contract(ctx context.Context, id types.Hash, kind api.Kind) (*
 // view (wallet.PrecheckAgent): nil, or the rule's refusal as agentRefusal words it, with
 // the addresses of key and of the other agents the operation names (addrs) in place of
 // their pubkey hashes.
-func (s *Service) precheck(ctx context.Context, node conductview.Node, key wallet.Key, req wallet.Request, what string,
+func (s *Service) precheck(ctx context.Context, node conductview.NodeClient, key wallet.Key, req wallet.Request, what string,
 	addrs ...string) error {
 	if err := wallet.PrecheckAgent(ctx, node, s.cfg.Net, req, key.Pub); err != nil {
 		return s.addressed(agentRefusal(err, key.Address, what), append(addrs, key.Address)...)
@@ -168,7 +168,7 @@ func participants(c *rpcapi.Contract) []string {
 // and whose precheck reads it again: node is s.cfg.Node answering getcontract of id with
 // this answer (found or contract_not_found), so the precheck asks the node nothing twice.
 // Another error of the node is returned.
-func (s *Service) readContract(ctx context.Context, id types.Hash) (c *rpcapi.Contract, node conductview.Node, err error) {
+func (s *Service) readContract(ctx context.Context, id types.Hash) (c *rpcapi.Contract, node conductview.NodeClient, err error) {
 	c, err = s.cfg.Node.GetContract(ctx, id.String())
 	if err != nil {
 		if !errors.Is(err, reason.ContractNotFound) {
@@ -176,12 +176,12 @@ func (s *Service) readContract(ctx context.Context, id types.Hash) (c *rpcapi.Co
 		}
 		c = nil // the client may answer a zero record with the error
 	}
-	return c, contractNode{Node: s.cfg.Node, id: id.String(), c: c, err: err}, nil
+	return c, contractNode{NodeClient: s.cfg.Node, id: id.String(), c: c, err: err}, nil
 }
 
 // contractNode is a node with the answer to getcontract of one contract already read.
 type contractNode struct {
-	conductview.Node
+	conductview.NodeClient
 	id  string
 	c   *rpcapi.Contract
 	err error
@@ -191,7 +191,7 @@ func (n contractNode) GetContract(ctx context.Context, id string) (*rpcapi.Contr
 	if id == n.id {
 		return n.c, n.err
 	}
-	return n.Node.GetContract(ctx, id)
+	return n.NodeClient.GetContract(ctx, id)
 }
 
 // spendAgent builds, signs and broadcasts req for key. what says what the operation is,

@@ -43,8 +43,8 @@ type Config struct {
 	BudgetPerHour   int
 	// NodeTimeout bounds each call to the node made for a request (default 30 s).
 	NodeTimeout time.Duration
-	// Log gets internal errors, under the subsystem "faucet"; nil: none.
-	Log *slog.Logger
+	// Logger gets internal errors, under the subsystem "faucet"; nil: none.
+	Logger *slog.Logger
 }
 
 // Defaults of Config.
@@ -141,10 +141,10 @@ func NewService(cfg Config) (*Service, error) {
 	if cfg.NodeTimeout <= 0 {
 		cfg.NodeTimeout = 30 * time.Second
 	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{cfg: cfg, log: cfg.Log.With(logging.SubsystemKey, "faucet")}
+	s := &Service{cfg: cfg, log: cfg.Logger.With(logging.SubsystemKey, "faucet")}
 	if cfg.IPRate > 0 {
 		s.ip = NewClientLimiter(cfg.IPRate, cfg.IPBurst)
 	}

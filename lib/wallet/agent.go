@@ -189,7 +189,7 @@ func SelectAgent(coins []Coin, req Request, actor types.Hash) (*Plan, error) {
 // input and the change as the last output; coin selection adds only more inputs of the actor
 // and sets the values, which no conduct rule but the stake and the escrow (set by the
 // constructors) reads. pub needs no private part (the faucet's public_key requests).
-func PrecheckAgent(ctx context.Context, node conductview.Node, net *params.Network, req Request, pub ed25519.PublicKey) error {
+func PrecheckAgent(ctx context.Context, node conductview.NodeClient, net *params.Network, req Request, pub ed25519.PublicKey) error {
 	if len(pub) != ed25519.PublicKeySize {
 		return fmt.Errorf("wallet: a public key of %d bytes, want %d", len(pub), ed25519.PublicKeySize)
 	}

@@ -57,8 +57,8 @@ type Config struct {
 	StreamMaxAge time.Duration
 	// MetricsBind serves Prometheus metrics there; "": none.
 	MetricsBind string
-	// Log gets the daemon's records; AccessLog one per request (nil: none).
-	Log, AccessLog *slog.Logger
+	// Logger gets the daemon's records; AccessLog one per request (nil: none).
+	Logger, AccessLog *slog.Logger
 }
 
 // DefaultMaxConnections bounds the HTTP connections open at once (protocol §14): enough for
@@ -71,7 +71,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if len(cfg.Keys) == 0 {
 		return errors.New("the faucet needs funds: no keys")
 	}
-	logger := cfg.Log
+	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -96,18 +96,18 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 
 	// One follower of the node's chain (its push stream) feeds the engine and the event log.
-	source, err := events.NewSource(events.SourceConfig{Node: node, Hub: hub, HRP: cfg.Net.HRP, Log: logger})
+	source, err := events.NewSource(events.SourceConfig{Node: node, Hub: hub, HRP: cfg.Net.HRP, Logger: logger})
 	if err != nil {
 		return err
 	}
-	chain := chainfollow.New(node, chainfollow.Config{Start: source.Position(), Mempool: true, PollInterval: 100 * time.Millisecond, Log: logger})
+	chain := chainfollow.New(node, chainfollow.Config{Start: source.Position(), Mempool: true, PollInterval: 100 * time.Millisecond, Logger: logger})
 	engine, err := payout.NewEngine(node, payout.EngineConfig{Net: cfg.Net, Keys: cfg.Keys, FeeRate: cfg.Faucet.FeeRate, Chain: chain,
-		MaxBatch: cfg.MaxBatch, MaxChainDepth: cfg.MaxChainDepth, Journal: claims, Log: logger})
+		MaxBatch: cfg.MaxBatch, MaxChainDepth: cfg.MaxChainDepth, Journal: claims, Logger: logger})
 	if err != nil {
 		return err
 	}
 	fc, hc := cfg.Faucet, cfg.HTTP
-	fc.Net, fc.Node, fc.Engine, fc.Claims, fc.Log = cfg.Net, node, engine, claims, logger
+	fc.Net, fc.Node, fc.Engine, fc.Claims, fc.Logger = cfg.Net, node, engine, claims, logger
 	hc.AccessLog = cfg.AccessLog
 	hc.Events = hub.Handler(events.HandlerConfig{HRP: cfg.Net.HRP, MaxAge: cfg.StreamMaxAge,
 		Replay: events.ReplayLimits{Client: func(r *http.Request) string { return httpapi.ClientNetwork(r, hc.TrustedProxies) }}})

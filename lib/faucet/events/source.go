@@ -48,7 +48,7 @@ type SourceConfig struct {
 	// ReorgDepth is how many processed blocks are remembered with their events, to retract
 	// them when a reorganisation undoes them (default 1000, the follower's depth).
 	ReorgDepth int
-	Log        *slog.Logger
+	Logger     *slog.Logger
 	Now        func() time.Time
 }
 
@@ -102,13 +102,13 @@ func NewSource(cfg SourceConfig) (*Source, error) {
 	if cfg.ReorgDepth <= 0 {
 		cfg.ReorgDepth = DefaultReorgDepth
 	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Source{cfg: cfg, log: cfg.Log.With(logging.SubsystemKey, "events"), node: cfg.Node, hub: cfg.Hub}
+	s := &Source{cfg: cfg, log: cfg.Logger.With(logging.SubsystemKey, "events"), node: cfg.Node, hub: cfg.Hub}
 	return s, s.load()
 }
 

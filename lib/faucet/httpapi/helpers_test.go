@@ -93,11 +93,11 @@ func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *har
 func (h *harness) configure(t testing.TB, dir string, opts ...harnessOpt) {
 	t.Helper()
 	ecfg := payout.EngineConfig{Net: testNet, Keys: []wallet.Key{h.key}, PollInterval: 20 * time.Millisecond,
-		Log: logging.New(h.log, slog.LevelDebug)}
+		Logger: logging.New(h.log, slog.LevelDebug)}
 	// protocol §14's per-client limits are off (every test client is 127.0.0.1) unless a test
 	// turns them on.
 	scfg := Config{Config: faucet.Config{Net: testNet, Node: h.backend, Cooldown: time.Hour,
-		RequestRate: -1, ClaimsPerClient: -1, BudgetPerHour: -1, Log: logging.New(h.log, slog.LevelDebug)},
+		RequestRate: -1, ClaimsPerClient: -1, BudgetPerHour: -1, Logger: logging.New(h.log, slog.LevelDebug)},
 		Options: Options{AccessLog: logging.New(h.log, slog.LevelDebug)}}
 	for _, o := range opts {
 		o(&ecfg, &scfg)

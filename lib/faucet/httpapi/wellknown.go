@@ -37,7 +37,7 @@ const (
 // API's handler chain).
 func (s *Server) withDiscovery(apiH http.Handler) http.Handler {
 	mcpH, err := mcp.NewHandler(s.Service, &mcp.Options{AllowAnyHost: s.opts.TrustedProxies > 0,
-		MaxBodyBytes: s.opts.MaxBodyBytes + 4<<10, Log: s.log.With(logging.SubsystemKey, "mcp"), Caller: s.caller,
+		MaxBodyBytes: s.opts.MaxBodyBytes + 4<<10, Logger: s.log.With(logging.SubsystemKey, "mcp"), Caller: s.caller,
 		MaxArgumentBytes: s.opts.MaxBodyBytes, Hint: Hint})
 	if err != nil {
 		s.log.Error("the MCP server cannot start", "err", err)

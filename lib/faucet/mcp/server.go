@@ -44,8 +44,8 @@ type Options struct {
 	AllowAnyHost bool
 	// MaxBodyBytes bounds the body of an MCP request (default 64 KiB).
 	MaxBodyBytes int64
-	// Log gets the SDK's log records; nil: none.
-	Log *slog.Logger
+	// Logger gets the SDK's log records; nil: none.
+	Logger *slog.Logger
 	// Caller is the Service's caller of an HTTP request (the faucet's client network of
 	// its peer and forwarding headers), so that a tool call spends its client's budgets as
 	// an HTTP request does; nil: every call is of the client of the socket's peer address.
@@ -127,7 +127,7 @@ func NewServer(svc api.Service, opts *Options) (*sdk.Server, error) {
 	if version == "" {
 		version = "0.1.0"
 	}
-	log := sdkLogger(opts.Log)
+	log := sdkLogger(opts.Logger)
 	s := sdk.NewServer(&sdk.Implementation{Name: "coin-faucetd", Title: "COIN faucet and Proof of Conduct", Version: version},
 		&sdk.ServerOptions{Instructions: Instructions, Logger: log, Capabilities: &sdk.ServerCapabilities{}})
 	for i := range tools {
@@ -168,7 +168,7 @@ func NewHandler(svc api.Service, opts *Options) (http.Handler, error) {
 	}
 	sh := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s },
 		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: opts.AllowAnyHost,
-			MaxRequestBodyBytes: maxBody, Logger: sdkLogger(opts.Log)})
+			MaxRequestBodyBytes: maxBody, Logger: sdkLogger(opts.Logger)})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !sameOrigin(r, opts.AllowAnyHost) {
 			w.Header().Set("Content-Type", "application/json")
@@ -337,7 +337,7 @@ func call(ctx context.Context, svc api.Service, opts *Options, t *Tool, req *sdk
 	defer func() {
 		// A panic in the operation is the API's internal error, as over HTTP.
 		if p := recover(); p != nil {
-			sdkLogger(opts.Log).Error("panic in a tool call", "tool", t.Name, "panic", p)
+			sdkLogger(opts.Logger).Error("panic in a tool call", "tool", t.Name, "panic", p)
 			res = errorResult(&ToolError{Status: http.StatusInternalServerError, Error: api.ErrorObject{Code: "internal", Message: "internal error"}})
 		}
 	}()

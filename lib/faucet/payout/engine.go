@@ -130,9 +130,9 @@ type EngineConfig struct {
 	// ResendInterval is how often, besides every new block and the node coming back, the
 	// engine sends again the journaled payouts the node does not have (default 30 s).
 	ResendInterval time.Duration
-	// Log receives operational messages (never secrets), under the subsystem "faucet"; nil
+	// Logger receives operational messages (never secrets), under the subsystem "faucet"; nil
 	// discards them.
-	Log *slog.Logger
+	Logger *slog.Logger
 }
 
 // Defaults of EngineConfig.
@@ -271,10 +271,10 @@ func NewEngine(node NodeClient, cfg EngineConfig) (*Engine, error) {
 	if cfg.ResendInterval <= 0 {
 		cfg.ResendInterval = DefaultResendInterval
 	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{node: node, cfg: cfg, log: cfg.Log.With(logging.SubsystemKey, "faucet"), reqs: make(chan *request, 4*cfg.MaxBatch), tick: make(chan struct{}, 1),
+	e := &Engine{node: node, cfg: cfg, log: cfg.Logger.With(logging.SubsystemKey, "faucet"), reqs: make(chan *request, 4*cfg.MaxBatch), tick: make(chan struct{}, 1),
 		coins: map[types.Outpoint]*ecoin{}, pending: map[types.Hash]*ptx{}, needSync: true,
 		ownPKH: map[types.Hash]bool{}, rates: map[types.Hash]uint64{}, avoid: map[types.Outpoint]bool{}, stopped: make(chan struct{}),
 		journal: map[types.Hash]*Payout{}, reserved: map[types.Outpoint]bool{}, minedAt: map[types.Hash]uint64{}}
@@ -385,7 +385,7 @@ func (e *Engine) Run(ctx context.Context) {
 	// failed), so that no block is missed and the first round is not taken for a new block.
 	if e.cfg.Chain == nil {
 		f := chainfollow.New(e.node, chainfollow.Config{StartHeight: e.lastHeight.Load(), PollInterval: e.cfg.PollInterval,
-			Log: e.cfg.Log})
+			Logger: e.cfg.Logger})
 		f.Subscribe(e.onChain)
 		go f.Run(ctx)
 	}
