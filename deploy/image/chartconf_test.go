@@ -91,30 +91,10 @@ func TestImageRunsChartConf(t *testing.T) {
 // loopback.
 func chartNode(t *testing.T) (string, []string) {
 	t.Helper()
-	ch, err := loader.Load(filepath.Join("..", "helm", "coin-network"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rv, err := chartutil.ToRenderValues(ch, map[string]any{}, chartutil.ReleaseOptions{Name: "coin-network", Namespace: "lab", IsInstall: true},
-		chartutil.DefaultCapabilities)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := engine.Render(ch, rv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cm corev1.ConfigMap
-	if err := yaml.UnmarshalStrict([]byte(files["coin-network/templates/configmap.yaml"]), &cm); err != nil {
-		t.Fatal(err)
-	}
+	cm, sts, _ := renderNodes(t, "", "lab")
 	c, ok := cm.Data["node-0.conf"]
 	if !ok {
 		t.Fatalf("no node-0.conf in %v", cm.Data)
-	}
-	var sts appsv1.StatefulSet
-	if err := yaml.UnmarshalStrict([]byte(files["coin-network/templates/statefulset.yaml"]), &sts); err != nil {
-		t.Fatal(err)
 	}
 	ctr := sts.Spec.Template.Spec.Containers[0]
 	if strings.Join(ctr.Command, " ") != BinDir+"/coin-node" {
@@ -158,4 +138,37 @@ func confKeys(conf string) []string {
 		}
 	}
 	return ks
+}
+
+// renderNodes renders the chart with values (YAML; "" for the defaults) as release
+// coin-network in namespace, and decodes strictly the nodes' ConfigMap and StatefulSet; the
+// render values come back too.
+func renderNodes(t *testing.T, values, namespace string) (corev1.ConfigMap, appsv1.StatefulSet, chartutil.Values) {
+	t.Helper()
+	ch, err := loader.Load(filepath.Join("..", "helm", "coin-network"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := chartutil.ReadValues([]byte(values))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: "coin-network", Namespace: namespace, IsInstall: true},
+		chartutil.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := engine.Render(ch, rv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm corev1.ConfigMap
+	if err := yaml.UnmarshalStrict([]byte(files["coin-network/templates/configmap.yaml"]), &cm); err != nil {
+		t.Fatal(err)
+	}
+	var sts appsv1.StatefulSet
+	if err := yaml.UnmarshalStrict([]byte(files["coin-network/templates/statefulset.yaml"]), &sts); err != nil {
+		t.Fatal(err)
+	}
+	return cm, sts, rv
 }

@@ -15,12 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/cointoolkit/coin/lib/netlab"
 )
@@ -218,31 +213,7 @@ type labChart struct {
 // every lookup the node makes.
 func renderLab(t *testing.T, values string) labChart {
 	t.Helper()
-	ch, err := loader.Load(filepath.Join("..", "helm", "coin-network"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals, err := chartutil.ReadValues([]byte(values))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rv, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: "coin-network", Namespace: labNamespace, IsInstall: true},
-		chartutil.DefaultCapabilities)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := engine.Render(ch, rv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cm corev1.ConfigMap
-	if err := yaml.UnmarshalStrict([]byte(files["coin-network/templates/configmap.yaml"]), &cm); err != nil {
-		t.Fatal(err)
-	}
-	var sts appsv1.StatefulSet
-	if err := yaml.UnmarshalStrict([]byte(files["coin-network/templates/statefulset.yaml"]), &sts); err != nil {
-		t.Fatal(err)
-	}
+	cm, sts, rv := renderNodes(t, values, labNamespace)
 	var lc labChart
 	lc.args = sts.Spec.Template.Spec.Containers[0].Args
 	n := int(*sts.Spec.Replicas)

@@ -333,12 +333,6 @@ func (f *fakeNode) GetBlockchainInfo(context.Context) (*rpcapi.BlockchainInfo, e
 	return &rpcapi.BlockchainInfo{Height: f.tip(), MempoolSize: len(f.pool), Network: f.net.Name}, nil
 }
 
-func (f *fakeNode) mempoolSize() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.pool)
-}
-
 var _ faucet.NodeClient = (*fakeNode)(nil)
 
 // fakeState is the fake's pending view for CheckTransactionInputs: its UTXOs and its
