@@ -170,11 +170,8 @@ func participants(c *rpcapi.Contract) []string {
 // Another error of the node is returned.
 func (s *Service) readContract(ctx context.Context, id types.Hash) (c *rpcapi.Contract, node conductview.NodeClient, err error) {
 	c, err = s.cfg.Node.GetContract(ctx, id.String())
-	if err != nil {
-		if !errors.Is(err, reason.ContractNotFound) {
-			return nil, nil, err
-		}
-		c = nil // the client may answer a zero record with the error
+	if err != nil && !errors.Is(err, reason.ContractNotFound) {
+		return nil, nil, err
 	}
 	return c, contractNode{NodeClient: s.cfg.Node, id: id.String(), c: c, err: err}, nil
 }

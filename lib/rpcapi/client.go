@@ -48,14 +48,12 @@ func (c *Client) GetBlockHash(ctx context.Context, height uint64) (string, error
 
 // GetBlock fetches a block.
 func (c *Client) GetBlock(ctx context.Context, hash string) (*Block, error) {
-	var b Block
-	return &b, c.Call(ctx, "getblock", []any{hash}, &b)
+	return call[Block](ctx, c, "getblock", []any{hash})
 }
 
 // GetBlockTemplate fetches a template paying address.
 func (c *Client) GetBlockTemplate(ctx context.Context, address string) (*BlockTemplate, error) {
-	var t BlockTemplate
-	return &t, c.Call(ctx, "getblocktemplate", []any{address}, &t)
+	return call[BlockTemplate](ctx, c, "getblocktemplate", []any{address})
 }
 
 // SubmitBlock submits a block's hex.
@@ -105,14 +103,12 @@ func (c *Client) GetUtxosByAddress(ctx context.Context, address string, includeM
 
 // GetAddressBalance returns the balances of an address, summed by the node.
 func (c *Client) GetAddressBalance(ctx context.Context, address string, includeMempool bool) (*AddressBalance, error) {
-	var b AddressBalance
-	return &b, c.Call(ctx, "getaddressbalance", []any{address, includeMempool}, &b)
+	return call[AddressBalance](ctx, c, "getaddressbalance", []any{address, includeMempool})
 }
 
 // GetMempoolInfo returns the mempool totals.
 func (c *Client) GetMempoolInfo(ctx context.Context) (*MempoolInfo, error) {
-	var m MempoolInfo
-	return &m, c.Call(ctx, "getmempoolinfo", nil, &m)
+	return call[MempoolInfo](ctx, c, "getmempoolinfo", nil)
 }
 
 // GetRawMempool lists the ids of the mempool's transactions, parents before children (a
@@ -149,14 +145,12 @@ func (c *Client) GetRawTransaction(ctx context.Context, txid string) (*types.Tra
 
 // GetBlockchainInfo returns the chain summary.
 func (c *Client) GetBlockchainInfo(ctx context.Context) (*BlockchainInfo, error) {
-	var b BlockchainInfo
-	return &b, c.Call(ctx, "getblockchaininfo", nil, &b)
+	return call[BlockchainInfo](ctx, c, "getblockchaininfo", nil)
 }
 
 // GetTransaction fetches a transaction summary.
 func (c *Client) GetTransaction(ctx context.Context, txid string) (*Transaction, error) {
-	var t Transaction
-	return &t, c.Call(ctx, "gettransaction", []any{txid}, &t)
+	return call[Transaction](ctx, c, "gettransaction", []any{txid})
 }
 
 // GenerateToAddress mines n blocks (regtest).
@@ -167,38 +161,42 @@ func (c *Client) GenerateToAddress(ctx context.Context, n int, address string) (
 
 // GetSyncStatus returns the sync state.
 func (c *Client) GetSyncStatus(ctx context.Context) (*SyncStatus, error) {
-	var s SyncStatus
-	return &s, c.Call(ctx, "getsyncstatus", nil, &s)
+	return call[SyncStatus](ctx, c, "getsyncstatus", nil)
 }
 
 // GetAgentProfile returns an agent's profile (pending view); an unknown agent is an error of
 // kind reason.AgentNotFound.
 func (c *Client) GetAgentProfile(ctx context.Context, address string) (*AgentProfile, error) {
-	var p AgentProfile
-	return &p, c.Call(ctx, "getagentprofile", []any{address}, &p)
+	return call[AgentProfile](ctx, c, "getagentprofile", []any{address})
 }
 
 // ListAgents returns a page of the agent directory.
 func (c *Client) ListAgents(ctx context.Context, offset, limit uint64) (*AgentList, error) {
-	var l AgentList
-	return &l, c.Call(ctx, "listagents", []any{offset, limit}, &l)
+	return call[AgentList](ctx, c, "listagents", []any{offset, limit})
 }
 
 // GetContract returns a contract (pending view); an unknown one is an error of kind
 // reason.ContractNotFound.
 func (c *Client) GetContract(ctx context.Context, id string) (*Contract, error) {
-	var k Contract
-	return &k, c.Call(ctx, "getcontract", []any{id}, &k)
+	return call[Contract](ctx, c, "getcontract", []any{id})
 }
 
 // GetConductInfo returns the confirmed conduct state's summary and hash.
 func (c *Client) GetConductInfo(ctx context.Context) (*ConductInfo, error) {
-	var i ConductInfo
-	return &i, c.Call(ctx, "getconductinfo", nil, &i)
+	return call[ConductInfo](ctx, c, "getconductinfo", nil)
 }
 
 // GetClusterInfo describes the cluster of an address (or the cluster with an id).
 func (c *Client) GetClusterInfo(ctx context.Context, addressOrID string) (*ClusterInfo, error) {
-	var i ClusterInfo
-	return &i, c.Call(ctx, "getclusterinfo", []any{addressOrID}, &i)
+	return call[ClusterInfo](ctx, c, "getclusterinfo", []any{addressOrID})
+}
+
+// call runs method and decodes its result into a new T: nil with the error when the call
+// fails, so no caller holds a zero record as if it were the node's answer.
+func call[T any](ctx context.Context, c *Client, method string, params []any) (*T, error) {
+	var v T
+	if err := c.Call(ctx, method, params, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
 }

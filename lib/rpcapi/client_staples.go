@@ -12,8 +12,7 @@ func (c *Client) GetBestBlockHash(ctx context.Context) (string, error) {
 
 // GetMiningInfo is the mining summary.
 func (c *Client) GetMiningInfo(ctx context.Context) (*MiningInfo, error) {
-	var m MiningInfo
-	return &m, c.Call(ctx, "getmininginfo", nil, &m)
+	return call[MiningInfo](ctx, c, "getmininginfo", nil)
 }
 
 // GetChainTips lists the branch tips of the node's block index.
@@ -25,15 +24,13 @@ func (c *Client) GetChainTips(ctx context.Context) ([]ChainTip, error) {
 // GetBlockStats is the statistics of the block with hash (or at height, given as a string of
 // digits).
 func (c *Client) GetBlockStats(ctx context.Context, hashOrHeight string) (*BlockStats, error) {
-	var s BlockStats
-	return &s, c.Call(ctx, "getblockstats", []any{hashOrHeight}, &s)
+	return call[BlockStats](ctx, c, "getblockstats", []any{hashOrHeight})
 }
 
 // GetMempoolEntry describes a mempool transaction; one not in the pool is an error of kind
 // reason.TxNotFound.
 func (c *Client) GetMempoolEntry(ctx context.Context, txid string) (*MempoolEntry, error) {
-	var e MempoolEntry
-	return &e, c.Call(ctx, "getmempoolentry", []any{txid}, &e)
+	return call[MempoolEntry](ctx, c, "getmempoolentry", []any{txid})
 }
 
 // TestMempoolAccept tells whether the pool would accept each transaction (hex), without
@@ -45,20 +42,17 @@ func (c *Client) TestMempoolAccept(ctx context.Context, hexTxs []string) ([]Test
 
 // EstimateSmartFee is a fee rate for confirmation within target blocks.
 func (c *Client) EstimateSmartFee(ctx context.Context, target uint64) (*FeeEstimate, error) {
-	var f FeeEstimate
-	return &f, c.Call(ctx, "estimatesmartfee", []any{target}, &f)
+	return call[FeeEstimate](ctx, c, "estimatesmartfee", []any{target})
 }
 
 // WaitForNewBlock waits up to timeoutMS milliseconds (0: the node's call limit less a second)
 // for the tip to change and returns the tip.
 func (c *Client) WaitForNewBlock(ctx context.Context, timeoutMS uint64) (*BlockRef, error) {
-	var r BlockRef
-	return &r, c.Call(ctx, "waitfornewblock", []any{timeoutMS}, &r)
+	return call[BlockRef](ctx, c, "waitfornewblock", []any{timeoutMS})
 }
 
 // WaitForBlockHeight waits up to timeoutMS milliseconds (0: the node's call limit less a
 // second) for the main chain to reach height and returns the tip.
 func (c *Client) WaitForBlockHeight(ctx context.Context, height, timeoutMS uint64) (*BlockRef, error) {
-	var r BlockRef
-	return &r, c.Call(ctx, "waitforblockheight", []any{height, timeoutMS}, &r)
+	return call[BlockRef](ctx, c, "waitforblockheight", []any{height, timeoutMS})
 }
