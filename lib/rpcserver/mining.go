@@ -3,6 +3,7 @@ package rpcserver
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/chainstate"
@@ -102,18 +103,43 @@ func (a *api) generateToAddress(ctx context.Context, p jsonrpc.Params) (any, err
 		return nil, err
 	}
 	hashes := make([]string, 0, n)
-	for i := uint64(0); i < n; i++ {
-		if ctx.Err() != nil {
-			break
+	for uint64(len(hashes)) < n && ctx.Err() == nil {
+		h, err := a.generateOne(ctx, types.Hash(pkh))
+		if err != nil {
+			return nil, err
 		}
-		b, _, _ := a.buildTemplate(types.Hash(pkh))
-		if err := types.SolveBlock(b, 1<<32); err != nil {
-			return nil, rpcapi.DomainError(reason.SolveFailed, err.Error())
-		}
-		if _, err := a.b.SubmitBlock(ctx, b); err != nil {
-			return nil, rejection(err)
-		}
-		hashes = append(hashes, b.Hash().String())
+		hashes = append(hashes, h.String())
 	}
 	return hashes, nil
+}
+
+// generateTries bounds how often one generated block is mined again because another block took
+// the tip between its template and its submission.
+const generateTries = 16
+
+// generateOne mines one block on the tip and returns its hash once it is the tip. A block that
+// lost the race for its height (to a miner's submitblock, a peer's block, or another
+// generatetoaddress building the identical block) is mined again on the new tip; a stale one
+// stays in the index as a side branch and is not reported, since the caller counts on the
+// height growing by what it asked.
+func (a *api) generateOne(ctx context.Context, pkh types.Hash) (types.Hash, error) {
+	for stale := 0; stale < generateTries; {
+		b, _, _ := a.buildTemplate(pkh)
+		if err := types.SolveBlock(b, 1<<32); err != nil {
+			return types.Hash{}, rpcapi.DomainError(reason.SolveFailed, err.Error())
+		}
+		res, err := a.b.SubmitBlock(ctx, b)
+		switch {
+		case errors.Is(err, consensus.ErrDuplicateBlock):
+			// Another caller built the very same block (same parent, payee and second) first;
+			// the chain grew, so this is not counted against the tries.
+		case err != nil:
+			return types.Hash{}, rejection(err)
+		case res.IsTip:
+			return b.Hash(), nil
+		default:
+			stale++
+		}
+	}
+	return types.Hash{}, rpcapi.DomainError(reason.StaleTemplate, "generatetoaddress: other blocks kept taking the tip; no block of ours stayed on it")
 }

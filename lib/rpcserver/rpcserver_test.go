@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/amount"
@@ -470,6 +471,39 @@ func TestGenerateToAddress(t *testing.T) {
 			t.Fatalf("generatetoaddress 0: %v %v", none, err)
 		}
 	})
+}
+
+// TestGenerateWhileBlocksArrive: two generatetoaddress calls race each other for every height;
+// each reports only blocks that are on the main chain, and the height grows by what both asked.
+func TestGenerateWhileBlocksArrive(t *testing.T) {
+	e := newEnv(t, params.Regtest)
+	const each = 60
+	var wg sync.WaitGroup
+	got := make([][]string, 2)
+	errs := make([]error, 2)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], errs[i] = e.client.GenerateToAddress(context.Background(), each, e.addr)
+		}()
+	}
+	wg.Wait()
+	for i := range got {
+		if errs[i] != nil || len(got[i]) != each {
+			t.Fatalf("call %d: %d hashes, %v", i, len(got[i]), errs[i])
+		}
+		for _, h := range got[i] {
+			hash, _ := types.ParseHash(h)
+			n := e.node.Chain().NodeByHash(hash)
+			if n == nil || e.node.Chain().NodeAt(n.Height).Hash != hash {
+				t.Fatalf("call %d reported %s, which is not on the main chain", i, h)
+			}
+		}
+	}
+	if h := e.node.Chain().Tip().Height; h != 2*each {
+		t.Fatalf("height %d, want %d", h, 2*each)
+	}
 }
 
 func TestUtxosByAddressIncludeMempool(t *testing.T) {
