@@ -100,8 +100,9 @@ var (
 )
 
 // New opens the node's database and builds its mempool. ctx bounds the opening (loading the
-// block index, finishing a reorganisation a crash interrupted): a signal during it stops
-// New cleanly, with the database consistent for the next start.
+// block index, finishing a reorganisation a crash interrupted, loading mempool.dat): a
+// signal during it stops New cleanly with ctx's error (wrapped), the database consistent and
+// mempool.dat as it was for the next start.
 func New(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -163,7 +164,11 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 	n.chain = chain
 	n.pool = mempool.New(chain, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes, SigCache: sigs,
 		Logger: cfg.Logger.With(logging.SubsystemKey, "mempool"), OnChange: n.notify.MempoolChanged})
-	n.loadMempool()
+	if err := n.loadMempool(ctx); err != nil {
+		chain.Close()
+		n.closeListeners()
+		return nil, err
+	}
 	if cfg.P2P != nil {
 		srv, err := n.newNetwork(*cfg.P2P)
 		if err != nil {
