@@ -366,8 +366,8 @@ func (c *Chain) heapOverBudget() bool {
 // catches up with its peers. Reads through the Chain's methods see every connected block in
 // either mode.
 func (c *Chain) SetBulk(on bool) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.lock()
+	defer c.unlock()
 	c.bulk = on
 	if on {
 		return nil
@@ -376,13 +376,16 @@ func (c *Chain) SetBulk(on bool) error {
 }
 
 // Flush writes every connected block's changes to the database now, in one atomic batch
-// after the background write in progress (if any) has ended. ctx bounds the wait for that
-// write and is looked at again before the new one: when it ends first, Flush returns its
-// error having written nothing of its own, so the database stays as it was and a later Flush
-// (or Close) writes the same changes.
+// after the background write in progress (if any) has ended. ctx bounds the wait for the
+// chain's lock (a reorganisation may hold it) and for that write, and is looked at again
+// before the new one: when it ends first, Flush returns its error having written nothing
+// of its own, so the database stays as it was and a later Flush (or Close) writes the same
+// changes.
 func (c *Chain) Flush(ctx context.Context) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if err := c.lockCtx(ctx); err != nil {
+		return err
+	}
+	defer c.unlock()
 	if p := c.pending; p != nil {
 		select {
 		case <-p.done:
@@ -408,19 +411,26 @@ func (c *Chain) Unflushed() int {
 }
 
 // rlockFlushed locks the chain for a read that scans the database, after writing the cache if
-// it holds anything. It returns the unlock function.
-func (c *Chain) rlockFlushed() (func(), error) {
+// it holds anything. It returns the unlock function. It waits for a writer (a
+// reorganisation) as a writer does, on the write semaphore, so ctx ends the wait; holding
+// the semaphore, it finds the cache as it will scan it, and lets it go once it has the read
+// lock (readers of a clean cache still read together).
+func (c *Chain) rlockFlushed(ctx context.Context) (func(), error) {
+	if err := c.acquireCtx(ctx); err != nil {
+		return nil, err
+	}
 	c.mu.RLock()
 	if c.wc.empty() && c.pending == nil {
+		<-c.excl
 		return c.mu.RUnlock, nil
 	}
 	c.mu.RUnlock()
 	c.mu.Lock()
 	if err := c.flushLocked(); err != nil {
-		c.mu.Unlock()
+		c.unlock()
 		return nil, err
 	}
-	return c.mu.Unlock, nil
+	return c.unlock, nil
 }
 
 // compareKeys orders keys as bytes, the first eight at once: keys are a prefix and a hash,

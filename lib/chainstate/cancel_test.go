@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cointoolkit/coin/lib/params"
 )
@@ -192,4 +193,95 @@ func TestFlushCancelled(t *testing.T) {
 		t.Fatalf("%d blocks unflushed after Flush", n)
 	}
 	checkInvariants(t, h.c)
+}
+
+// TestLockWaitEndsWithContext: callers waiting for the chain's lock while a writer holds it
+// (as a long reorganisation does) give up as soon as their context ends, with its error,
+// and change nothing: ProcessBlock, Flush and the scans UtxoSetInfo and ConductInfo. Once
+// the lock is free, the chain takes the same block as if nothing had waited.
+func TestLockWaitEndsWithContext(t *testing.T) {
+	h := newHarness(t)
+	for _, b := range h.Branch(h.Chain("a", "genesis", 3)) {
+		if _, err := h.c.ProcessBlock(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := h.Next("a4", "a3", nil)
+	other := h.Next("x4", "a3", nil)
+	before := h.c.Stats()
+
+	h.c.lock() // what a reorganisation holds while it runs
+	locked := true
+	defer func() {
+		if locked {
+			h.c.unlock()
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	short, cancelShort := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancelShort()
+	type ended struct {
+		name string
+		err  error
+		at   time.Time
+	}
+	out := make(chan ended, 5)
+	wait := func(name string, ctx context.Context, f func(context.Context) error) {
+		go func() {
+			err := f(ctx)
+			out <- ended{name, err, time.Now()}
+		}()
+	}
+	wait("ProcessBlock", ctx, func(ctx context.Context) error { _, err := h.c.ProcessBlock(ctx, next); return err })
+	wait("Flush", ctx, h.c.Flush)
+	wait("UtxoSetInfo", ctx, func(ctx context.Context) error { _, err := h.c.UtxoSetInfo(ctx); return err })
+	wait("ConductInfo", ctx, func(ctx context.Context) error { _, err := h.c.ConductInfo(ctx); return err })
+	wait("ProcessBlock (deadline)", short, func(ctx context.Context) error { _, err := h.c.ProcessBlock(ctx, other); return err })
+
+	// The deadline's waiter ends on its own, with DeadlineExceeded, while the others wait.
+	select {
+	case e := <-out:
+		if e.name != "ProcessBlock (deadline)" || !errors.Is(e.err, context.DeadlineExceeded) {
+			t.Fatalf("%s returned %v while the lock was held", e.name, e.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("ProcessBlock with a 50 ms deadline still waits for the lock after 5 s")
+	}
+	time.Sleep(20 * time.Millisecond)
+	if len(out) != 0 {
+		e := <-out
+		t.Fatalf("%s returned %v before its context ended", e.name, e.err)
+	}
+	cancelled := time.Now()
+	cancel()
+	var slowest time.Duration
+	for range 4 {
+		select {
+		case e := <-out:
+			if !errors.Is(e.err, context.Canceled) {
+				t.Errorf("%s: %v, want context.Canceled", e.name, e.err)
+			}
+			slowest = max(slowest, e.at.Sub(cancelled))
+		case <-time.After(5 * time.Second):
+			t.Fatalf("waiters still wait for the lock 5 s after their context ended")
+		}
+	}
+	t.Logf("the last waiter returned %.2f ms after its context ended", float64(slowest.Microseconds())/1000)
+
+	h.c.unlock()
+	locked = false
+	if h.c.Stats() != before || h.c.HeaderState(next.Hash()).Node != nil || h.c.HeaderState(other.Hash()).Node != nil {
+		t.Fatalf("the chain changed under callers that gave up: stats %+v, were %+v", h.c.Stats(), before)
+	}
+	checkInvariants(t, h.c)
+	if _, err := h.c.ProcessBlock(context.Background(), next); err != nil {
+		t.Fatal(err)
+	}
+	if h.c.Tip().Hash != next.Hash() {
+		t.Fatal("the block given up on was not taken afterwards")
+	}
+	if err := h.c.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -147,7 +147,10 @@ type Chain struct {
 	opts Options
 	wo   *opt.WriteOptions
 
+	// mu is the chain's lock; excl is the semaphore a writer holds before it locks mu for
+	// writing, so that a writer's wait can end with its context (chainlock.go).
 	mu    sync.RWMutex
+	excl  chan struct{}
 	index nodeIndex
 	// tips are the valid stored nodes without a valid child: the only ones that can have the
 	// most work, so the fork choice looks at them instead of the whole index.
@@ -208,7 +211,7 @@ func Open(ctx context.Context, dir string, net *params.Network, opts Options) (*
 		return nil, storageErr("open "+dir, err)
 	}
 	c := &Chain{net: net, db: db, opts: opts, wo: &opt.WriteOptions{Sync: opts.Sync}, index: newNodeIndex(), tips: make(map[*BlockNode]struct{}),
-		hdrs: make(map[*BlockNode]struct{}), coins: newCoinCache(opts.CoinCacheMiB)}
+		hdrs: make(map[*BlockNode]struct{}), coins: newCoinCache(opts.CoinCacheMiB), excl: make(chan struct{}, 1)}
 	c.wc.reset()
 	if err := c.openBlockFiles(dir); err != nil {
 		db.Close()
@@ -271,8 +274,8 @@ func isLockErr(dir string, err error) bool {
 
 // Close writes what the write cache holds and closes the database and the block files.
 func (c *Chain) Close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.lock()
+	defer c.unlock()
 	err := c.flushLocked()
 	if cerr := c.closeStorage(); err == nil {
 		err = cerr
@@ -518,7 +521,7 @@ type AddressUtxo struct {
 
 // UtxosByAddress lists the unspent outputs paying pkh, in outpoint order.
 func (c *Chain) UtxosByAddress(pkh types.Hash) ([]AddressUtxo, error) {
-	unlock, err := c.rlockFlushed()
+	unlock, err := c.rlockFlushed(context.Background())
 	if err != nil {
 		return nil, err
 	}

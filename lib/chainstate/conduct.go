@@ -305,7 +305,7 @@ type DirectoryEntry struct {
 // address) until visit returns false. It reads the score index: the cost is that of the
 // entries visited, not of the number of agents.
 func (c *Chain) Directory(visit func(DirectoryEntry) bool) error {
-	unlock, err := c.rlockFlushed()
+	unlock, err := c.rlockFlushed(context.Background())
 	if err != nil {
 		return err
 	}
@@ -343,7 +343,7 @@ type ConductInfo struct {
 // ConductInfo walks every conduct table from a consistent snapshot: two nodes with the same
 // agents, contracts, vouches and repetition counts have the same hash.
 func (c *Chain) ConductInfo(ctx context.Context) (ConductInfo, error) {
-	unlock, err := c.rlockFlushed()
+	unlock, err := c.rlockFlushed(ctx)
 	if err != nil {
 		return ConductInfo{}, err
 	}

@@ -61,8 +61,8 @@ func (c *Chain) ProcessBlockHeader(h *types.BlockHeader) error {
 // ProcessBlockHeaders accepts a run of headers in order under one lock (a headers message),
 // stopping at the first that fails.
 func (c *Chain) ProcessBlockHeaders(hs []types.BlockHeader) (HeadersResult, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.lock()
+	defer c.unlock()
 	var res HeadersResult
 	for i := range hs {
 		n, added, err := c.acceptHeader(&hs[i])
@@ -188,8 +188,8 @@ func (c *Chain) HeaderCount() (int, int) {
 // gives up on a header whose block no peer delivers in a form that matches it. A stored
 // block is validated by ProcessBlock instead, so for one this does nothing.
 func (c *Chain) InvalidateHeader(h types.Hash) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.lock()
+	defer c.unlock()
 	n := c.index.get(h)
 	if n == nil || !n.headerOnly || n.status >= StatusInvalid {
 		return nil

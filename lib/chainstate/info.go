@@ -21,7 +21,7 @@ type UtxoSetInfo struct {
 
 // UtxoSetInfo walks the whole UTXO set from a consistent snapshot.
 func (c *Chain) UtxoSetInfo(ctx context.Context) (UtxoSetInfo, error) {
-	unlock, err := c.rlockFlushed()
+	unlock, err := c.rlockFlushed(ctx)
 	if err != nil {
 		return UtxoSetInfo{}, err
 	}

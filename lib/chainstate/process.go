@@ -41,13 +41,25 @@ func ruleErr(kind consensus.ErrorKind, format string, args ...any) error {
 // ctx bounds the reorganisation: when it ends, ProcessBlock stops between two blocks (each
 // block is connected or disconnected whole), writes what it did, and returns the Result so
 // far with ctx's error. The chain is then on a consistent tip that may have less work than
-// a stored branch; the next ProcessBlock or Open moves on to it. A ctx that ended before
-// the lock was taken changes nothing.
+// a stored branch; the next ProcessBlock or Open moves on to it. ctx also bounds the wait
+// for the chain's lock, which a reorganisation may hold for long: a ctx that ends before
+// the lock is taken changes nothing, and ProcessBlock returns its error (wrapped: errors.Is
+// matches it) as soon as it ends.
 func (c *Chain) ProcessBlock(ctx context.Context, b *types.Block) (*Result, error) {
+	return c.ProcessBlockWaiting(ctx, ctx, b)
+}
+
+// ProcessBlockWaiting is ProcessBlock with the wait for the chain's lock bounded by wait
+// and the work by ctx: for a caller (lib/node's SubmitBlock) whose client may stop waiting
+// but must not stop a reorganisation once it started. When wait ends before the lock is
+// taken, nothing changes and its error is returned.
+func (c *Chain) ProcessBlockWaiting(wait, ctx context.Context, b *types.Block) (*Result, error) {
 	hash := b.Hash()
 	size := b.SerializeSize()
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	if err := c.lockCtx(wait); err != nil {
+		return nil, err
+	}
+	defer c.unlock()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -16,7 +16,8 @@
 // mempool.dat atomically (a versioned header, then each transaction's bincode with its
 // arrival time, in arrival order); Load offers every transaction to Accept against the
 // current chain, drops the refused ones with a log line and reads what it can of a
-// truncated or damaged file, logging it. DecodeSnapshot, which reads bytes from disk, has a
+// truncated or damaged file, logging it; it stops between two transactions when its context
+// ends, leaving the file unchanged. DecodeSnapshot, which reads bytes from disk, has a
 // fuzz target (FuzzDecodeSnapshot).
 //
 // # Errors

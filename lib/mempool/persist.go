@@ -72,6 +72,18 @@ func EncodeSnapshot(magic [4]byte, txs []SavedTx) []byte {
 // could not. A transaction that does not decode is skipped; reading stops at the first
 // damaged length or time.
 func DecodeSnapshot(magic [4]byte, b []byte) ([]SavedTx, error) {
+	var out []SavedTx
+	_, err := decodeSnapshot(magic, b, func(n int) { out = make([]SavedTx, 0, n) }, func(s SavedTx) bool {
+		out = append(out, s)
+		return true
+	})
+	return out, err
+}
+
+// decodeSnapshot reads b entry by entry as DecodeSnapshot does: start learns the count of
+// entries the header announces, visit gets each entry that decodes, in order, and stops the
+// reading by returning false. It returns the announced count and what could not be read.
+func decodeSnapshot(magic [4]byte, b []byte, start func(n int), visit func(SavedTx) bool) (int, error) {
 	r := bincode.NewReader(b)
 	var m [len(snapshotMagic)]byte
 	r.Raw(m[:])
@@ -80,28 +92,28 @@ func DecodeSnapshot(magic [4]byte, b []byte) ([]SavedTx, error) {
 	r.Raw(net[:])
 	switch {
 	case r.Err() != nil:
-		return nil, fmt.Errorf("%w: header: %v", ErrSnapshotFormat, r.Err())
+		return 0, fmt.Errorf("%w: header: %v", ErrSnapshotFormat, r.Err())
 	case string(m[:]) != snapshotMagic:
-		return nil, fmt.Errorf("%w: bad magic", ErrSnapshotFormat)
+		return 0, fmt.Errorf("%w: bad magic", ErrSnapshotFormat)
 	case version != SnapshotVersion:
-		return nil, fmt.Errorf("%w: version %d, want %d", ErrSnapshotFormat, version, SnapshotVersion)
+		return 0, fmt.Errorf("%w: version %d, want %d", ErrSnapshotFormat, version, SnapshotVersion)
 	case net != magic:
-		return nil, fmt.Errorf("%w: network magic %x, want %x", ErrSnapshotFormat, net, magic)
+		return 0, fmt.Errorf("%w: network magic %x, want %x", ErrSnapshotFormat, net, magic)
 	}
 	// The smallest entry is a transaction of at least a few bytes and a time; Len checks
 	// the count against the bytes left before anything is allocated.
 	n := r.Len(2)
 	if r.Err() != nil {
-		return nil, fmt.Errorf("%w: count: %v", ErrSnapshotCorrupt, r.Err())
+		return 0, fmt.Errorf("%w: count: %v", ErrSnapshotCorrupt, r.Err())
 	}
-	out := make([]SavedTx, 0, n)
+	start(n)
 	var errs []error
 	for i := 0; i < n; i++ {
 		raw := r.VarBytes(consensus.MaxTxSize)
 		nanos := r.U64()
 		if r.Err() != nil {
 			errs = append(errs, fmt.Errorf("%w: entry %d of %d: %v", ErrSnapshotCorrupt, i, n, r.Err()))
-			return out, errors.Join(errs...)
+			return n, errors.Join(errs...)
 		}
 		tx, err := types.DecodeTransaction(raw)
 		if err != nil {
@@ -112,12 +124,14 @@ func DecodeSnapshot(magic [4]byte, b []byte) ([]SavedTx, error) {
 		if nanos > 0 && nanos < 1<<62 {
 			at = time.Unix(0, int64(nanos))
 		}
-		out = append(out, SavedTx{Tx: tx, Arrival: at})
+		if !visit(SavedTx{Tx: tx, Arrival: at}) {
+			return n, errors.Join(errs...)
+		}
 	}
 	if err := r.Finish(); err != nil {
 		errs = append(errs, fmt.Errorf("%w: %v", ErrSnapshotCorrupt, err))
 	}
-	return out, errors.Join(errs...)
+	return n, errors.Join(errs...)
 }
 
 // Snapshot lists the pool's transactions in arrival order (parents first) with their
@@ -153,45 +167,97 @@ type LoadResult struct {
 	Read     int   // entries decoded
 	Accepted int   // entries now in the pool
 	Dropped  int   // entries refused by Accept (logged one by one)
+	Left     int   // entries not offered because Load's context ended (the file's count less those offered)
 	Err      error // what could not be read (nil: the whole file), logged too
 }
+
+// loadProgressMin is the number of entries from which Load logs its progress, every tenth
+// of the file (as Bitcoin Core does): a pool that large takes a while to check.
+const loadProgressMin = 1000
 
 // Load reads the mempool.dat at path and offers every transaction to the pool, in the
 // file's order, through Accept against the current chain; an accepted one keeps its
 // arrival time. Refused transactions are dropped with a log line; a missing file is no
-// error; a corrupt or truncated one is logged and what could be read is loaded. Load never
-// fails: the pool is a cache.
-func (p *Pool) Load(path string) LoadResult {
+// error; a corrupt or truncated one is logged and what could be read is loaded: the pool is
+// a cache, so Load does not fail for the file's sake.
+//
+// ctx bounds the load: Load looks at it before each entry and, when it has ended, stops
+// there and returns its error (wrapped: errors.Is matches it) with what it did so far. Each
+// transaction is accepted whole or not at all, so the pool is consistent, and the file is
+// only read, never changed: the transactions not offered are still in it. A caller that
+// stops a load must not write the partial pool over the file (lib/node does not).
+func (p *Pool) Load(ctx context.Context, path string) (LoadResult, error) {
 	var res LoadResult
+	if err := ctx.Err(); err != nil {
+		return res, loadStopped(err)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			res.Err = err
 			p.log.Warn("mempool: mempool.dat not read; starting with an empty pool", "path", path, "err", err)
 		}
-		return res
+		return res, nil
 	}
-	txs, err := DecodeSnapshot(p.magic, b)
-	res.Read, res.Err = len(txs), err
-	if err != nil {
-		p.log.Warn("mempool: mempool.dat is damaged; loading the transactions that could be read", "path", path,
-			"read", len(txs), "err", err)
+	var (
+		total   int // entries the file announces
+		stopped error
+		step    = -1 // entries between two progress lines (-1: none)
+		start   = time.Now()
+	)
+	begin := func(n int) {
+		total = n
+		if n >= loadProgressMin {
+			step = (n + 9) / 10
+			p.log.Info("mempool: loading mempool.dat", "path", path, "entries", n)
+		}
 	}
-	for _, s := range txs {
-		txid, err := p.Accept(context.Background(), s.Tx)
-		if err != nil {
+	_, err = decodeSnapshot(p.magic, b, begin, func(s SavedTx) bool {
+		if err := ctx.Err(); err != nil {
+			stopped = err
+			return false
+		}
+		txid, err := p.Accept(ctx, s.Tx)
+		if cerr := ctx.Err(); err != nil && cerr != nil && errors.Is(err, cerr) {
+			stopped = cerr // before the pool took it: not refused, and still in the file
+			return false
+		}
+		res.Read++
+		switch {
+		case err != nil:
 			res.Dropped++
 			p.log.Info("mempool: dropped a transaction of mempool.dat", "txid", txid, "err", err)
-			continue
-		}
-		res.Accepted++
-		if !s.Arrival.IsZero() {
+		case !s.Arrival.IsZero():
 			p.mu.Lock()
 			if e, ok := p.txs[txid]; ok {
 				e.Time = s.Arrival
 			}
 			p.mu.Unlock()
+			fallthrough
+		default:
+			res.Accepted++
 		}
+		if step > 0 && res.Read%step == 0 {
+			p.log.Info("mempool: loading mempool.dat", "progress", fmt.Sprintf("%d%%", res.Read*100/total),
+				"tried", res.Read, "accepted", res.Accepted, "remaining", total-res.Read)
+		}
+		return true
+	})
+	if err != nil {
+		res.Err = err
+		p.log.Warn("mempool: mempool.dat is damaged; loading the transactions that could be read", "path", path,
+			"read", res.Read, "err", err)
 	}
-	return res
+	if stopped != nil {
+		res.Left = max(total-res.Read, 0)
+		p.log.Info("mempool: loading mempool.dat stopped; the file keeps every entry", "path", path,
+			"accepted", res.Accepted, "left", res.Left, "took", time.Since(start).Round(time.Millisecond).String())
+		return res, loadStopped(stopped)
+	}
+	return res, nil
+}
+
+// loadStopped is Load's error when its context ended: the context's error, wrapped.
+func loadStopped(err error) error {
+	return fmt.Errorf("mempool: loading mempool.dat stopped: %w", err)
 }

@@ -2,6 +2,7 @@ package mempool
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -34,7 +35,10 @@ func reload(t *testing.T, f *fixture, path string) (*Pool, LoadResult, string) {
 	t.Helper()
 	var log bytes.Buffer
 	p := New(f.chain, testNet.Magic, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
-	res := p.Load(path)
+	res, err := p.Load(context.Background(), path)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
 	checkPool(t, p)
 	return p, res, log.String()
 }
@@ -198,4 +202,84 @@ func FuzzDecodeSnapshot(f *testing.F) {
 			t.Fatalf("re-encoding differs:\n%x\n%x", b, again)
 		}
 	})
+}
+
+// TestLoadCancelled: a Load of a big mempool.dat whose context ends part way (here when the
+// pool has taken a quarter of the file) stops before the next entry and returns
+// context.Canceled at once: the pool holds exactly the entries before the stop, consistent
+// (parents with their children), and the file is unchanged, so a later Load restores every
+// transaction.
+func TestLoadCancelled(t *testing.T) {
+	const total, stopAt = 1000, 250
+	f := newFixture(t, Options{})
+	txs := make([]SavedTx, 0, total)
+	base := time.Unix(1_700_000_000, 0)
+	for i := 0; i < total; i++ {
+		var tx *types.Transaction
+		if i%10 == 9 { // every tenth spends the transaction before it: a child in the pool
+			tx = f.transfer([]coin{out(txs[i-1].Tx, 0)}, 1_000, 1)
+		} else {
+			tx = f.transfer(f.take(1), 1_000, 1)
+		}
+		txs = append(txs, SavedTx{Tx: tx, Arrival: base.Add(time.Duration(i) * time.Second)})
+	}
+	path := filepath.Join(t.TempDir(), "mempool.dat")
+	file := EncodeSnapshot(testNet.Magic, txs)
+	if err := os.WriteFile(path, file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var added int
+	var cancelled time.Time
+	p := New(f.chain, testNet.Magic, Options{Logger: slog.New(slog.DiscardHandler), OnChange: func(c Change) {
+		if c.Added {
+			if added++; added == stopAt {
+				cancelled = time.Now()
+				cancel()
+			}
+		}
+	}})
+	res, err := p.Load(ctx, path)
+	returned := time.Since(cancelled)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Load with a context ended part way: %v (%+v)", err, res)
+	}
+	if res.Read != stopAt || res.Accepted != stopAt || res.Dropped != 0 || res.Left != total-stopAt || res.Err != nil {
+		t.Fatalf("Load stopped with %+v, want %d read and accepted, %d left", res, stopAt, total-stopAt)
+	}
+	checkPool(t, p)
+	if got := p.Info().Size; got != stopAt {
+		t.Fatalf("the pool holds %d transactions, want the %d before the stop", got, stopAt)
+	}
+	for i, s := range txs {
+		e, ok := p.Get(s.Tx.TxID())
+		if ok != (i < stopAt) || ok && !e.Time.Equal(s.Arrival) {
+			t.Fatalf("entry %d: in the pool %v (arrival %v), want %v", i, ok, e.Time, i < stopAt)
+		}
+	}
+	if b, err := os.ReadFile(path); err != nil || !bytes.Equal(b, file) {
+		t.Fatalf("mempool.dat changed by a cancelled load (%v)", err)
+	}
+
+	// The whole file, for comparison, and to show that nothing was lost.
+	full := New(f.chain, testNet.Magic, Options{Logger: slog.New(slog.DiscardHandler)})
+	start := time.Now()
+	res, err = full.Load(context.Background(), path)
+	took := time.Since(start)
+	if err != nil || res.Accepted != total || full.Info().Size != total {
+		t.Fatalf("loading the file again: %+v, %v", res, err)
+	}
+	t.Logf("the cancelled Load returned %.2f ms after its context ended; a whole Load of the %d entries takes %d ms",
+		float64(returned.Microseconds())/1000, total, took.Milliseconds())
+	if returned > took/4 {
+		t.Errorf("the cancelled Load took %v to return, a quarter of a whole load is %v", returned, took/4)
+	}
+
+	// A context that ended before the call reads nothing.
+	empty := New(f.chain, testNet.Magic, Options{Logger: slog.New(slog.DiscardHandler)})
+	if res, err := empty.Load(ctx, path); !errors.Is(err, context.Canceled) || res.Read != 0 || empty.Info().Size != 0 {
+		t.Fatalf("Load with an ended context: %+v, %v", res, err)
+	}
 }

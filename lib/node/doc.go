@@ -4,7 +4,8 @@
 // # Overview
 //
 // New opens <data-dir>/db, builds the mempool (restoring <data-dir>/mempool.dat, each
-// transaction accepted again against the chain: mempool.go) and, when Config.P2P is set, the
+// transaction accepted again against the chain: mempool.go; a signal meanwhile stops New
+// and leaves the file as it was) and, when Config.P2P is set, the
 // P2P layer (lib/p2p) on them (network.go); Run starts the RPC server (only when an RPC bind address is
 // set), the P2P layer and the disk monitor, and blocks until its context ends, the stop RPC is
 // called or the disk runs low; then it shuts everything down in order, writes mempool.dat (also written

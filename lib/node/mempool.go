@@ -20,15 +20,22 @@ const DefaultMempoolSaveInterval = 5 * time.Minute
 func (n *Node) mempoolPath() string { return filepath.Join(n.cfg.DataDir, MempoolFile) }
 
 // loadMempool restores the pool of the last run. A damaged file is logged by the pool and
-// never stops the node.
-func (n *Node) loadMempool() {
+// never stops the node. When ctx ends during the load (a signal while the node starts), the
+// load stops between two transactions and its error is returned, for New to stop: the
+// node never runs, so the partial pool is never saved over the file, which still holds
+// every transaction for the next start.
+func (n *Node) loadMempool(ctx context.Context) error {
 	start := time.Now()
-	res := n.pool.Load(n.mempoolPath())
+	res, err := n.pool.Load(ctx, n.mempoolPath())
+	if err != nil {
+		return err
+	}
 	if res.Read == 0 && res.Err == nil {
-		return
+		return nil
 	}
 	n.log.Info("mempool loaded", "file", n.mempoolPath(), "read", res.Read, "accepted", res.Accepted,
 		"dropped", res.Dropped, "damaged", res.Err != nil, "took", time.Since(start).Round(time.Millisecond).String())
+	return nil
 }
 
 // saveMempool writes mempool.dat; a failure is logged (the pool is a cache).

@@ -100,8 +100,9 @@ var (
 )
 
 // New opens the node's database and builds its mempool. ctx bounds the opening (loading the
-// block index, finishing a reorganisation a crash interrupted): a signal during it stops
-// New cleanly, with the database consistent for the next start.
+// block index, finishing a reorganisation a crash interrupted, loading mempool.dat): a
+// signal during it stops New cleanly with ctx's error (wrapped), the database consistent and
+// mempool.dat as it was for the next start.
 func New(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -163,7 +164,11 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 	n.chain = chain
 	n.pool = mempool.New(chain, cfg.Network.Magic, mempool.Options{MaxBytes: cfg.MempoolMaxBytes, SigCache: sigs,
 		Logger: cfg.Logger.With(logging.SubsystemKey, "mempool"), OnChange: n.notify.MempoolChanged})
-	n.loadMempool()
+	if err := n.loadMempool(ctx); err != nil {
+		chain.Close()
+		n.closeListeners()
+		return nil, err
+	}
 	if cfg.P2P != nil {
 		srv, err := n.newNetwork(*cfg.P2P)
 		if err != nil {
@@ -221,24 +226,33 @@ func (n *Node) lockProc(ctx context.Context) error {
 func (n *Node) unlockProc() { <-n.proc }
 
 // SubmitBlock processes a block, updates the mempool and relays the new tip. ctx bounds the
-// wait for the block-processing slot (a caller that gives up does not queue behind a long
-// reorganisation). The chain's work itself runs under the node's lifetime, not ctx: a caller
-// that stops waiting (an RPC client's timeout) must not leave a reorganisation half done,
-// while shutdown stops it between blocks (chainstate.Chain.ProcessBlock), the mempool
-// following what was done, and its error is returned.
+// waits for the block-processing slot and for the chain's lock (a caller that gives up does
+// not queue behind a long reorganisation or a long flush), and so does shutdown. The chain's
+// work itself runs under the node's lifetime, not ctx: a caller that stops waiting (an RPC
+// client's timeout) must not leave a reorganisation half done, while shutdown stops it
+// between blocks (chainstate.Chain.ProcessBlock), the mempool following what was done, and
+// its error is returned.
 func (n *Node) SubmitBlock(ctx context.Context, b *types.Block) (*chainstate.Result, error) {
 	if err := n.lockProc(ctx); err != nil {
 		return nil, err
 	}
-	before := n.chain.Tip()
-	res, err := n.chain.ProcessBlock(n.life, b)
+	// The wait for the chain's lock ends with ctx or with the node's life; the work only
+	// with the node's life.
+	wait, stopWait := context.WithCancel(ctx)
+	stopLife := context.AfterFunc(n.life, stopWait)
+	res, err := n.chain.ProcessBlockWaiting(wait, n.life, b)
+	gaveUp := res == nil && err != nil && wait.Err() != nil && errors.Is(err, wait.Err())
+	stopLife()
+	stopWait()
 	if res != nil {
 		n.afterBlock(res)
 	}
-	after := n.chain.Tip()
 	n.unlockProc()
-	if after != before && n.blockNotify != nil {
-		n.blockNotify.notify(after.Hash)
+	if gaveUp {
+		return nil, err // stopped waiting for the chain: nothing changed, nothing was refused
+	}
+	if tip, moved := tipAfter(res); moved && n.blockNotify != nil {
+		n.blockNotify.notify(tip)
 	}
 	if err != nil {
 		n.rejected(metrics.KindBlock, err)
@@ -249,6 +263,20 @@ func (n *Node) SubmitBlock(ctx context.Context, b *types.Block) (*chainstate.Res
 		n.net.RelayBlock(res.Hash)
 	}
 	return res, nil
+}
+
+// tipAfter is the tip ProcessBlock left, read from its result (not from the chain, whose
+// lock another writer may hold by now), and whether it moved.
+func tipAfter(res *chainstate.Result) (types.Hash, bool) {
+	switch {
+	case res == nil:
+		return types.Hash{}, false
+	case len(res.Connected) > 0:
+		return res.Connected[len(res.Connected)-1].Hash, true
+	case len(res.Disconnected) > 0:
+		return res.Disconnected[len(res.Disconnected)-1].Block.Header.PrevHash, true
+	}
+	return types.Hash{}, false
 }
 
 // afterBlock brings the mempool in line with the chain after ProcessBlock (proc held).
