@@ -212,7 +212,7 @@ func runApp(t *testing.T, stdin string, args ...string) result {
 	app := newApp()
 	var out, errOut bytes.Buffer
 	app.Writer, app.ErrWriter, app.Reader = &out, &errOut, strings.NewReader(stdin)
-	err := app.Run(append([]string{appName}, args...))
+	err := cliutil.Run(app, append([]string{appName}, args...))
 	code, msg := exitStatus(err)
 	return result{stdout: out.String(), stderr: errOut.String() + msg, code: code}
 }

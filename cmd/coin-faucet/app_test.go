@@ -20,7 +20,7 @@ func runApp(t *testing.T, stdin string, args ...string) (string, error) {
 	app := newApp()
 	var out bytes.Buffer
 	app.Writer, app.ErrWriter, app.Reader = &out, &out, strings.NewReader(stdin)
-	err := app.Run(append([]string{"coin-faucet"}, args...))
+	err := cliutil.Run(app, append([]string{"coin-faucet"}, args...))
 	return out.String(), err
 }
 

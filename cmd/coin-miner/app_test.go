@@ -3,14 +3,15 @@ package main
 import (
 	"bytes"
 	"errors"
-	"github.com/cointoolkit/coin/lib/proctest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/cliutil"
 	"github.com/cointoolkit/coin/lib/keys"
 	"github.com/cointoolkit/coin/lib/miner"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/proctest"
 )
 
 func TestDocsFresh(t *testing.T) { proctest.DocsFresh(t, newApp()) }
@@ -21,7 +22,7 @@ func runApp(t *testing.T, args ...string) (string, string, error) {
 	app := newApp()
 	var out, errw bytes.Buffer
 	app.Writer, app.ErrWriter = &out, &errw
-	err := app.Run(append([]string{appName}, args...))
+	err := cliutil.Run(app, append([]string{appName}, args...))
 	return out.String(), errw.String(), err
 }
 

@@ -59,6 +59,7 @@ func TestAgentOffline(t *testing.T) {
 			"reason: invalid_score\nhint: --score", reason.InvalidScore},
 		{[]string{"agent", "review", "--mnemonic-file", "-", "--contract", id, "--subject", other, "--score", "0"}, "reason: invalid_score", reason.InvalidScore},
 		{[]string{"agent", "vouch", "--mnemonic-file", "-", other}, "cannot connect", nil},
+		{[]string{"agent", "vouch", other, "--mnemonic-file", "-"}, "cannot connect", nil}, // options after the argument
 		{[]string{"agent", "list", "--limit", "101"}, "--limit 101", nil},
 		{[]string{"agent", "profile", other, other}, "takes [ADDRESS], got 2", nil},
 	} {

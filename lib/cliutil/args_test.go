@@ -72,3 +72,43 @@ func TestJoinOptionalValuesLeavesOthers(t *testing.T) {
 		}
 	}
 }
+
+// TestHoistOptions: a command's options after its arguments are read as if given before
+// them, with their values; unknown options and words after "--" stay arguments. On the old
+// code (Run without the hoist) "sub arg --rpc X" was a usage error.
+func TestHoistOptions(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sub", "arg", "--quiet"}, "DEFAULT?|arg"},
+		{[]string{"sub", "arg", "--log-file", "z.log"}, "z.log|arg"},
+		{[]string{"sub", "a", "--rpc", "http://x", "b"}, "|a,b"},
+		{[]string{"sub", "a", "--rpc=http://x", "b", "--", "--quiet"}, "|a,b,--quiet"},
+		{[]string{"sub", "a", "-1"}, "|a,-1"},        // a negative number is an argument
+		{[]string{"--rpc", "sub", "sub", "a"}, "|a"}, // --rpc's value is "sub"
+	} {
+		var got string
+		app := optionalApp(&got)
+		if err := Run(app, append([]string{"coin-test"}, tc.args...)); err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		if want := strings.Replace(tc.want, "DEFAULT?", "", 1); got != want {
+			t.Errorf("%v: got %q, want %q", tc.args, got, want)
+		}
+	}
+	for _, tc := range [][]string{
+		{"coin-test", "sub", "--", "a", "--quiet"},
+		{"coin-test", "sub", "a", "--bogus", "b"},
+		{"coin-test", "sub", "a", "b"},
+	} {
+		if h := HoistOptions(optionalApp(new(string)), tc); !reflect.DeepEqual(h, tc) {
+			t.Errorf("%v hoisted to %v", tc, h)
+		}
+	}
+	h := HoistOptions(optionalApp(new(string)), []string{"coin-test", "sub", "a", "--rpc", "X", "b", "--quiet"})
+	if want := []string{"coin-test", "sub", "--rpc", "X", "--quiet", "a", "b"}; !reflect.DeepEqual(h, want) {
+		t.Errorf("hoisted to %v, want %v", h, want)
+	}
+}

@@ -33,8 +33,8 @@ const GlobalCategory = "GLOBAL OPTIONS (before or after the command)"
 //     nearest to the command wins (after the command beats before it, which beats the
 //     environment, which beats the default), and every context that defines the option holds
 //     that value, so c.String, c.Bool, c.IsSet ... give the same answer whichever context the
-//     code asks. An option after the arguments, which urfave/cli cannot parse there, is a usage
-//     error that says so.
+//     code asks. An option after the arguments, which urfave/cli cannot parse there, is moved
+//     before them by Run (HoistOptions), so apps are run through Run.
 //
 //   - Usage errors (unknown option or command, an option's bad value, a missing required
 //     option, no command) print one line on standard error, "error: ... (see 'APP CMD
@@ -189,11 +189,11 @@ func before(next cli.BeforeFunc, required []string, hasAction bool) cli.BeforeFu
 		}
 		if hasAction && (!c.Args().Present() || c.Command.Command(c.Args().First()) == nil) {
 			for _, a := range c.Args().Slice() {
+				if a == "--" {
+					break // every word after it is an argument
+				}
 				if a == "--help" || a == "-h" || a == "-help" {
 					return showHelp(c, nil)
-				}
-				if name, ok := optionName(a); ok && definedFlag(c, name) != nil {
-					return usageErr(c, fmt.Sprintf("option %s after the arguments: options go before the arguments", a))
 				}
 			}
 		}
@@ -229,23 +229,6 @@ func optionName(a string) (string, bool) {
 		return "", false // a negative number
 	}
 	return name, true
-}
-
-// definedFlag is the flag named name that c or one of its parents defines, if any.
-func definedFlag(c *cli.Context, name string) cli.Flag {
-	for _, x := range c.Lineage() {
-		if x.Command == nil {
-			continue
-		}
-		for _, f := range x.Command.Flags {
-			for _, n := range f.Names() {
-				if n == name {
-					return f
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // reconcile gives every context of c's lineage that defines an option (of the same type) the
