@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/cliutil"
@@ -89,10 +87,6 @@ func (o *options) explain(method string, err error) error {
 		return fmt.Errorf("the server at %s is not a JSON-RPC server (it answered %s%s); is --rpc the node's RPC address (its --rpc-bind), not a faucet's or another HTTP service's?",
 			o.url, what, quoteBody(ne.Body))
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
-		return fmt.Errorf("the server at %s closed the connection without an HTTP answer: is --rpc a node's P2P port (%s) instead of its RPC address (its --rpc-bind; %s)?",
-			o.url, networkPorts(func(n *params.Network) uint16 { return n.P2PPort }), networkPorts(func(n *params.Network) uint16 { return n.RPCPort }))
-	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: no answer from the node at %s within %s (raise --timeout)", method, o.url, o.timeout)
 	}
@@ -130,7 +124,14 @@ func (o *options) refused() error {
 	}
 	b.WriteString(".\nEither the node is not running with its RPC server on (coin-node serves RPC only when started\n")
 	fmt.Fprintf(&b, "with --rpc-bind, for example --rpc-bind 127.0.0.1:%d), or the port does not match the node's\n", o.network.RPCPort)
-	fmt.Fprintf(&b, "network (RPC ports: %s).\n", networkPorts(func(n *params.Network) uint16 { return n.RPCPort }))
+	b.WriteString("network (RPC ports: ")
+	for i, n := range params.Networks {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %d", n.Name, n.RPCPort)
+	}
+	b.WriteString(").\n")
 	if o.fromFlag {
 		b.WriteString("The address came from --rpc (or COIN_RPC): check it, or leave it out and pick the node's\n")
 		b.WriteString("network with --network NET (COIN_NETWORK).")
@@ -139,15 +140,6 @@ func (o *options) refused() error {
 		b.WriteString("(COIN_NETWORK) or give its address with --rpc URL (COIN_RPC).")
 	}
 	return errors.New(b.String())
-}
-
-// networkPorts lists one port of every network: "mainnet 18332, testnet 28332, regtest 38332".
-func networkPorts(port func(*params.Network) uint16) string {
-	parts := make([]string, len(params.Networks))
-	for i, n := range params.Networks {
-		parts[i] = fmt.Sprintf("%s %d", n.Name, port(n))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // quoteBody is ": BODY" for a short answer's first line, or nothing.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/cointoolkit/coin/lib/cliutil"
 	"github.com/cointoolkit/coin/lib/jsonrpc"
 	"github.com/cointoolkit/coin/lib/params"
-	"github.com/cointoolkit/coin/lib/proctest"
 )
 
 func TestExitCode(t *testing.T) {
@@ -146,23 +144,5 @@ func TestNotJSONRPCServer(t *testing.T) {
 			strings.Contains(r.stderr, "unmarshal") || !strings.HasPrefix(r.stderr, "error: ") || strings.Count(r.stderr, "\n") != 1 {
 			t.Errorf("%s: %+v", c.name, r)
 		}
-	}
-}
-
-// TestP2PPortGiven: --rpc pointed at a real node's P2P port (a mistake the ports' neighbourhood
-// invites) says which port is which instead of "EOF", and the node does not ban the caller.
-func TestP2PPortGiven(t *testing.T) {
-	bin := proctest.Build(t, "./cmd/coin-node")
-	n := proctest.StartNode(t, filepath.Join(bin, "coin-node"))
-	r := runApp(t, "", "--rpc", "http://"+n.P2PAddr(), "getblockcount")
-	want := "error: the server at http://" + n.P2PAddr() + " closed the connection without an HTTP answer: " +
-		"is --rpc a node's P2P port (mainnet 18333, testnet 28333, regtest 38333) instead of its RPC address " +
-		"(its --rpc-bind; mainnet 18332, testnet 28332, regtest 38332)?\n"
-	if r.code != 1 || r.stdout != "" || r.stderr != want {
-		t.Fatalf("%+v", r)
-	}
-	r = runApp(t, "", "--rpc", n.URL(), "listbanned")
-	if r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
-		t.Fatalf("listbanned after the stray request: %+v", r)
 	}
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/faucet/api"
+	"github.com/cointoolkit/coin/lib/faucet/internal/faucettest"
 	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
@@ -40,6 +42,17 @@ func (h *harness) funded(t *testing.T) agentWallet {
 	return w
 }
 
+// fund gives each wallet a confirmed output of 100 COIN: a faucet claim, mined.
+func (h *harness) fund(t *testing.T, ws ...agentWallet) {
+	t.Helper()
+	for _, w := range ws {
+		if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(w.address)); r.Status != 200 {
+			t.Fatalf("claim: %d %s", r.Status, r.Raw)
+		}
+	}
+	h.mine(1)
+}
+
 // ok does a request that must succeed and decodes its body strictly into v.
 func (h *harness) ok(t *testing.T, method, path, body string, v any) {
 	t.Helper()
@@ -64,25 +77,59 @@ func (h *harness) refused(t *testing.T, method, path, body string, status int, c
 	return r
 }
 
-func (f *fakeNode) sentCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.sent
-}
-
-func (f *fakeNode) pooled(id string) *types.Transaction {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	h, _ := types.ParseHash(id)
-	return f.pool[h]
-}
-
-func (f *fakeNode) setScore(pkh types.Hash, score uint32) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	a := *f.conduct.Agents[pkh]
-	a.Score = score
-	f.conduct.Agents[pkh] = &a
+// trust raises registered agent a's conduct score from the initial 500 to VouchMinScore or
+// more the one way the chain allows: three new agents each make a contract of 1 COIN with a
+// as the counterparty, a fulfils it and they review a with 10 (500 → 754, protocol §9's
+// arithmetic). The new agents are the keys 1 to 3 of a's mnemonic, so a run's transactions
+// are those of the run before. Their transactions are signed here and go to the node
+// directly; the faucet sees only the three claims that fund them. Two blocks are mined.
+func (h *harness) trust(t *testing.T, a agentWallet) {
+	t.Helper()
+	ctx := context.Background()
+	ring, err := wallet.KeyringFromMnemonic(a.mnemonic, "", testNet, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ring.Wipe()
+	xs := make([]wallet.Key, 3)
+	for i := range xs {
+		if xs[i], err = ring.Key(uint32(i + 1)); err != nil {
+			t.Fatal(err)
+		}
+		if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(xs[i].Address)); r.Status != 200 {
+			t.Fatalf("claim: %d %s", r.Status, r.Raw)
+		}
+	}
+	h.mine(1)
+	spend := func(k wallet.Key, req wallet.Request, err error) *wallet.Plan {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := wallet.SpendAgent(ctx, h.rn.Client, testNet, k, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ka := faucettest.KeyOf(t, a.mnemonic)
+	for _, x := range xs {
+		spend(x, wallet.RegisterRequest(x.PKH), nil)
+		req, err := wallet.ContractCreateRequest(x.PKH, a.pkh, amount.Coin, consensus.DefaultExpiry)
+		id := spend(x, req, err).TxID
+		c, err := h.rn.GetContract(ctx, id.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := wallet.EscrowOf(c, testNet)
+		spend(ka, wallet.FulfilRequest(e), err)
+		req, err = wallet.ReviewRequest(x.PKH, id, a.pkh, consensus.MaxReviewScore)
+		spend(x, req, err)
+	}
+	h.mine(1)
+	if p, err := h.rn.GetAgentProfile(ctx, a.address); err != nil || p.ConductScore < consensus.VouchMinScore {
+		t.Fatalf("agent after three fulfilled contracts reviewed 10: %+v %v", p, err)
+	}
 }
 
 func mnemonicBody(w agentWallet, fields ...string) string {
@@ -260,13 +307,13 @@ func TestAgentContractRefund(t *testing.T) {
 // Vouching: the faucet's pre-checks and the node's own refusal (already_vouched, which only
 // the node knows) both answer 400 with the rule's code.
 func TestAgentVouch(t *testing.T) {
-	h := newHarness(t, 6, noIPLimit)
+	h := newHarness(t, 12, noIPLimit)
 	a, b := h.funded(t), h.funded(t)
 	var reg api.RegisterResult
 	h.ok(t, "POST", "/api/agent/register", mnemonicBody(a), &reg)
 	outsider := newAgentWallet(t)
 	h.refused(t, "POST", "/api/agent/vouch", mnemonicBody(outsider, field("target_address", a.address)), 400, "not_an_agent")
-	h.node.setScore(a.pkh, 720)
+	h.trust(t, a)
 	h.refused(t, "POST", "/api/agent/vouch", mnemonicBody(a, field("target_address", b.address)), 400, "agent_not_found")
 	h.refused(t, "POST", "/api/agent/vouch", mnemonicBody(a, field("target_address", a.address)), 400, "self_target")
 	h.ok(t, "POST", "/api/agent/register", mnemonicBody(b), &reg)

@@ -10,7 +10,6 @@ import (
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/policy"
-	"github.com/cointoolkit/coin/lib/types"
 )
 
 // While the faucet's cluster decays (protocol §8), /api/status's faucet_balance is what it can
@@ -19,13 +18,18 @@ import (
 // still covers its outputs and the relay fee if it is mined DecayMargin blocks after the
 // next block, its inputs then decayed that much more, unconfirmed change included.
 func TestEngineDecay(t *testing.T) {
-	const rate = 300_000 // parts per 10^12 per block: about R_MAX
+	// The faucet holds 40 of the 140 coinbases mined (the rest are the maturity blocks'):
+	// a concentration of 29%, so its cluster decays at nearly R_MAX.
 	h := newHarness(t, 40)
-	h.node.mu.Lock()
-	h.node.rate = rate
-	h.node.mu.Unlock()
-	h.node.mine(1) // the engine reads its outputs again, now decaying
 	ctx := context.Background()
+	ci, err := h.rn.GetClusterInfo(ctx, h.key.Address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate := ci.RatePerBlock
+	if rate < consensus.DecayRateMax*9/10 || rate >= consensus.DecayRateMax {
+		t.Fatalf("the faucet's cluster decays at %d per block, want about R_MAX (%d)", rate, consensus.DecayRateMax)
+	}
 	nominal := uint64(40 * 50 * amount.Coin)
 	deadline := time.Now().Add(5 * time.Second)
 	// Not synced yet, the engine reports no spendable coins at all: wait for a sync that saw
@@ -40,7 +44,7 @@ func TestEngineDecay(t *testing.T) {
 	// effective is Σ of what the node says the faucet's spendable outputs are worth at the
 	// next block (pending view).
 	effective := func() uint64 {
-		us, err := h.node.GetUtxosByAddress(ctx, h.key.Address, true)
+		us, err := h.rn.GetUtxosByAddress(ctx, h.key.Address, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,30 +77,43 @@ func TestEngineDecay(t *testing.T) {
 			t.Fatalf("claim %d: %s", i, r.Raw)
 		}
 	}
-	h.node.mu.Lock()
-	next := h.node.tip() + 1
-	later := next + payout.DefaultDecayMargin
-	for _, id := range h.node.order {
-		tx := h.node.pool[id]
+	tip, err := h.rn.GetBlockCount(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := tip + 1 + payout.DefaultDecayMargin
+	pool := h.rn.Node.Mempool()
+	ids := pool.TxIDs()
+	if len(ids) != 5 {
+		t.Fatalf("%d transactions in the mempool, want the 5 payouts", len(ids))
+	}
+	for _, id := range ids {
+		e, ok := pool.Get(id)
+		if !ok {
+			t.Fatalf("payout %s left the mempool", id)
+		}
+		tx := e.Tx
 		var in, out uint64
 		for _, ti := range tx.Inputs {
 			op := ti.Outpoint()
-			if parent, ok := h.node.pool[op.TxID]; ok {
+			if parent, ok := pool.Get(op.TxID); ok {
 				// Mined in the next block at the earliest, so decayed for at most the margin.
-				in += consensus.EffectiveValue(parent.Outputs[op.Index].Value, rate, payout.DefaultDecayMargin)
+				in += consensus.EffectiveValue(parent.Tx.Outputs[op.Index].Value, rate, payout.DefaultDecayMargin)
 				continue
 			}
-			u := h.node.utxos[op]
+			u, ok, err := h.rn.Node.Chain().Utxo(op)
+			if err != nil || !ok {
+				t.Fatalf("input %v of %s: not in the chain's UTXO set (%v)", op, id, err)
+			}
 			in += consensus.EffectiveValue(u.Value, rate, later-u.Height)
 		}
 		for _, o := range tx.Outputs {
 			out += o.Value
 		}
 		if min := out + uint64(tx.SerializeSize())*policy.MinRelayFeePerByte; in < min {
-			t.Errorf("transaction %s: inputs worth %d at height %d, below outputs and relay fee %d", types.Hash(id), in, later, min)
+			t.Errorf("transaction %s: inputs worth %d at height %d, below outputs and relay fee %d", id, in, later, min)
 		}
 	}
-	h.node.mu.Unlock()
 	if r := h.do(t, http.MethodGet, "/api/status", ""); r.Body["faucet_balance"] != amount.Format(effective()) {
 		t.Fatalf("faucet_balance %v after the claims, want %s", r.Body["faucet_balance"], amount.Format(effective()))
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/cointoolkit/coin/lib/faucet/internal/faucettest"
 	"net/http"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/mempool"
+	"github.com/cointoolkit/coin/lib/reason"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
@@ -116,7 +116,30 @@ func TestEngineChainDepthLimit(t *testing.T) {
 // retries at once with other outputs.
 func TestEngineNodeChainLimitRetry(t *testing.T) {
 	h := newHarness(t, 2, withAmount(amount.Coin))
-	h.node.maxDepth = 2
+	// COIN's node has no limit on unconfirmed chains, so this node's limit of 2 is the
+	// wrapper's: a transaction with 2 unconfirmed ancestors in the node's mempool is refused
+	// as a node with that limit refuses it (reason.TooLongChain); the rest is the node's.
+	pool := h.rn.Node.Mempool()
+	var depth func(id types.Hash) int
+	depth = func(id types.Hash) int {
+		e, ok := pool.Get(id)
+		if !ok {
+			return 0
+		}
+		d := 1
+		for _, in := range e.Tx.Inputs {
+			d = max(d, 1+depth(in.PrevTxID))
+		}
+		return d
+	}
+	h.cn.Intercept(func(tx *types.Transaction) error {
+		for _, in := range tx.Inputs {
+			if depth(in.PrevTxID)+1 > 2 {
+				return reject(reason.TooLongChain, "too long a chain of unconfirmed transactions")
+			}
+		}
+		return nil
+	})
 	for i := 0; i < 4; i++ {
 		a, _ := newAddress(t)
 		if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(a)); r.Status != 200 {
@@ -139,16 +162,10 @@ func TestEngineRecoversFromDroppedMempool(t *testing.T) {
 	if first.Status != 200 {
 		t.Fatalf("claim: %d %s", first.Status, first.Raw)
 	}
-	id, _ := types.ParseHash(first.Body["txid"].(string))
-	inPool := func() bool {
-		h.node.mu.Lock()
-		defer h.node.mu.Unlock()
-		_, ok := h.node.pool[id]
-		return ok
-	}
-	h.node.dropMempool()
-	if inPool() {
-		t.Fatal("the fake node did not drop the payout")
+	id := first.Body["txid"].(string)
+	h.rn.Restart(t)
+	if h.pooled(id) != nil {
+		t.Fatal("the restarted node kept the payout")
 	}
 	// The next claim finds the engine's view stale; the engine may send the lost payout
 	// again right then (its journal) or at the next block: either way it must come back.
@@ -156,20 +173,14 @@ func TestEngineRecoversFromDroppedMempool(t *testing.T) {
 	if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(b)); r.Status != 200 {
 		t.Fatalf("claim after the mempool was dropped: %d %s", r.Status, r.Raw)
 	}
-	h.node.mine(1)
+	h.mine(1)
 	// Sent again: in the pool, or already in a block if it came back before the one mined.
 	back := func() bool {
-		if inPool() {
+		if h.pooled(id) != nil {
 			return true
 		}
-		h.node.mu.Lock()
-		defer h.node.mu.Unlock()
-		for _, b := range h.node.blocks {
-			if slices.Contains(b, id.String()) {
-				return true
-			}
-		}
-		return false
+		tx, err := h.rn.GetTransaction(context.Background(), id)
+		return err == nil && tx.BlockHeight != nil
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for !back() {
@@ -265,23 +276,32 @@ func TestEngineStopped(t *testing.T) {
 // as a chain-depth limit and paid the claims again with other outputs.
 func TestEngineAlreadyInChain(t *testing.T) {
 	h := newHarness(t, 3, withAmount(amount.Coin))
+	// The payout reaches a miner first (by a peer) and is mined before the node gets it
+	// from the faucet, so the node answers that it is already in the block chain.
 	var refused types.Hash
-	h.node.mu.Lock()
-	h.node.sendErr = func(tx *types.Transaction) (error, bool) {
-		refused = tx.TxID()
-		return reject(mempool.ErrAlreadyInChain, "transaction already in block chain"), true
-	}
-	h.node.mu.Unlock()
+	var mu sync.Mutex
+	h.cn.Intercept(func(tx *types.Transaction) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if refused == (types.Hash{}) {
+			refused = tx.TxID()
+			return h.rn.MineBlock(tx)
+		}
+		return nil
+	})
 	a, _ := newAddress(t)
 	r := h.do(t, http.MethodPost, "/api/faucet", claimBody(a))
+	h.cn.Intercept(nil)
+	mu.Lock()
+	defer mu.Unlock()
 	if r.Status != http.StatusOK || r.Body["txid"] != refused.String() {
 		t.Fatalf("claim: %d %s, want 200 paid by %s", r.Status, r.Raw, refused)
 	}
-	h.node.mu.Lock()
-	sent := h.node.sent
-	h.node.mu.Unlock()
-	if sent != 0 {
-		t.Fatalf("the node got %d more transactions: the claim was paid twice", sent)
+	if sent, pooled := h.sends(), len(h.rn.Node.Mempool().TxIDs()); sent != 0 || pooled != 0 {
+		t.Fatalf("the node got %d more transactions (%d in the mempool): the claim was paid twice", sent, pooled)
+	}
+	if sum, n := h.rn.PaidTo(t, a); sum != amount.Coin || n != 1 {
+		t.Fatalf("claimant: %d outputs worth %d, want one", n, sum)
 	}
 	if _, ok, _ := h.claims.Last(a); !ok {
 		t.Fatal("paid claim not recorded")

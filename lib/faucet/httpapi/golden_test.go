@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,12 +21,15 @@ import (
 
 // The golden transcript: every endpoint of the faucet (the HTTP API, its 404 and 405
 // answers, the discovery files, MCP tool calls and the Web pages) asked a fixed script of
-// requests on a regtest faucet, each answer's status, headers and body compared with
-// testdata/golden/transcript.json. It pins the API byte for byte across reshapes of the
-// code behind it. Volatile parts (transaction ids, times, retry delays, the random wallet
-// of GET /api/wallet/new) are normalised; ids are numbered by first appearance, so an id
-// that recurs must recur in the same places. go test -run TestGoldenTranscript -update
-// rewrites the file.
+// requests on a faucet over a regtest node in the process, each answer's status, headers
+// and body compared with testdata/golden/transcript.json. It pins the API byte for byte
+// across reshapes of the code behind it. The setup is deterministic (fixed wallets, the
+// faucet's coinbases mined first), so amounts, heights, scores and transaction ids come
+// out the same on every run; what the clock decides is normalised: times, blocks' times
+// and nonces, block hashes (with every other 64-hex-digit id, numbered by first
+// appearance, so an id that recurs must recur in the same places), retry delays, and the
+// random wallet of GET /api/wallet/new. go test -run TestGoldenTranscript -update rewrites
+// the file.
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/golden/transcript.json")
 
@@ -60,6 +64,9 @@ var (
 	hex128RE = regexp.MustCompile(`[0-9a-f]{128,}`)
 	// hostRE is the httptest server's address, which changes per run.
 	hostRE = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+	// blockTimeRE is a block's time and the nonce mined for it: the regtest node mines its
+	// blocks at the clock's time.
+	blockTimeRE = regexp.MustCompile(`((?:\\)?"(?:timestamp|nonce)(?:\\)?":)\d+`)
 )
 
 func (g *goldenRecorder) norm(s string) string {
@@ -77,6 +84,7 @@ func (g *goldenRecorder) norm(s string) string {
 		return n
 	})
 	s = timeRE.ReplaceAllString(s, "<time>")
+	s = blockTimeRE.ReplaceAllString(s, "${1}<n>")
 	return retryRE.ReplaceAllString(s, "${1}<n>")
 }
 
@@ -152,9 +160,10 @@ func goldenWallet(t *testing.T, m string) agentWallet {
 }
 
 func TestGoldenTranscript(t *testing.T) {
-	h := newHarness(t, 8, noIPLimit)
+	h := newHarness(t, 16, noIPLimit)
 	g := &goldenRecorder{t: t, h: h, ids: map[string]string{}, secrets: map[string]string{}}
 	a, b, c := goldenWallet(t, goldenMnemonicA), goldenWallet(t, goldenMnemonicB), goldenWallet(t, goldenMnemonicC)
+	h.settle(t)
 
 	// 1-6: the wallet and faucet endpoints.
 	g.json("GET", "/api/status", "")
@@ -182,7 +191,8 @@ func TestGoldenTranscript(t *testing.T) {
 	g.json("POST", "/api/wallet/derive", `{"mnemonic":"`+a.mnemonic+`"}`)
 	g.json("POST", "/api/wallet/derive", `{"mnemonic":"not a mnemonic"}`)
 	g.json("POST", "/api/wallet/derive", `{}`)
-	h.node.mine(1)
+	h.mine(1)
+	h.settle(t)
 	g.json("GET", "/api/status", "")
 	g.json("POST", "/api/wallet/send", mnemonicBody(c, field("to", b.address), `"amount":1.5`))
 	g.json("POST", "/api/wallet/send", mnemonicBody(c, field("to", b.address), `"amount":0.000001`))
@@ -208,7 +218,7 @@ func TestGoldenTranscript(t *testing.T) {
 	g.json("POST", "/api/agent/vouch", mnemonicBody(a, field("target_address", b.address)))
 	g.json("POST", "/api/agent/vouch", mnemonicBody(a, field("target_address", c.address)))
 	g.json("POST", "/api/agent/vouch", mnemonicBody(c, field("target_address", a.address)))
-	h.node.setScore(a.pkh, 800)
+	h.trust(t, a)
 	g.json("POST", "/api/agent/vouch", mnemonicBody(a, field("target_address", b.address)))
 	g.json("POST", "/api/agent/vouch", mnemonicBody(a, field("target_address", a.address)))
 	g.json("POST", "/api/agent/contract/create", mnemonicBody(a, field("counterparty", c.address), `"value_coin":1`))
@@ -238,7 +248,8 @@ func TestGoldenTranscript(t *testing.T) {
 	g.json("GET", "/api/agent/events", "")
 	g.json("POST", "/api/tx/submit", `{}`)
 	g.json("POST", "/api/tx/submit", `{"unsigned_tx":"00","public_key":"`+strings.Repeat("ab", 32)+`","signature":"`+strings.Repeat("cd", 64)+`"}`)
-	h.node.mine(1)
+	h.mine(1)
+	h.settle(t)
 
 	// The chain endpoints.
 	g.json("GET", "/api/block?height=1", "")
@@ -304,6 +315,17 @@ func TestGoldenTranscript(t *testing.T) {
 	g.page("HEAD", "/")
 
 	compareGolden(t, g.entries)
+}
+
+// settle waits until the engine's view of the faucet's funds is the node's at its tip:
+// the engine reads it again after each block, and what decayed with the block shows in
+// the balances only then.
+func (h *harness) settle(t *testing.T) {
+	t.Helper()
+	waitFor(t, func() bool {
+		b, err := h.rn.GetAddressBalance(context.Background(), h.key.Address, true)
+		return err == nil && h.engine.Status().Spendable == b.Spendable
+	})
 }
 
 func pubKeyOf(t *testing.T, m string) []byte {

@@ -11,12 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/faucet"
+	"github.com/cointoolkit/coin/lib/faucet/internal/faucettest"
 	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/logging"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/proctest"
+	"github.com/cointoolkit/coin/lib/reason"
+	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
@@ -26,13 +28,16 @@ const faucetMnemonic = "legal winner thank year wave sausage worth useful legal 
 var testNet = params.Regtest
 
 type harness struct {
-	node *fakeNode // nil on a regtest harness (regtest_test.go)
-	// backend is the node the engine and the service use: node, or a regtest node's
-	// wrapper; sends counts the transactions sent to it.
+	// rn is the regtest node (lib/faucet/internal/faucettest); cn wraps it for the faucet,
+	// counting its sends and injecting the failures a node does not make on demand.
+	rn *faucettest.Node
+	cn *countingNode
+	// backend is the node the engine and the service use (cn); sends counts the
+	// transactions sent to it.
 	backend faucet.NodeClient
 	sends   func() int
 	// mine mines n blocks, confirming the mempool; pooled is a transaction of the mempool
-	// (nil when it is not there): the fake's or the regtest node's.
+	// (nil when it is not there).
 	mine   func(n int)
 	pooled func(id string) *types.Transaction
 	key    wallet.Key
@@ -68,23 +73,11 @@ func faucetKey(t testing.TB) wallet.Key {
 	return k
 }
 
-// newHarness starts an engine and a server over a fake node holding coins of 50 COIN
-// (mature coinbases) for the faucet.
+// newHarness starts an engine and a server over a regtest node on which the faucet's key
+// holds coins mature coinbases (50 COIN each).
 func newHarness(t testing.TB, coins int, opts ...harnessOpt) *harness {
 	t.Helper()
-	return newHarnessDir(t, coins, t.TempDir(), opts...)
-}
-
-// newHarnessDir is newHarness with the claim store in dir.
-func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *harness {
-	t.Helper()
-	h := &harness{node: newFakeNode(testNet), key: faucetKey(t), log: &proctest.Buffer{}}
-	h.backend, h.sends, h.mine, h.pooled = h.node, h.node.sentCount, h.node.mine, h.node.pooled
-	for i := 0; i < coins; i++ {
-		h.node.fund(h.key.PKH, 50*amount.Coin, true)
-	}
-	h.node.mine(100) // maturity
-	h.configure(t, dir, opts...)
+	h, _, _ := newRegtestHarness(t, coins, opts...)
 	return h
 }
 
@@ -208,4 +201,10 @@ func newAddress(t testing.TB) (string, types.Hash) {
 	}
 	h, _ := wallet.DecodeAddress(a, testNet)
 	return a, h
+}
+
+// reject is the error rpcapi.Client returns for the node's domain error of kind with
+// message msg.
+func reject(kind reason.Kind, msg string) error {
+	return rpcapi.DecodeError(rpcapi.DomainError(kind, msg))
 }

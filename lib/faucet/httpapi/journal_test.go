@@ -1,81 +1,27 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/amount"
-	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
 
-// paidTo is the sum of the outputs to pkh in the fake node's chain (its UTXO set: claimants
-// never spend).
-func (f *fakeNode) paidTo(pkh types.Hash) (sum uint64, outputs int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, e := range f.utxos {
-		if e.PubKeyHash == pkh {
-			sum += e.Value
-			outputs++
+// paidOnce fails unless each address has exactly one confirmed output, of amount.Coin
+// (claimants never spend).
+func (h *harness) paidOnce(t testing.TB, when string, addrs ...string) {
+	t.Helper()
+	for i, a := range addrs {
+		if sum, n := h.rn.PaidTo(t, a); sum != amount.Coin || n != 1 {
+			t.Fatalf("%sclaimant %d: %d outputs worth %d, want one of %d", when, i, n, sum, amount.Coin)
 		}
 	}
-	return sum, outputs
-}
-
-// mineExternal mines tx in a block of its own without the mempool's checks: a transaction
-// of someone else holding the faucet's key (the operator's wallet), or one the faucet's
-// node never saw. Mempool transactions that conflict with it leave the mempool with their
-// descendants, as a node's do.
-func (f *fakeNode) mineExternal(tx *types.Transaction) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	id := tx.TxID()
-	evicted := map[types.Hash]bool{}
-	for _, in := range tx.Inputs {
-		if other, ok := f.spends[in.Outpoint()]; ok {
-			evicted[other] = true
-		}
-	}
-	for _, pid := range f.order { // parents come first in order
-		for _, in := range f.pool[pid].Inputs {
-			if evicted[in.PrevTxID] {
-				evicted[pid] = true
-			}
-		}
-	}
-	order := f.order[:0]
-	for _, pid := range f.order {
-		if !evicted[pid] {
-			order = append(order, pid)
-			continue
-		}
-		for _, in := range f.pool[pid].Inputs {
-			delete(f.spends, in.Outpoint())
-		}
-		delete(f.pool, pid)
-		delete(f.depth, pid)
-	}
-	f.order = order
-	h := f.tip() + 1
-	for _, in := range tx.Inputs {
-		delete(f.utxos, in.Outpoint())
-	}
-	for j, o := range tx.Outputs {
-		f.utxos[types.Outpoint{TxID: id, Index: uint32(j)}] = &consensus.UtxoEntry{Value: o.Value, PubKeyHash: o.PubKeyHash, Height: h}
-	}
-	f.blocks = append(f.blocks, []string{"coinbase-x", id.String()})
-}
-
-func (f *fakeNode) inPool(id types.Hash) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	_, ok := f.pool[id]
-	return ok
 }
 
 func claimTxID(t testing.TB, r response) types.Hash {
@@ -95,29 +41,27 @@ func claimTxID(t testing.TB, r response) types.Hash {
 // restarted faucet sends them again before anything else, and every claimant is paid once.
 func TestJournalResendsAfterRestart(t *testing.T) {
 	h := newHarness(t, 3, withAmount(amount.Coin))
-	pkhs := make([]types.Hash, 5)
+	addrs := make([]string, 5)
 	ids := map[types.Hash]bool{}
-	for i := range pkhs {
-		var a string
-		a, pkhs[i] = newAddress(t)
-		ids[claimTxID(t, h.do(t, http.MethodPost, "/api/faucet", claimBody(a)))] = true
+	for i := range addrs {
+		addrs[i], _ = newAddress(t)
+		ids[claimTxID(t, h.do(t, http.MethodPost, "/api/faucet", claimBody(addrs[i])))] = true
 	}
-	h.node.dropMempool()
+	h.rn.Restart(t)
+	if n := len(h.rn.Node.Mempool().TxIDs()); n != 0 {
+		t.Fatalf("the restarted node kept %d transactions", n)
+	}
 	h.restart(t)
 	waitFor(t, func() bool {
 		for id := range ids {
-			if !h.node.inPool(id) {
+			if h.pooled(id.String()) == nil {
 				return false
 			}
 		}
 		return true
 	})
-	h.node.mine(1)
-	for i, pkh := range pkhs {
-		if sum, n := h.node.paidTo(pkh); sum != amount.Coin || n != 1 {
-			t.Fatalf("claimant %d: %d outputs worth %d, want one of %d", i, n, sum, amount.Coin)
-		}
-	}
+	h.mine(1)
+	h.paidOnce(t, "", addrs...)
 }
 
 // A crash between the journal write and the broadcast (here: the node's answer is lost and
@@ -125,23 +69,20 @@ func TestJournalResendsAfterRestart(t *testing.T) {
 // and its payout is sent from the journal, once.
 func TestJournalLostBroadcast(t *testing.T) {
 	h := newHarness(t, 2, withAmount(amount.Coin))
-	h.node.mu.Lock()
-	h.node.sendErr = func(*types.Transaction) (error, bool) { return errors.New("connection reset by peer"), true }
-	h.node.mu.Unlock()
-	a, pkh := newAddress(t)
+	h.cn.FailSends(errors.New("connection reset by peer"), false)
+	a, _ := newAddress(t)
 	id := claimTxID(t, h.do(t, http.MethodPost, "/api/faucet", claimBody(a)))
-	if h.node.inPool(id) {
+	h.cn.FailSends(nil, false)
+	if h.pooled(id.String()) != nil {
 		t.Fatal("the node got the payout")
 	}
 	if rec, ok, _ := h.claims.Last(a); !ok || rec.TxID != id {
 		t.Fatalf("claim record %+v %v", rec, ok)
 	}
 	h.restart(t)
-	waitFor(t, func() bool { return h.node.inPool(id) })
-	h.node.mine(payout.FinalConfirmations)
-	if sum, n := h.node.paidTo(pkh); sum != amount.Coin || n != 1 {
-		t.Fatalf("claimant: %d outputs worth %d", n, sum)
-	}
+	waitFor(t, func() bool { return h.pooled(id.String()) != nil && h.engine.Status().Synced })
+	h.mine(payout.FinalConfirmations)
+	h.paidOnce(t, "", a)
 	// Mined payout.FinalConfirmations deep, the payout leaves the journal.
 	waitFor(t, func() bool { ps, _ := h.claims.Payouts(); return len(ps) == 0 && h.engine.Status().Owed == 0 })
 }
@@ -152,32 +93,36 @@ func TestJournalLostBroadcast(t *testing.T) {
 // neither a later block nor a restart pays them a third time.
 func TestJournalConflictedPaidAgainOnce(t *testing.T) {
 	h := newHarness(t, 1, withAmount(amount.Coin))
-	a, pa := newAddress(t)
-	b, pb := newAddress(t)
+	a, _ := newAddress(t)
+	b, _ := newAddress(t)
 	tx1 := claimTxID(t, h.do(t, http.MethodPost, "/api/faucet", claimBody(a)))
 	tx2 := claimTxID(t, h.do(t, http.MethodPost, "/api/faucet", claimBody(b)))
-	h.node.mu.Lock()
-	first := h.node.pool[tx1]
-	if h.node.pool[tx2].Inputs[0].PrevTxID != tx1 {
-		h.node.mu.Unlock()
+	first, second := h.pooled(tx1.String()), h.pooled(tx2.String())
+	if first == nil || second == nil || second.Inputs[0].PrevTxID != tx1 {
 		t.Fatal("the second payout does not spend the first one's change")
 	}
-	h.node.mu.Unlock()
-	// More funds for the repayments, then the node loses its mempool and the operator's
-	// transaction spending the faucet's coin (tx1's input) is mined.
-	h.node.fund(h.key.PKH, 50*amount.Coin, false)
-	h.node.dropMempool()
+	// The node loses its mempool (a restart), and the operator's transaction spending the
+	// faucet's coin (tx1's input) is mined; its change to the faucet's key (about 41 COIN)
+	// funds the repayments.
 	op := first.Inputs[0].Outpoint()
+	us, err := h.rn.GetUtxosByAddress(context.Background(), h.key.Address, false)
+	if err != nil || len(us) != 1 || us[0].TxID != op.TxID.String() || us[0].Index != op.Index {
+		t.Fatalf("the faucet's coins %+v %v, want tx1's input only", us, err)
+	}
 	_, other := newAddress(t)
-	plan, err := wallet.Select(nil, wallet.Request{Payments: []wallet.Payment{{PKH: other, Value: 49 * amount.Coin}},
-		Inputs: []wallet.Coin{{Outpoint: op, Value: 50 * amount.Coin, PKH: h.key.PKH}}, Change: h.key.PKH})
+	plan, err := wallet.Select([]wallet.Coin{{Outpoint: op, Value: us[0].EffectiveValue, Nominal: us[0].Value, PKH: h.key.PKH,
+		Confirmations: us[0].Confirmations}}, wallet.Request{Payments: []wallet.Payment{{PKH: other, Value: 9 * amount.Coin}},
+		Change: h.key.PKH})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := wallet.Sign(plan, []wallet.Key{h.key}, testNet.Magic); err != nil {
 		t.Fatal(err)
 	}
-	h.node.mineExternal(plan.Tx)
+	h.rn.Restart(t)
+	if err := h.rn.MineBlock(plan.Tx); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for h.engine.Status().Repaid != 2 {
 		if time.Now().After(deadline) {
@@ -185,12 +130,21 @@ func TestJournalConflictedPaidAgainOnce(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	h.node.mine(1)
-	for _, pkh := range []types.Hash{pa, pb} {
-		if sum, n := h.node.paidTo(pkh); sum != amount.Coin || n != 1 {
-			t.Fatalf("claimant: %d outputs worth %d, want one", n, sum)
+	// A repayment is journaled, counted, then sent: mined once the node has both.
+	waitFor(t, func() bool {
+		cs, err := h.claims.ConflictedPayouts()
+		if err != nil || len(cs) != 2 {
+			return false
 		}
-	}
+		for _, c := range cs {
+			if h.pooled(c.ReplacedBy.String()) == nil {
+				return false
+			}
+		}
+		return true
+	})
+	h.mine(1)
+	h.paidOnce(t, "", a, b)
 	cs, err := h.claims.ConflictedPayouts()
 	if err != nil || len(cs) != 2 {
 		t.Fatalf("conflicted records: %+v %v", cs, err)
@@ -212,21 +166,25 @@ func TestJournalConflictedPaidAgainOnce(t *testing.T) {
 		t.Fatalf("recent claims after the repayment: %+v %v; want both, of client 127.0.0.1", recent, err)
 	}
 	h.restart(t)
-	h.node.mine(payout.FinalConfirmations)
+	// The blocks come after the restarted engine's first sync: a block mined while that sync
+	// runs may go unnoticed until the next one (or ResendInterval).
+	waitFor(t, func() bool { return h.engine.Status().Synced })
+	h.mine(payout.FinalConfirmations)
 	deadline = time.Now().Add(5 * time.Second)
 	for h.engine.Status().Owed != 0 {
 		if time.Now().After(deadline) {
 			ps, _ := h.claims.Payouts()
-			t.Fatalf("payouts still journaled: %+v\n%s", ps, h.log.String())
+			for _, p := range ps {
+				tx, err := h.rn.GetTransaction(context.Background(), p.TxID.String())
+				t.Logf("journaled: payout %s (replaces %s), at the node: %+v %v", p.TxID, p.Replaces, tx, err)
+			}
+			t.Fatalf("%d payouts still journaled\n%s", len(ps), h.log.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(100 * time.Millisecond)
-	for _, pkh := range []types.Hash{pa, pb} {
-		if sum, n := h.node.paidTo(pkh); sum != amount.Coin || n != 1 {
-			t.Fatalf("after a restart: %d outputs worth %d, want one", n, sum)
-		}
-	}
+	h.mine(1) // what the faucet sent meanwhile is mined too
+	h.paidOnce(t, "after a restart: ", a, b)
 	if st := h.engine.Status(); st.Repaid != 0 {
 		t.Fatalf("repaid again after the restart: %+v", st)
 	}
@@ -236,28 +194,20 @@ func TestJournalConflictedPaidAgainOnce(t *testing.T) {
 // node shows unspent), so the faucet makes no conflict of its own.
 func TestJournalInputsReserved(t *testing.T) {
 	h := newHarness(t, 2, withAmount(amount.Coin))
-	a, pa := newAddress(t)
+	a, _ := newAddress(t)
 	tx1 := claimTxID(t, h.do(t, http.MethodPost, "/api/faucet", claimBody(a)))
-	h.node.dropMempool()
-	h.node.mu.Lock()
-	h.node.sendErr = func(tx *types.Transaction) (error, bool) {
+	h.rn.Restart(t)
+	h.cn.Intercept(func(tx *types.Transaction) error {
 		if tx.TxID() == tx1 {
-			return errors.New("connection refused"), false
+			return errors.New("connection refused")
 		}
-		return nil, false
-	}
-	h.node.mu.Unlock()
-	b, pb := newAddress(t)
+		return nil
+	})
+	b, _ := newAddress(t)
 	claimTxID(t, h.do(t, http.MethodPost, "/api/faucet", claimBody(b)))
-	h.node.mu.Lock()
-	h.node.sendErr = nil
-	h.node.mu.Unlock()
-	h.node.mine(1) // the engine sends tx1 again after this block
-	waitFor(t, func() bool { return h.node.inPool(tx1) })
-	h.node.mine(1)
-	for _, pkh := range []types.Hash{pa, pb} {
-		if sum, n := h.node.paidTo(pkh); sum != amount.Coin || n != 1 {
-			t.Fatalf("claimant: %d outputs worth %d", n, sum)
-		}
-	}
+	h.cn.Intercept(nil)
+	h.mine(1) // the engine sends tx1 again after this block
+	waitFor(t, func() bool { return h.pooled(tx1.String()) != nil })
+	h.mine(1)
+	h.paidOnce(t, "", a, b)
 }

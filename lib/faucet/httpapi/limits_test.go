@@ -159,8 +159,7 @@ func TestBudgetPerHour(t *testing.T) {
 	if r := h.doFrom(t, "", http.MethodPost, "/api/faucet", claimBody(mustAddr(t))); r.Status != 503 {
 		t.Fatalf("claim beyond the funds: %d %s", r.Status, r.Raw)
 	}
-	h.node.fund(h.key.PKH, 50*amount.Coin, false)
-	h.node.mine(1)
+	h.rn.Fund(t, h.key.Address, 1)
 	waitFor(t, func() bool { return h.engine.Status().Spendable > 40*amount.Coin })
 	if r := h.do(t, http.MethodPost, "/api/faucet", claimBody(mustAddr(t))); r.Status != 200 {
 		t.Fatalf("the unpaid claim spent the budget: %s", r.Raw)

@@ -37,19 +37,26 @@ func (c *countingNode) contractReads() int {
 }
 
 // newRegtestHarness is a faucet whose key holds coins mature coinbases of a regtest node.
-func newRegtestHarness(t *testing.T, coins int, opts ...harnessOpt) (*harness, *faucettest.Node, *countingNode) {
+func newRegtestHarness(t testing.TB, coins int, opts ...harnessOpt) (*harness, *faucettest.Node, *countingNode) {
+	t.Helper()
+	h := newHarnessDir(t, coins, t.TempDir(), opts...)
+	return h, h.rn, h.cn
+}
+
+// newHarnessDir is newRegtestHarness's harness with the claim store in dir.
+func newHarnessDir(t testing.TB, coins int, dir string, opts ...harnessOpt) *harness {
 	t.Helper()
 	rn := faucettest.NewNode(t)
 	cn := &countingNode{Faulty: faucettest.NewFaulty(rn)}
-	h := &harness{key: faucetKey(t), log: &proctest.Buffer{}, backend: cn, sends: cn.Sends,
+	h := &harness{rn: rn, cn: cn, key: faucetKey(t), log: &proctest.Buffer{}, backend: cn, sends: cn.Sends,
 		mine: func(n int) { rn.Mine(t, n) }, pooled: rn.Pooled}
 	rn.Fund(t, h.key.Address, coins)
-	h.configure(t, t.TempDir(), opts...)
-	return h, rn, cn
+	h.configure(t, dir, opts...)
+	return h
 }
 
 // regtestHarness is newRegtestHarness's harness.
-func regtestHarness(t *testing.T, coins int, opts ...harnessOpt) *harness {
+func regtestHarness(t testing.TB, coins int, opts ...harnessOpt) *harness {
 	t.Helper()
 	h, _, _ := newRegtestHarness(t, coins, opts...)
 	return h

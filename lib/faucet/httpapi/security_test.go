@@ -13,7 +13,6 @@ import (
 	"github.com/cointoolkit/coin/lib/faucet/payout"
 	"github.com/cointoolkit/coin/lib/mempool"
 	"github.com/cointoolkit/coin/lib/reason"
-	"github.com/cointoolkit/coin/lib/types"
 )
 
 // The probes of docs/security.md against lib/faucet.
@@ -39,34 +38,35 @@ func TestIdenticalTransactionAnswersResult(t *testing.T) {
 func TestTxJournalResendsLost(t *testing.T) {
 	h := newHarness(t, 6, noIPLimit)
 	a := h.funded(t)
-	h.node.mine(1) // the claim is mined: the send below depends on nothing in the mempool
+	h.mine(1) // the claim is mined: the send below depends on nothing in the mempool
 	to, _ := newAddress(t)
-	h.node.mu.Lock()
-	h.node.afterAccept = errors.New("connection reset by peer")
-	h.node.mu.Unlock()
+	h.cn.FailSends(errors.New("connection reset by peer"), true)
 	var res api.TransferResult
 	h.ok(t, "POST", "/api/wallet/send", mnemonicBody(a, field("to", to), field("amount", 1)), &res)
+	h.cn.FailSends(nil, false)
 	list, err := h.server.JournaledTxs()
 	if err != nil || len(list) != 1 || list[0].String() != res.TxID {
 		t.Fatalf("journal after a lost answer: %d entries, %v", len(list), err)
 	}
 	// The node forgets it (a restart that lost its mempool): the journal sends it again.
-	h.node.dropMempool()
+	h.rn.Restart(t)
+	if h.pooled(res.TxID) != nil {
+		t.Fatal("the restarted node kept the transaction")
+	}
 	h.server.ResendTxs(context.Background())
-	if h.node.pooled(res.TxID) == nil {
+	if h.pooled(res.TxID) == nil {
 		t.Fatal("the journal did not send the lost transaction again")
 	}
 	// Mined deep enough, it leaves the journal.
-	h.node.mine(payout.FinalConfirmations)
+	h.mine(payout.FinalConfirmations)
 	h.server.ResendTxs(context.Background())
 	if list, _ := h.server.JournaledTxs(); len(list) != 0 {
 		t.Fatalf("%d entries after the transaction is final", len(list))
 	}
 	// A refusal at the first send leaves nothing journaled.
-	h.node.mu.Lock()
-	h.node.sendErr = func(*types.Transaction) (error, bool) { return reject(reason.FeeTooLow, "fee too low"), true }
-	h.node.mu.Unlock()
+	h.cn.FailSends(reject(reason.FeeTooLow, "fee too low"), false)
 	h.refused(t, "POST", "/api/wallet/send", mnemonicBody(a, field("to", to), field("amount", 1)), 400, "tx_rejected")
+	h.cn.FailSends(nil, false)
 	if list, _ := h.server.JournaledTxs(); len(list) != 0 {
 		t.Fatalf("%d entries after a refusal", len(list))
 	}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -41,9 +42,7 @@ func New(t testing.TB, cfg node.Config) (*node.Node, *rpcapi.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := jsonrpc.NewServer(jsonrpc.Options{Logger: cfg.Logger, MaxConcurrent: 64})
-	rpcserver.Register(s, n.Chain(), n.Mempool(), n)
-	srv := httptest.NewServer(s)
+	srv := httptest.NewServer(Handler(n, cfg.Logger))
 	c := rpcapi.NewClient(srv.URL, jsonrpc.WithTimeout(time.Minute))
 	t.Cleanup(func() {
 		c.Close()
@@ -51,6 +50,13 @@ func New(t testing.TB, cfg node.Config) (*node.Node, *rpcapi.Client) {
 		n.Chain().Close()
 	})
 	return n, c
+}
+
+// Handler serves n's RPC methods over HTTP, as New's server does, logging to logger.
+func Handler(n *node.Node, logger *slog.Logger) http.Handler {
+	s := jsonrpc.NewServer(jsonrpc.Options{Logger: logger, MaxConcurrent: 64})
+	rpcserver.Register(s, n.Chain(), n.Mempool(), n)
+	return s
 }
 
 // Run runs a node of cfg (its RPC on a free loopback port unless cfg names one) until the
