@@ -70,17 +70,19 @@ func decodeAgentTx(seq uint64, b []byte) (*journaledTx, error) {
 	return &journaledTx{seq: seq, tx: tx, txid: tx.TxID(), time: time.Unix(0, int64(binary.BigEndian.Uint64(b[1:9])))}, nil
 }
 
-// txJournal keeps the journaled transactions in the claim database.
+// txJournal keeps the journaled transactions in the claim database, and, in memory, by
+// txid (Service.JournaledTx).
 type txJournal struct {
 	db  *leveldb.DB
 	mu  sync.Mutex
 	seq uint64
+	txs map[types.Hash]*types.Transaction
 }
 
 func newTxJournal(db *leveldb.DB) (*txJournal, error) {
 	it := db.NewIterator(util.BytesPrefix([]byte(agentTxPrefix)), nil)
 	defer it.Release()
-	j := &txJournal{db: db}
+	j := &txJournal{db: db, txs: map[types.Hash]*types.Transaction{}}
 	if it.Last() {
 		k := it.Key()
 		if len(k) != len(agentTxPrefix)+8 {
@@ -88,7 +90,17 @@ func newTxJournal(db *leveldb.DB) (*txJournal, error) {
 		}
 		j.seq = binary.BigEndian.Uint64(k[len(agentTxPrefix):]) + 1
 	}
-	return j, it.Error()
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	list, err := j.list()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range list {
+		j.txs[e.txid] = e.tx
+	}
+	return j, nil
 }
 
 func (j *txJournal) record(tx *types.Transaction) (*journaledTx, error) {
@@ -98,10 +110,19 @@ func (j *txJournal) record(tx *types.Transaction) (*journaledTx, error) {
 	j.mu.Unlock()
 	b := new(leveldb.Batch)
 	b.Put(agentTxKey(e.seq), encodeAgentTx(e))
-	return e, writeSynced(j.db, b, "journal a transaction")
+	if err := writeSynced(j.db, b, "journal a transaction"); err != nil {
+		return e, err
+	}
+	j.mu.Lock()
+	j.txs[e.txid] = tx
+	j.mu.Unlock()
+	return e, nil
 }
 
 func (j *txJournal) remove(e *journaledTx) error {
+	j.mu.Lock()
+	delete(j.txs, e.txid)
+	j.mu.Unlock()
 	b := new(leveldb.Batch)
 	b.Delete(agentTxKey(e.seq))
 	return writeSynced(j.db, b, "remove a journaled transaction")
@@ -194,6 +215,17 @@ const missingInputsGrace = 10 * time.Minute
 // ResendTxs is resendTxs, one pass of RunTxJournal, for a caller that paces the passes
 // itself (a test of the journal through a door).
 func (s *Service) ResendTxs(ctx context.Context) { s.resendTxs(ctx) }
+
+// JournaledTx is the journaled transaction txid, which the faucet built and sent, while it
+// is journaled (until payout.FinalConfirmations deep or refused): so the agent event source
+// reads the faucet's own transactions without asking the node for them (coin-faucetd's
+// daemon). The transaction is shared: read it, never change it.
+func (s *Service) JournaledTx(txid types.Hash) (*types.Transaction, bool) {
+	s.txj.mu.Lock()
+	defer s.txj.mu.Unlock()
+	tx, ok := s.txj.txs[txid]
+	return tx, ok
+}
 
 // JournaledTxs are the ids of the journaled transactions, in the order they were written.
 func (s *Service) JournaledTxs() ([]types.Hash, error) {

@@ -6,8 +6,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -142,3 +144,23 @@ func (p *Proc) Stop(t testing.TB, timeout time.Duration) int {
 }
 
 func (p *Proc) name() string { return filepath.Base(p.Cmd.Path) }
+
+// CPU is the CPU time (user + system) the process has used so far, read from
+// /proc/PID/stat (clock ticks of 10 ms); 0 where that file is missing (not Linux) or the
+// process has been reaped.
+func (p *Proc) CPU() time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces; the fields after it start with
+	// the state (field 3), so utime and stime (fields 14 and 15) are the 12th and 13th.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	user, _ := strconv.ParseInt(f[11], 10, 64)
+	sys, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(user+sys) * 10 * time.Millisecond
+}

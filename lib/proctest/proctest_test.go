@@ -265,3 +265,17 @@ func TestNodeStartRetriesTakenPort(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// CPU counts the CPU time a running process used: the 300 ms it worked (to the
+// clock tick, 10 ms, and the kernel's own rounding), and not much more.
+func TestProcCPU(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("CPU reads /proc")
+	}
+	p := Start(t, child(t), "spin:300ms", "out:spun", "sleep:1m")
+	waitOutput(t, p, "spun")
+	if c := p.CPU(); c < 250*time.Millisecond || c > 2*time.Second {
+		t.Fatalf("CPU %v after working 300 ms", c)
+	}
+	p.Kill()
+}

@@ -29,6 +29,7 @@ import (
 	"github.com/cointoolkit/coin/lib/metrics"
 	"github.com/cointoolkit/coin/lib/params"
 	"github.com/cointoolkit/coin/lib/rpcapi"
+	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 	"golang.org/x/net/netutil"
 )
@@ -96,7 +97,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 
 	// One follower of the node's chain (its push stream) feeds the engine and the event log.
-	source, err := events.NewSource(events.SourceConfig{Node: node, Hub: hub, HRP: cfg.Net.HRP, Logger: logger})
+	ownTxs := &ownTxNode{NodeClient: node}
+	source, err := events.NewSource(events.SourceConfig{Node: ownTxs, Hub: hub, HRP: cfg.Net.HRP, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -115,7 +117,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	fc = srv.Config() // with its defaults
+	fc = srv.Config()        // with its defaults
+	ownTxs.svc = srv.Service // before the follower runs (below), the source's only caller
 	chain.Subscribe(source.Apply)
 	ln, err := listen(cfg.Listen, cfg.MaxConnections)
 	if err != nil {
@@ -220,4 +223,23 @@ func checkNode(ctx context.Context, node *rpcapi.Client, n *params.Network, rpcU
 		return fmt.Errorf("the node at %s is on %s, not %s (check --rpc and --network)", rpcURL, info.Network, n.Name)
 	}
 	return nil
+}
+
+// ownTxNode is the node as the agent event source asks it: the faucet's own transactions,
+// while journaled, come from the journal (faucet.Service.JournaledTx) instead of a
+// getrawtransaction each. With the faucet's agent endpoints busy they are most of the
+// mempool the source reads, and each call cost the node and the faucet CPU the endpoints'
+// callers wait for.
+type ownTxNode struct {
+	events.NodeClient
+	svc *faucet.Service
+}
+
+func (n *ownTxNode) GetRawTransaction(ctx context.Context, txid string) (*types.Transaction, error) {
+	if id, err := types.ParseHash(txid); err == nil && n.svc != nil {
+		if tx, ok := n.svc.JournaledTx(id); ok {
+			return tx, nil
+		}
+	}
+	return n.NodeClient.GetRawTransaction(ctx, txid)
 }

@@ -48,6 +48,10 @@ func TestTxJournalResendsLost(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].String() != res.TxID {
 		t.Fatalf("journal after a lost answer: %d entries, %v", len(list), err)
 	}
+	// While journaled it is read from memory (the event source's getrawtransaction).
+	if tx, ok := h.server.JournaledTx(list[0]); !ok || tx.TxID() != list[0] {
+		t.Fatalf("JournaledTx of the journaled transaction: %v", ok)
+	}
 	// The node forgets it (a restart that lost its mempool): the journal sends it again.
 	h.rn.Restart(t)
 	if h.pooled(res.TxID) != nil {
@@ -62,6 +66,9 @@ func TestTxJournalResendsLost(t *testing.T) {
 	h.server.ResendTxs(context.Background())
 	if list, _ := h.server.JournaledTxs(); len(list) != 0 {
 		t.Fatalf("%d entries after the transaction is final", len(list))
+	}
+	if _, ok := h.server.JournaledTx(list[0]); ok {
+		t.Fatal("JournaledTx still has the final transaction")
 	}
 	// A refusal at the first send leaves nothing journaled.
 	h.cn.FailSends(reject(reason.FeeTooLow, "fee too low"), false)

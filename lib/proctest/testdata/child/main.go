@@ -1,6 +1,6 @@
 // Command child is the process the tests of proctest start. It follows its arguments in
 // order: out:TEXT and err:TEXT print a line to stdout or stderr, sleep:DURATION sleeps,
-// term:CODE exits with CODE on SIGTERM, ignoreterm ignores SIGTERM, and exit:CODE exits.
+// spin:DURATION works until the process has used DURATION of CPU, term:CODE exits with CODE on SIGTERM, ignoreterm ignores SIGTERM, and exit:CODE exits.
 package main
 
 import (
@@ -24,6 +24,10 @@ func main() {
 		case "sleep":
 			d, _ := time.ParseDuration(val)
 			time.Sleep(d)
+		case "spin":
+			d, _ := time.ParseDuration(val)
+			for cpu() < d {
+			}
 		case "term":
 			code, _ := strconv.Atoi(val)
 			c := make(chan os.Signal, 1)
@@ -36,4 +40,11 @@ func main() {
 			os.Exit(code)
 		}
 	}
+}
+
+// cpu is the CPU time the process has used.
+func cpu() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
