@@ -166,9 +166,6 @@ func TestJournalConflictedPaidAgainOnce(t *testing.T) {
 		t.Fatalf("recent claims after the repayment: %+v %v; want both, of client 127.0.0.1", recent, err)
 	}
 	h.restart(t)
-	// The blocks come after the restarted engine's first sync: a block mined while that sync
-	// runs may go unnoticed until the next one (or ResendInterval).
-	waitFor(t, func() bool { return h.engine.Status().Synced })
 	h.mine(payout.FinalConfirmations)
 	deadline = time.Now().Add(5 * time.Second)
 	for h.engine.Status().Owed != 0 {

@@ -3,11 +3,14 @@ package payout
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/cointoolkit/coin/lib/amount"
 	"github.com/cointoolkit/coin/lib/chainfollow"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/rpcapi"
 	"github.com/cointoolkit/coin/lib/types"
 	"github.com/cointoolkit/coin/lib/wallet"
 )
@@ -72,5 +75,63 @@ func TestEngineTakesBlocksExactly(t *testing.T) {
 	}
 	if _, ok := e.minedAt[mined]; ok {
 		t.Fatal("the payout of an undone block is still taken for mined")
+	}
+}
+
+// blocksDuringResolve is a node client that mines blocks right after the engine's first
+// look at a journaled payout, as a block arriving while a restarted engine reads its journal.
+type blocksDuringResolve struct {
+	*rpcapi.Client
+	once   sync.Once
+	blocks int
+	to     string
+	err    error
+}
+
+func (n *blocksDuringResolve) GetTransaction(ctx context.Context, txid string) (*rpcapi.Transaction, error) {
+	tx, err := n.Client.GetTransaction(ctx, txid)
+	n.once.Do(func() { _, n.err = n.Client.GenerateToAddress(ctx, n.blocks, n.to) })
+	return tx, err
+}
+
+// TestEngineSeesBlocksDuringFirstSync: blocks that come while a restarted engine resolves its
+// journal are taken from the follower, so a payout they mine FinalConfirmations deep leaves
+// the journal with no further block. The old sync read the height after resolving and
+// started the follower past those blocks: the payout stayed owed until ResendInterval.
+func TestEngineSeesBlocksDuringFirstSync(t *testing.T) {
+	e1, claims, rpc := fundedEngine(t, EngineConfig{})
+	ctx1, stop1 := context.WithCancel(context.Background())
+	done1 := make(chan struct{})
+	go func() { e1.Run(ctx1); close(done1) }()
+	to := newKey(t)
+	txid, err := e1.Pay(context.Background(), Claim{Address: to.Address, PKH: types.Hash(to.PKH), Amount: amount.Coin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop1()
+	<-done1
+	burn := newKey(t)
+	n := &blocksDuringResolve{Client: rpc, blocks: FinalConfirmations, to: burn.Address}
+	e2, err := NewEngine(n, EngineConfig{Net: params.Regtest, Keys: e1.cfg.Keys, Journal: claims, ResendInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e2.Status().Owed != 1 {
+		t.Fatalf("owed %d after the restart, want the journaled payout", e2.Status().Owed)
+	}
+	ctx2, stop2 := context.WithCancel(context.Background())
+	done2 := make(chan struct{})
+	go func() { e2.Run(ctx2); close(done2) }()
+	t.Cleanup(func() { stop2(); <-done2 })
+	deadline := time.Now().Add(10 * time.Second)
+	for e2.Status().Owed != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("payout %s still owed %s after %d blocks came during the first sync (%v)",
+				txid, 10*time.Second, FinalConfirmations, n.err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n.err != nil {
+		t.Fatal(n.err)
 	}
 }

@@ -64,15 +64,17 @@ func (e *Engine) recomputeDepths() {
 
 // sync replaces the engine's view of the faucet's outputs with the node's pending view,
 // after settling the journal (resolve: sending again the payouts the node does not have);
-// then it pays again the claims of the payouts it found conflicted.
+// then it pays again the claims of the payouts it found conflicted. The height it records
+// (where the engine's follower starts) is read before the journal is: a block that comes
+// while it is settled is then delivered by the follower, not taken as already seen.
 func (e *Engine) sync(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	conflicted := e.resolve(cctx)
 	h, err := e.node.GetBlockCount(cctx)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNodeUnavailable, err)
 	}
+	conflicted := e.resolve(cctx)
 	us, err := wallet.ListUTXOs(cctx, e.node, e.addrs, true)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNodeUnavailable, err)
