@@ -241,7 +241,9 @@ func TestSpendAgentBackToBack(t *testing.T) {
 	k0, k1 := testKeys(t)
 	ctx := context.Background()
 	net := params.Regtest
-	node := newQuietNode(t, 111*amount.Coin) // the node marks stakes and escrows locked
+	// The node marks stakes and escrows locked. k0 and k1 never spend together: two
+	// clusters, the larger of 60 COIN.
+	node := newQuietNode(t, 60*amount.Coin)
 	node.fund(t, Payment{k0.PKH, 60 * amount.Coin}, Payment{k1.PKH, 51 * amount.Coin})
 	node.mine(t, 50) // 51 confirmations
 	// A contract's counterparty is an agent: k1 registers first, which leaves it about 1 COIN.
@@ -251,6 +253,9 @@ func TestSpendAgentBackToBack(t *testing.T) {
 	reg, err := SpendAgent(ctx, node, net, k0, RegisterRequest(k0.PKH))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if reg.DecayMargin != 0 {
+		t.Fatalf("k0's 60 COIN decay: margin %d", reg.DecayMargin)
 	}
 	create, _ := ContractCreateRequest(k0.PKH, k1.PKH, 5*amount.Coin, 10)
 	cre, err := SpendAgent(ctx, node, net, k0, create)
