@@ -255,6 +255,9 @@ func TestSendSurvivesLaterBlocks(t *testing.T) {
 		}
 	}
 	// And mines it DecayMarginBlocks after the next.
+	if node.pooled(txid) == nil {
+		t.Fatal("the node dropped it from its mempool")
+	}
 	node.mineTo(t, 1, k0.Address)
 	if !node.Node.Chain().Confirmed(txid) {
 		t.Fatalf("not mined %d blocks after the next", DecayMarginBlocks)

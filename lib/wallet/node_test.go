@@ -58,9 +58,6 @@ func newQuietNode(t testing.TB, holdings uint64) *testNode {
 	return n
 }
 
-// tip is the height of the node's best block.
-func (n *testNode) tip() uint64 { return n.Node.Chain().Tip().Height }
-
 // mineTo mines blocks whose coinbases pay address, confirming the mempool.
 func (n *testNode) mineTo(t testing.TB, blocks int, address string) {
 	t.Helper()
