@@ -234,40 +234,28 @@ func TestBuildAgentUsesOnlyTheActorsCoins(t *testing.T) {
 	}
 }
 
-// lockingNode marks output 0 of the stakes and escrows it has accepted as locked, as the
-// node does.
-type lockingNode struct{ *fakeNode }
-
-func (n lockingNode) GetUtxosByAddress(ctx context.Context, address string, withPool bool) ([]rpcapi.UTXO, error) {
-	us, err := n.fakeNode.GetUtxosByAddress(ctx, address, withPool)
-	if err != nil {
-		return nil, err
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for i := range us {
-		for _, tx := range n.sent {
-			if tx.TxID().String() == us[i].TxID && consensus.LockedOutput(tx, int(us[i].Index)) {
-				us[i].Locked = true
-			}
-		}
-	}
-	return us, nil
-}
-
 // Agent operations follow one another without a block: each spends the change of the one
 // before, never a locked stake or escrow; a refused operation spends nothing.
 func TestSpendAgentBackToBack(t *testing.T) {
+	t.Parallel()
 	k0, k1 := testKeys(t)
 	ctx := context.Background()
 	net := params.Regtest
-	fake := newFakeNode(net)
-	node := lockingNode{fake}
-	fake.fund(k0.PKH, 60*amount.Coin, 150, false)
-	fake.fund(k1.PKH, amount.Coin, 150, false)
+	// The node marks stakes and escrows locked. k0 and k1 never spend together: two
+	// clusters, the larger of 60 COIN.
+	node := newQuietNode(t, 60*amount.Coin)
+	node.fund(t, Payment{k0.PKH, 60 * amount.Coin}, Payment{k1.PKH, 51 * amount.Coin})
+	node.mine(t, 50) // 51 confirmations
+	// A contract's counterparty is an agent: k1 registers first, which leaves it about 1 COIN.
+	if _, err := SpendAgent(ctx, node, net, k1, RegisterRequest(k1.PKH)); err != nil {
+		t.Fatal(err)
+	}
 	reg, err := SpendAgent(ctx, node, net, k0, RegisterRequest(k0.PKH))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if reg.DecayMargin != 0 {
+		t.Fatalf("k0's 60 COIN decay: margin %d", reg.DecayMargin)
 	}
 	create, _ := ContractCreateRequest(k0.PKH, k1.PKH, 5*amount.Coin, 10)
 	cre, err := SpendAgent(ctx, node, net, k0, create)
@@ -277,10 +265,15 @@ func TestSpendAgentBackToBack(t *testing.T) {
 	if cre.Tx.Inputs[0].Outpoint() != (types.Outpoint{TxID: reg.TxID, Index: uint32(reg.ChangeIndex)}) || len(cre.Tx.Inputs) != 1 {
 		t.Fatalf("the contract does not spend the registration's change alone: %+v", cre.Tx.Inputs)
 	}
-	vouch, _ := VouchRequest(k0.PKH, k1.PKH)
-	vo, err := SpendAgent(ctx, node, net, k0, vouch)
+	// A second contract (a vouch needs a score of 700, which a new agent has not): it spends
+	// the first one's change, never the stake or the escrow.
+	second, _ := ContractCreateRequest(k0.PKH, k1.PKH, consensus.MinEscrow, 10)
+	vo, err := SpendAgent(ctx, node, net, k0, second)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if vo.Tx.Inputs[0].Outpoint() != (types.Outpoint{TxID: cre.TxID, Index: uint32(cre.ChangeIndex)}) {
+		t.Fatalf("the second contract does not spend the first one's change: %+v", vo.Tx.Inputs)
 	}
 	for _, in := range vo.Tx.Inputs {
 		if in.PrevIndex == 0 && (in.PrevTxID == reg.TxID || in.PrevTxID == cre.TxID) {
@@ -297,8 +290,8 @@ func TestSpendAgentBackToBack(t *testing.T) {
 		t.Fatalf("fulfil %+v", fu.Tx)
 	}
 	// Not enough of its own: nothing is sent.
-	sent := len(fake.sent)
-	if _, err := SpendAgent(ctx, node, net, k1, RegisterRequest(k1.PKH)); !errors.Is(err, ErrInsufficientFunds) || len(fake.sent) != sent {
-		t.Fatalf("register without 50 COIN: %v, %d sent", err, len(fake.sent)-sent)
+	sent := node.pool()
+	if _, err := SpendAgent(ctx, node, net, k1, RegisterRequest(k1.PKH)); !errors.Is(err, ErrInsufficientFunds) || node.pool() != sent {
+		t.Fatalf("register without 50 COIN: %v, %d sent", err, node.pool()-sent)
 	}
 }

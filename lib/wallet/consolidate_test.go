@@ -7,6 +7,7 @@ import (
 
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/types"
 )
 
 func TestMaxInputsPerTx(t *testing.T) {
@@ -20,17 +21,21 @@ func TestMaxInputsPerTx(t *testing.T) {
 // also ErrTooLarge); Consolidate merges them, smallest first, in three transactions within
 // the limits, each accepted by the consensus rules, into one output that pays it.
 func TestConsolidate(t *testing.T) {
+	t.Parallel()
 	net := params.Regtest
 	k0, k1 := testKeys(t)
-	node := newFakeNode(net)
 	var total uint64
+	var pay []Payment
 	for i := range 2000 {
 		v := uint64(1_000_000 + i) // 0.01 COIN and a bit
-		node.fund(k0.PKH, v, 150, false)
+		pay = append(pay, Payment{k0.PKH, v})
 		total += v
 	}
-	node.fund(k1.PKH, 5_000_000, 150, false)
+	pay = append(pay, Payment{k1.PKH, 5_000_000})
 	total += 5_000_000
+	node := newQuietNode(t, total)
+	node.fund(t, pay...)
+	node.mine(t, 50) // 51 confirmations
 	keys := []Key{k0, k1}
 	_, err := Send(context.Background(), node, Transfer{Net: net, Keys: keys, To: k1.Address, Amount: 15 * 100_000_000})
 	if !errors.Is(err, ErrTooManyInputs) || !errors.Is(err, ErrTooLarge) {
@@ -46,7 +51,14 @@ func TestConsolidate(t *testing.T) {
 	}
 	var fees uint64
 	for i, c := range txs {
-		tx := node.sent[len(node.sent)-3+i]
+		id, err := types.ParseHash(c.TxID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx := node.pooled(id)
+		if tx == nil {
+			t.Fatalf("tx %d (%s) is not in the mempool", i, c.TxID)
+		}
 		if len(tx.Outputs) != 1 || tx.Outputs[0].PubKeyHash != k0.PKH || c.Output != c.Value-c.Fee ||
 			c.Fee != 2*uint64(tx.SerializeSize())+c.DecayMargin || c.Size > consensus.MaxTxSize || len(tx.Inputs) > consensus.MaxTxInputs {
 			t.Fatalf("tx %d: %+v", i, c)

@@ -3,6 +3,7 @@ package wallet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/cointoolkit/coin/lib/amount"
@@ -165,49 +166,44 @@ func TestSelectDecayMargin(t *testing.T) {
 	}
 }
 
-// decayModel values an entry of the fake node at a rate per block (mempool outputs, height
-// 0, and locked outputs do not decay).
-type decayModel struct{ rate uint64 }
-
-func (d decayModel) EffectiveValue(e *consensus.UtxoEntry, h uint64) uint64 {
-	if e.Locked || e.Height == 0 || h <= e.Height {
-		return e.Value
-	}
-	return consensus.EffectiveValue(e.Value, d.rate, h-e.Height)
-}
-
-// clusterNode is a fakeNode whose every output decays at one rate, with getclusterinfo.
-type clusterNode struct {
-	*fakeNode
-	rate      uint64
-	infoCalls int
-}
-
-func (c *clusterNode) GetUtxosByAddress(ctx context.Context, address string, withPool bool) ([]rpcapi.UTXO, error) {
-	us, err := c.fakeNode.GetUtxosByAddress(ctx, address, withPool)
-	for i := range us {
-		if us[i].Confirmations > 0 {
-			us[i].EffectiveValue = consensus.EffectiveValue(us[i].Value, c.rate, us[i].Confirmations)
-		}
-		us[i].ClusterID = "c1"
-	}
-	return us, err
-}
-
-func (c *clusterNode) GetClusterInfo(_ context.Context, _ string) (*rpcapi.ClusterInfo, error) {
-	c.infoCalls++
-	return &rpcapi.ClusterInfo{ClusterID: "c1", RatePerBlock: c.rate, YearlyDecayPct: "14.9700"}, nil
-}
-
-// minedAt checks tx as the fake node would in a block at height h: inputs valued at h, the
-// fee at least the relay fee.
-func (c *clusterNode) minedAt(tx *types.Transaction, h uint64) error {
-	res, err := consensus.CheckTransactionInputs(tx, h, consensus.ValuedView{Utxos: c.fakeNode, Values: decayModel{c.rate}})
+// valuesAt is what the node says the unspent outputs of address are worth in the next block
+// (their effective values), by outpoint.
+func valuesAt(t *testing.T, n *testNode, address string) map[types.Outpoint]uint64 {
+	t.Helper()
+	us, err := n.GetUtxosByAddress(context.Background(), address, false)
 	if err != nil {
-		return err
+		t.Fatal(err)
 	}
-	if size := uint64(tx.SerializeSize()); res.Fee < size {
-		return errors.New("below the relay fee")
+	vals := map[types.Outpoint]uint64{}
+	for _, u := range us {
+		id, err := types.ParseHash(u.TxID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals[types.Outpoint{TxID: id, Index: u.Index}] = u.EffectiveValue
+	}
+	return vals
+}
+
+// minedAt checks tx as a block valued by vals would take it: its inputs, at the values the
+// node gives them, pay its outputs and at least the relay fee.
+func minedAt(tx *types.Transaction, vals map[types.Outpoint]uint64) error {
+	var in, out uint64
+	for _, i := range tx.Inputs {
+		v, ok := vals[i.Outpoint()]
+		if !ok {
+			return fmt.Errorf("input %s is not unspent", i.Outpoint())
+		}
+		in += v
+	}
+	for _, o := range tx.Outputs {
+		out += o.Value
+	}
+	if in < out {
+		return fmt.Errorf("inputs worth %d pay %d", in, out)
+	}
+	if size := uint64(tx.SerializeSize()); in-out < size {
+		return fmt.Errorf("fee %d below the relay fee for %d bytes", in-out, size)
 	}
 	return nil
 }
@@ -216,12 +212,13 @@ func (c *clusterNode) minedAt(tx *types.Transaction, h uint64) error {
 // block, still pays its outputs and the relay fee DecayMarginBlocks blocks later; the same
 // transaction without the margin would not.
 func TestSendSurvivesLaterBlocks(t *testing.T) {
+	t.Parallel()
 	net := params.Regtest
 	k0, k1 := testKeys(t)
-	node := &clusterNode{fakeNode: newFakeNode(net), rate: regtestRate}
-	for h := uint64(1); h <= 100; h++ { // tip 200: 100 mature coinbases, 101 to 200 confirmations
-		node.fund(k0.PKH, 50*amount.Coin, h, true)
-	}
+	node := newTestNode(t)
+	// Every block pays k0, which holds the whole supply (rate regtestRate): at tip 199, the
+	// coinbases of heights 1 to 100 (100 to 199 confirmations) are mature, 99 are not.
+	node.mineTo(t, 199, k0.Address)
 	b, err := GetBalance(context.Background(), node, []string{k0.Address})
 	if err != nil {
 		t.Fatal(err)
@@ -232,26 +229,44 @@ func TestSendSurvivesLaterBlocks(t *testing.T) {
 		t.Fatalf("balance %+v", b)
 	}
 	amt := b.Spendable - amount.Coin/100 // all but 0.01 COIN
+	// vals[k] is what the node values k0's outputs at in the block k blocks after the next.
+	vals := make([]map[types.Outpoint]uint64, DecayMarginBlocks+1)
+	vals[0] = valuesAt(t, node, k0.Address)
 	res, err := Send(context.Background(), node, Transfer{Net: net, Keys: []Key{k0}, To: k1.Address, Amount: amt})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx := node.sent[0]
-	if res.Inputs != 100 || res.DecayMargin < 100*1_400*DecayMarginBlocks || res.Fee < 2*uint64(res.Size)+res.DecayMargin {
+	txid, _ := types.ParseHash(res.TxID)
+	tx := node.pooled(txid)
+	if tx == nil || res.Inputs != 100 || res.DecayMargin < 100*1_400*DecayMarginBlocks || res.Fee < 2*uint64(res.Size)+res.DecayMargin {
 		t.Fatalf("send %+v", res)
 	}
-	for k := uint64(0); k <= DecayMarginBlocks; k++ {
-		if err := node.minedAt(tx, node.tip+1+k); err != nil {
+	// Blocks without it (paying k0, which keeps the whole supply) age its inputs; the node
+	// values them for each next block, and keeps it in its mempool.
+	for k := 1; k <= DecayMarginBlocks; k++ {
+		if err := node.mineBlock(k0.PKH, 0); err != nil {
+			t.Fatal(err)
+		}
+		vals[k] = valuesAt(t, node, k0.Address)
+	}
+	for k, v := range vals {
+		if err := minedAt(tx, v); err != nil {
 			t.Fatalf("mined %d blocks after the next: %v", k, err)
 		}
+	}
+	// And mines it DecayMarginBlocks after the next.
+	if node.pooled(txid) == nil {
+		t.Fatal("the node dropped it from its mempool")
+	}
+	node.mineTo(t, 1, k0.Address)
+	if !node.Node.Chain().Confirmed(txid) {
+		t.Fatalf("not mined %d blocks after the next", DecayMarginBlocks)
 	}
 	// Without the margin (fee exactly 2 × size), three blocks later the inputs have lost
 	// more than the size's worth of slack above the relay fee.
 	coins := make([]Coin, 0, len(tx.Inputs))
 	for _, in := range tx.Inputs {
-		e := node.utxos[in.Outpoint()]
-		coins = append(coins, Coin{Outpoint: in.Outpoint(), PKH: k0.PKH,
-			Value: consensus.EffectiveValue(e.Value, regtestRate, node.tip+1-e.Height)})
+		coins = append(coins, Coin{Outpoint: in.Outpoint(), PKH: k0.PKH, Value: vals[0][in.Outpoint()]})
 	}
 	bare, err := Select(coins, Request{Payments: []Payment{{k1.PKH, amt}}, Change: k0.PKH})
 	if err != nil {
@@ -260,17 +275,40 @@ func TestSendSurvivesLaterBlocks(t *testing.T) {
 	if err := Sign(bare, []Key{k0}, net.Magic); err != nil {
 		t.Fatal(err)
 	}
-	if bare.DecayMargin != 0 || node.minedAt(bare.Tx, node.tip+1) != nil || node.minedAt(bare.Tx, node.tip+4) == nil {
+	if bare.DecayMargin != 0 || minedAt(bare.Tx, vals[0]) != nil || minedAt(bare.Tx, vals[3]) == nil {
 		t.Fatalf("without the margin: fee %d for %d bytes; should pass at the next block and fail 3 later", bare.Fee, bare.Size)
 	}
 }
 
+// countingNode counts the getclusterinfo calls made to a test node.
+type countingNode struct {
+	*testNode
+	infoCalls int
+}
+
+func (c *countingNode) GetClusterInfo(ctx context.Context, address string) (*rpcapi.ClusterInfo, error) {
+	c.infoCalls++
+	return c.testNode.GetClusterInfo(ctx, address)
+}
+
 // An unconfirmed output of a decaying cluster gets a margin from the cluster's rate.
 func TestSpendUnconfirmedChangeMargin(t *testing.T) {
+	t.Parallel()
 	net := params.Regtest
 	k0, k1 := testKeys(t)
-	node := &clusterNode{fakeNode: newFakeNode(net), rate: regtestRate}
-	node.fund(k0.PKH, 50*amount.Coin, 50, false)
+	// k0's one output of 50 COIN, 151 confirmations old, is 0.4% of the supply: it decays.
+	node := &countingNode{testNode: newTestNode(t)}
+	node.mine(t, consensus.CoinbaseMaturity+1)
+	node.fund(t, Payment{k0.PKH, 50 * amount.Coin})
+	node.mine(t, 150)
+	info, err := node.testNode.GetClusterInfo(context.Background(), k0.Address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate := info.RatePerBlock
+	if rate == 0 {
+		t.Fatalf("k0's cluster does not decay: %+v", info)
+	}
 	res, err := Send(context.Background(), node, Transfer{Net: net, Keys: []Key{k0}, To: k1.Address, Amount: amount.Coin})
 	if err != nil {
 		t.Fatal(err)
@@ -283,7 +321,7 @@ func TestSpendUnconfirmedChangeMargin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := res.Change - consensus.EffectiveValue(res.Change, regtestRate, DecayMarginBlocks)
+	want := res.Change - consensus.EffectiveValue(res.Change, rate, DecayMarginBlocks)
 	if res2.Inputs != 1 || res2.DecayMargin != want || want == 0 {
 		t.Fatalf("second send %+v, want margin %d", res2, want)
 	}
@@ -295,7 +333,7 @@ func TestSpendUnconfirmedChangeMargin(t *testing.T) {
 		{UTXO: rpcapi.UTXO{Value: 9 * amount.Coin, EffectiveValue: 9 * amount.Coin}, Address: "b"},
 		{UTXO: rpcapi.UTXO{Value: 50 * amount.Coin, EffectiveValue: consensus.EffectiveValue(50*amount.Coin, regtestRate, 150), Confirmations: 150, Locked: true}, Address: "b"},
 	}
-	AddDecayRates(context.Background(), node.fakeNode, us)
+	AddDecayRates(context.Background(), struct{ NodeClient }{node.testNode}, us) // no GetClusterInfo
 	if us[1].DecayRate < regtestRate || us[1].DecayRate > regtestRate+20 || us[2].DecayRate != 0 || us[3].DecayRate != 0 {
 		t.Fatalf("rates %d %d %d %d", us[0].DecayRate, us[1].DecayRate, us[2].DecayRate, us[3].DecayRate)
 	}

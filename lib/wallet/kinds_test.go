@@ -167,16 +167,22 @@ func TestSelectKindErrors(t *testing.T) {
 // Spend builds, signs and broadcasts any kind; a node that refuses it spends nothing and
 // its error comes back as it was.
 func TestSpendAgentKindRefused(t *testing.T) {
+	t.Parallel()
 	k0, k1 := testKeys(t)
-	node := newFakeNode(params.Regtest)
-	node.fund(k0.PKH, 60*amount.Coin, 150, false)
+	node := newQuietNode(t, 60*amount.Coin)
+	node.fund(t, Payment{k0.PKH, 60 * amount.Coin})
+	node.mine(t, 50) // 51 confirmations
 	_, err := Spend(context.Background(), node, params.Regtest, []Key{k0}, Request{Kind: types.KindAgentRegister,
 		Locked: &Payment{k0.PKH, 49 * amount.Coin}})
-	if !errors.Is(err, consensus.ErrBadStake) || len(node.sent) != 0 {
-		t.Fatalf("err %v, sent %d", err, len(node.sent))
+	if !errors.Is(err, consensus.ErrBadStake) || node.pool() != 0 {
+		t.Fatalf("err %v, sent %d", err, node.pool())
 	}
 	plan, err := Spend(context.Background(), node, params.Regtest, []Key{k0}, Request{Payments: []Payment{{k1.PKH, amount.Coin}}})
-	if err != nil || len(node.sent) != 1 || node.sent[0].TxID() != plan.TxID || plan.Tx.Outputs[plan.ChangeIndex].PubKeyHash != k0.PKH {
+	if err != nil || node.pool() != 1 || node.pooled(plan.TxID) == nil || plan.Tx.Outputs[plan.ChangeIndex].PubKeyHash != k0.PKH {
 		t.Fatalf("transfer: %v", err)
+	}
+	// The coin was worth its nominal value: below the threshold nothing decays.
+	if plan.DecayMargin != 0 || plan.Fee != DefaultFeeRate*uint64(plan.Size) {
+		t.Fatalf("transfer: fee %d for %d bytes, margin %d", plan.Fee, plan.Size, plan.DecayMargin)
 	}
 }
