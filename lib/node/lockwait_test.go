@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cointoolkit/coin/lib/chaingen"
+	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
 )
@@ -50,8 +51,8 @@ func TestSubmitBlockGivesUpOnChainLock(t *testing.T) {
 		_, err := n.Chain().ProcessBlock(context.Background(), side[depth])
 		reorgDone <- reorged{err, start, time.Now()}
 	}()
-	time.Sleep(20 * time.Millisecond) // well inside the reorganisation
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	waitWriterInside(t, n.Chain())
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	res, err := n.SubmitBlock(ctx, late)
 	returned := time.Now()
@@ -84,4 +85,22 @@ func TestSubmitBlockGivesUpOnChainLock(t *testing.T) {
 	if st := n.Chain().HeaderState(late.Hash()); !st.HaveBlock {
 		t.Fatal("the block offered again was not stored")
 	}
+}
+
+// waitWriterInside returns once a writer holds c's lock: a read of the tip, which waits for
+// writers, has not returned within 20 ms. A plain sleep would be a guess that the writer's
+// goroutine has run by then, which a loaded machine need not keep.
+func waitWriterInside(t *testing.T, c *chainstate.Chain) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		read := make(chan struct{})
+		go func() { c.Tip(); close(read) }()
+		select {
+		case <-read:
+			time.Sleep(time.Millisecond)
+		case <-time.After(20 * time.Millisecond):
+			return
+		}
+	}
+	t.Fatal("no writer took the chain's lock within 30 s")
 }
