@@ -247,9 +247,14 @@ func TestE2ENodeRestart(t *testing.T) {
 	m := n.startMiner(t, regtestAddress(t, 1), "--blocks", strconv.Itoa(total))
 	n.waitHeight(h0+10, 20*time.Second, m)
 	n.stop()
-	time.Sleep(700 * time.Millisecond)
-	if m.Exited() {
-		t.Fatalf("the miner exited while the node was down:\n%s", m.Out.Tail(logLines))
+	// The node is down once the miner's requests are refused; it must keep retrying.
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(m.Out.String(), "node unreachable: connection refused"); time.Sleep(10 * time.Millisecond) {
+		if m.Exited() {
+			t.Fatalf("the miner exited while the node was down:\n%s", m.Out.Tail(logLines))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the miner did not find the node down:\n%s", m.Out.Tail(logLines))
+		}
 	}
 	n.Start(t)
 	if code := m.Wait(t, 30*time.Second); code != 0 {

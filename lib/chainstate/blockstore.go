@@ -128,6 +128,9 @@ func (c *Chain) storeUndo(wc *writeCache, batch *leveldb.Batch) error {
 
 // writeCacheBatch writes the batch buildBatch made of wc, with wc's undo data.
 func (c *Chain) writeCacheBatch(wc *writeCache, batch *leveldb.Batch) error {
+	if c.testWriteHook != nil {
+		c.testWriteHook()
+	}
 	if err := c.storeUndo(wc, batch); err != nil {
 		return err
 	}

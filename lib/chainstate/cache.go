@@ -365,14 +365,37 @@ func (c *Chain) heapOverBudget() bool {
 // Flush, at Close, and when bulk mode ends, which writes at once. A node turns it on while it
 // catches up with its peers. Reads through the Chain's methods see every connected block in
 // either mode.
+//
+// Turning bulk mode off returns once the cache is written, but writes it as a background
+// write (bgwrite.go) and waits without holding the chain's lock: the cache of a whole
+// catch-up can take seconds to encode and sync on a busy disk, and meanwhile the node keeps
+// answering reads (its peers' block requests, RPC) from the pending write.
 func (c *Chain) SetBulk(on bool) error {
 	c.lock()
-	defer c.unlock()
 	c.bulk = on
 	if on {
+		c.unlock()
 		return nil
 	}
-	return c.flushLocked()
+	// A background write under way is waited for outside the lock too.
+	if p := c.pending; p != nil {
+		c.unlock()
+		<-p.done
+		c.lock()
+	}
+	err := c.flushBackground()
+	p := c.pending
+	c.unlock()
+	if err != nil || p == nil {
+		return err
+	}
+	<-p.done
+	c.lock()
+	defer c.unlock()
+	if c.pending != p {
+		return nil // retired meanwhile by a writer, which settles only a write that succeeded
+	}
+	return c.settleLocked()
 }
 
 // Flush writes every connected block's changes to the database now, in one atomic batch

@@ -2,7 +2,9 @@ package chainstate
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -215,5 +217,92 @@ func TestBulkWritesWhenDue(t *testing.T) {
 	}
 	if err := c.SetBulk(false); err != nil || c.Unflushed() != 0 {
 		t.Fatalf("ending bulk mode: %v, %d blocks unwritten", err, c.Unflushed())
+	}
+}
+
+// TestReadsWhileBulkModeEnds: the write of the cache when bulk mode ends (a whole catch-up's
+// blocks) keeps no reader waiting. The write is held until the reads are done; they must
+// return meanwhile, from the pending write, and SetBulk(false) only once it has landed.
+func TestReadsWhileBulkModeEnds(t *testing.T) {
+	src, _ := workedChain(t, 5, 120)
+	c, err := Open(context.Background(), t.TempDir(), params.Regtest, Options{Now: crashClock, Values: consensus.NominalValue{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SetBulk(true); err != nil {
+		t.Fatal(err)
+	}
+	replayMain(t, src, c)
+	if c.Unflushed() == 0 {
+		t.Fatal("bulk mode wrote the blocks already: nothing to test")
+	}
+	writing, release := make(chan struct{}, 1), make(chan struct{})
+	var once sync.Once
+	defer once.Do(func() { close(release) })
+	c.testWriteHook = func() {
+		select {
+		case writing <- struct{}{}:
+		default:
+		}
+		<-release
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- c.SetBulk(false) }()
+	select {
+	case <-writing:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the write of the cache did not start")
+	}
+
+	tip := src.Tip()
+	read := make(chan error, 1)
+	go func() {
+		if got := c.Tip(); got.Hash != tip.Hash {
+			read <- fmt.Errorf("tip %s, want %s", got.Hash, tip.Hash)
+			return
+		}
+		if st := c.HeaderState(tip.Hash); !st.HaveBlock || !st.MainChain {
+			read <- fmt.Errorf("header state of the tip: %+v", st)
+			return
+		}
+		if _, err := c.BlockBytes(tip.Hash); err != nil {
+			read <- err
+			return
+		}
+		cb, err := src.Block(tip.Hash)
+		if err != nil {
+			read <- err
+			return
+		}
+		op := types.Outpoint{TxID: cb.Transactions[0].TxID()}
+		if _, ok, err := c.Utxo(op); !ok || err != nil {
+			read <- fmt.Errorf("the tip's coinbase output: found %v, %v", ok, err)
+			return
+		}
+		read <- nil
+	}()
+	select {
+	case err := <-read:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("reads waited for the write that ends bulk mode")
+	}
+	select {
+	case err := <-ended:
+		t.Fatalf("SetBulk(false) returned (%v) before its write landed", err)
+	default:
+	}
+	once.Do(func() { close(release) })
+	if err := <-ended; err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Unflushed(); n != 0 {
+		t.Fatalf("%d blocks unwritten after SetBulk(false)", n)
+	}
+	if err := sameSet(utxoSet(t, src), utxoSet(t, c)); err != nil {
+		t.Fatal(err)
 	}
 }

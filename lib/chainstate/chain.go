@@ -167,6 +167,8 @@ type Chain struct {
 	pending *pendingWrite
 	// testWriteGate, set by tests, holds each background write until a send on it.
 	testWriteGate chan struct{}
+	// testWriteHook, set by tests, runs before each write of the write cache.
+	testWriteHook func()
 	bulk          bool
 	// hdrs are the header-only nodes; bestHdr is the valid node (header-only or stored) with
 	// the most work, first seen on a tie (headers.go).

@@ -18,6 +18,7 @@ import (
 // an RPC client as "checksum mismatch" and the node's log said nothing.
 func TestCorruptionLoggedOnce(t *testing.T) {
 	var buf bytes.Buffer
+	freshCorruptionRecord(t)
 	SetCorruptionLog(slog.New(slog.NewTextHandler(&buf, nil)))
 	t.Cleanup(func() { SetCorruptionLog(nil) })
 	table := &lerrors.ErrCorrupted{Fd: storage.FileDesc{Type: storage.TypeTable, Num: 42}, Err: errors.New("checksum mismatch")}
@@ -36,4 +37,19 @@ func TestCorruptionLoggedOnce(t *testing.T) {
 	if strings.Contains(out, "disk full") {
 		t.Fatalf("a non-corruption error was logged as corruption:\n%s", out)
 	}
+}
+
+// freshCorruptionRecord starts t with no corruption seen, as a new process does, and puts
+// back what the process had seen when t ends: the record is process-wide, and another test
+// (or another run of this one under -count) may have filled it.
+func freshCorruptionRecord(t *testing.T) {
+	corruption.mu.Lock()
+	seen, logged := corruption.seen, corruption.logged
+	corruption.seen, corruption.logged = nil, 0
+	corruption.mu.Unlock()
+	t.Cleanup(func() {
+		corruption.mu.Lock()
+		corruption.seen, corruption.logged = seen, logged
+		corruption.mu.Unlock()
+	})
 }
