@@ -67,8 +67,8 @@ func remoteIP(c net.Conn) netip.Addr {
 	return netip.Addr{}
 }
 
-func (s *Server) versionMsg() *wire.MsgVersion {
-	h := s.sync.tipHeight()
+// versionMsg is our version message, with our tip's height h.
+func (s *Server) versionMsg(h uint64) *wire.MsgVersion {
 	return &wire.MsgVersion{ProtocolVersion: wire.ProtocolVersion, Magic: s.net.Magic, Genesis: s.net.GenesisHash,
 		BestHeight: h, ListenPort: s.ListenPort(), Nonce: s.nonce, UserAgent: s.cfg.UserAgent}
 }
@@ -87,7 +87,8 @@ func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string, kind c
 		return
 	}
 	defer s.cm.untrack(e)
-	err := p.Handshake(s.versionMsg(), func(v *wire.MsgVersion) error { return s.cm.checkNonce(s.nonce, v.Nonce, inbound) })
+	told, toldHeight := s.sync.tipNow()
+	err := p.Handshake(s.versionMsg(toldHeight), func(v *wire.MsgVersion) error { return s.cm.checkNonce(s.nonce, v.Nonce, inbound) })
 	if err != nil {
 		s.rejected(p, dialAddr, err)
 		p.Disconnect(err)
@@ -95,6 +96,7 @@ func (s *Server) handleConn(conn net.Conn, inbound bool, dialAddr string, kind c
 	}
 	v := p.Version()
 	ps := &peerState{p: p, dialAddr: dialAddr, node: v.Nonce, bucket: newBucket(100, 500), addrs: s.newPeerAddrs()}
+	ps.toldTip = told
 	if inbound && v.ListenPort != 0 && p.IP().IsValid() {
 		ps.listenAddr = netip.AddrPortFrom(p.IP(), v.ListenPort).String()
 	}

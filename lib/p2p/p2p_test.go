@@ -505,3 +505,58 @@ func TestSyncingFlag(t *testing.T) {
 	r.send(&wire.MsgHeaders{})
 	waitFor(t, 5*time.Second, "syncing to end", func() bool { return !n.s.Syncing() })
 }
+
+// TestTipMovedDuringHandshake: a block connected after the node sent a new peer its version
+// message, but before the handshake ended, is announced to that peer once it is connected.
+// Before, the block's announcement went to the peers connected at the time only, and the
+// peer, told the old height, did not ask: it stayed behind until the next block.
+func TestTipMovedDuringHandshake(t *testing.T) {
+	w := newWallet(3)
+	n := startNode(t, "N", nodeOpts{})
+	n.mine(w, 2)
+	r, err := dialRaw(t, n.addr(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.send(rawVersion(2, 4242)); err != nil {
+		t.Fatal(err)
+	}
+	for gotVersion, gotVerack := false, false; !gotVersion || !gotVerack; {
+		m, err := r.recv(10 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch m := m.(type) {
+		case *wire.MsgVersion:
+			gotVersion = true
+			if m.BestHeight != 2 {
+				t.Fatalf("version at height %d, want 2", m.BestHeight)
+			}
+		case *wire.MsgVerack:
+			gotVerack = true
+		}
+	}
+	// The handshake waits for our verack: the tip moves meanwhile, and its announcement to
+	// the peers connected now goes out (this wait only lets the old code miss it).
+	blk := n.mine(w, 1)[0]
+	time.Sleep(200 * time.Millisecond)
+	if err := r.send(&wire.MsgVerack{}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		m, err := r.recv(time.Until(deadline))
+		if err != nil {
+			t.Fatalf("no announcement of the block connected during the handshake: %v", err)
+		}
+		switch m := m.(type) {
+		case *wire.MsgHeaders:
+			if len(m.Headers) > 0 && m.Headers[len(m.Headers)-1].Hash() == blk.Hash() {
+				return
+			}
+		case *wire.MsgBlock:
+			if m.Block.Hash() == blk.Hash() {
+				return
+			}
+		}
+	}
+}

@@ -36,6 +36,8 @@ type syncPolicy interface {
 // peerSync is the sync manager's view of one peer, guarded by syncManager.mu.
 type peerSync struct {
 	best *chainstate.BlockNode // the most-work header known to be on the peer's chain
+	// toldTip is our tip when we sent the peer our version message (its height in it).
+	toldTip types.Hash
 	// unavail is a header whose chain the peer was asked for and did not deliver: the
 	// download does not head for it, nor for what extends it, from this peer (download.go).
 	unavail *chainstate.BlockNode
@@ -155,10 +157,18 @@ func (s *syncManager) peerConnected(ps *peerState) {
 	}
 	s.peers[ps] = struct{}{}
 	ahead := ps.p.Height() > s.knownHeightLocked()
+	// A tip that moved after our version message was announced while the peer was not yet
+	// here to be told: announce it now (it goes to this peer only, as the others know it).
+	// While syncing, announcements wait for the end of the sync, which announces the tip.
+	missed := s.tip.hash != ps.toldTip && !s.syncingLocked()
+	tip := s.tip.hash
 	s.mu.Unlock()
 	s.hbConnected(ps)
 	if ahead {
 		s.requestHeaders(ps, types.ZeroHash)
+	}
+	if missed {
+		s.announce(tip)
 	}
 }
 
@@ -194,11 +204,11 @@ func (s *syncManager) peerList() []*peerState {
 	return out
 }
 
-// tipHeight is the tip's height as the sync last saw it (for the version message).
-func (s *syncManager) tipHeight() uint64 {
+// tipNow is the tip's hash and height as the sync last saw it (for the version message).
+func (s *syncManager) tipNow() (types.Hash, uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.tip.height
+	return s.tip.hash, s.tip.height
 }
 
 // The server's side: the sync's messages go to the sync manager, and its part of the node's

@@ -102,9 +102,16 @@ func TestHandshakeAndMessages(t *testing.T) {
 	if rec.count() != 100 {
 		t.Fatalf("received %d messages", rec.count())
 	}
-	st := po.Stats()
-	if st.BytesSent == 0 || pi.Stats().BytesRecv != st.BytesSent {
-		t.Fatalf("byte counts sent %d received %d", st.BytesSent, pi.Stats().BytesRecv)
+	// The sender counts a write when it returns, possibly after the receiver counted it.
+	var sent, recv uint64
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		sent, recv = po.Stats().BytesSent, pi.Stats().BytesRecv
+		if sent != 0 && recv == sent || time.Now().After(deadline) {
+			break
+		}
+	}
+	if sent == 0 || recv != sent {
+		t.Fatalf("byte counts sent %d received %d", sent, recv)
 	}
 	po.Disconnect(nil)
 	select {
