@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cointoolkit/coin/lib/bincode"
@@ -264,14 +265,16 @@ func dbOptions(opts Options) *opt.Options {
 	}
 }
 
+// isLockErr reports whether err, from opening the database in dir, says another process
+// holds it: goleveldb's flock on dir/LOCK fails with EWOULDBLOCK, bare or as a PathError
+// naming that file. By kind only; the error's text is not read.
 func isLockErr(dir string, err error) bool {
-	// goleveldb's file lock fails with EAGAIN/EWOULDBLOCK ("resource temporarily unavailable").
 	var pe *os.PathError
 	if errors.As(err, &pe) && filepath.Base(pe.Path) == "LOCK" {
 		return true
 	}
 	_, statErr := os.Stat(filepath.Join(dir, "LOCK"))
-	return statErr == nil && (errors.Is(err, errLockBusy) || containsLockText(err.Error()))
+	return statErr == nil && errors.Is(err, syscall.EWOULDBLOCK)
 }
 
 // Close writes what the write cache holds and closes the database and the block files.
