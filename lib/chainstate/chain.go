@@ -10,19 +10,20 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/cointoolkit/coin/lib/bincode"
-	"github.com/cointoolkit/coin/lib/blockfile"
-	"github.com/cointoolkit/coin/lib/consensus"
-	"github.com/cointoolkit/coin/lib/params"
-	"github.com/cointoolkit/coin/lib/pow"
-	"github.com/cointoolkit/coin/lib/types"
 	"github.com/syndtr/goleveldb/leveldb"
 	"github.com/syndtr/goleveldb/leveldb/filter"
 	"github.com/syndtr/goleveldb/leveldb/opt"
 	"github.com/syndtr/goleveldb/leveldb/util"
+
+	"github.com/cointoolkit/coin/lib/bincode"
+	"github.com/cointoolkit/coin/lib/blockfile"
+	"github.com/cointoolkit/coin/lib/consensus"
+	"github.com/cointoolkit/coin/lib/dblock"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/pow"
+	"github.com/cointoolkit/coin/lib/types"
 )
 
 // ErrLocked is returned by Open when another process holds the database.
@@ -208,7 +209,7 @@ func Open(ctx context.Context, dir string, net *params.Network, opts Options) (*
 	}
 	db, err := leveldb.OpenFile(dir, dbOptions(opts))
 	if err != nil {
-		if isLockErr(dir, err) {
+		if isLockErr(err) {
 			return nil, fmt.Errorf("%w: %s (is another coin-node running on it?)", ErrLocked, filepath.Clean(dir))
 		}
 		return nil, storageErr("open "+dir, err)
@@ -266,15 +267,10 @@ func dbOptions(opts Options) *opt.Options {
 }
 
 // isLockErr reports whether err, from opening the database in dir, says another process
-// holds it: goleveldb's flock on dir/LOCK fails with EWOULDBLOCK, bare or as a PathError
-// naming that file. By kind only; the error's text is not read.
-func isLockErr(dir string, err error) bool {
+// holds it (dblock.Held), or fails on dir/LOCK itself.
+func isLockErr(err error) bool {
 	var pe *os.PathError
-	if errors.As(err, &pe) && filepath.Base(pe.Path) == "LOCK" {
-		return true
-	}
-	_, statErr := os.Stat(filepath.Join(dir, "LOCK"))
-	return statErr == nil && errors.Is(err, syscall.EWOULDBLOCK)
+	return dblock.Held(err) || (errors.As(err, &pe) && filepath.Base(pe.Path) == "LOCK")
 }
 
 // Close writes what the write cache holds and closes the database and the block files.

@@ -10,18 +10,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"time"
 
-	"github.com/cointoolkit/coin/lib/params"
-	"github.com/cointoolkit/coin/lib/types"
 	"github.com/syndtr/goleveldb/leveldb"
 	"github.com/syndtr/goleveldb/leveldb/opt"
-	"github.com/syndtr/goleveldb/leveldb/storage"
 	"github.com/syndtr/goleveldb/leveldb/util"
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/chacha20poly1305"
+
+	"github.com/cointoolkit/coin/lib/dblock"
+	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/types"
 )
 
 // Store errors.
@@ -90,13 +89,11 @@ func openDB(dir string, o *opt.Options) (*leveldb.DB, error) {
 		return db, nil
 	}
 	switch {
-	case errors.Is(err, storage.ErrLocked), errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EWOULDBLOCK),
-		strings.Contains(err.Error(), "resource temporarily unavailable"):
+	case dblock.Held(err):
 		return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
-	case o != nil && o.ErrorIfMissing && errors.Is(err, syscall.ENOENT),
-		o != nil && o.ErrorIfMissing && strings.Contains(err.Error(), "does not exist"):
+	case o != nil && o.ErrorIfMissing && errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%w: %s", ErrNoWallet, dir)
-	case o != nil && o.ErrorIfExist && strings.Contains(err.Error(), "exist"):
+	case o != nil && o.ErrorIfExist && errors.Is(err, fs.ErrExist):
 		return nil, fmt.Errorf("%w: %s", ErrWalletExists, dir)
 	}
 	return nil, fmt.Errorf("open %s: %w", dir, err)

@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/syndtr/goleveldb/leveldb"
 	"github.com/syndtr/goleveldb/leveldb/opt"
-	"github.com/syndtr/goleveldb/leveldb/storage"
 	"github.com/syndtr/goleveldb/leveldb/util"
+
+	"github.com/cointoolkit/coin/lib/dblock"
 )
 
 // DefaultRetention is how many events the store keeps by default: the newest ones, so a
@@ -44,8 +43,7 @@ type Store struct {
 func OpenStore(dir string, retention int) (*Store, error) {
 	db, err := leveldb.OpenFile(dir, nil)
 	if err != nil {
-		if errors.Is(err, storage.ErrLocked) || errors.Is(err, syscall.EAGAIN) ||
-			strings.Contains(err.Error(), "resource temporarily unavailable") {
+		if dblock.Held(err) {
 			return nil, fmt.Errorf("%s: %w", dir, ErrStoreInUse)
 		}
 		return nil, fmt.Errorf("open event store %s: %w", dir, err)

@@ -5,16 +5,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/syndtr/goleveldb/leveldb"
+	"github.com/syndtr/goleveldb/leveldb/util"
+
+	"github.com/cointoolkit/coin/lib/dblock"
 	"github.com/cointoolkit/coin/lib/faucet/api"
 	"github.com/cointoolkit/coin/lib/types"
-	"github.com/syndtr/goleveldb/leveldb"
-	"github.com/syndtr/goleveldb/leveldb/storage"
-	"github.com/syndtr/goleveldb/leveldb/util"
 )
 
 // ErrRateLimited matches every *RateLimitError.
@@ -81,8 +80,7 @@ type ClaimStore struct {
 func OpenClaimStore(dir string, cooldown time.Duration) (*ClaimStore, error) {
 	db, err := leveldb.OpenFile(dir, nil)
 	if err != nil {
-		if errors.Is(err, storage.ErrLocked) || errors.Is(err, syscall.EAGAIN) ||
-			strings.Contains(err.Error(), "resource temporarily unavailable") {
+		if dblock.Held(err) {
 			return nil, fmt.Errorf("%w: %s", ErrDataDirInUse, dir)
 		}
 		return nil, fmt.Errorf("open claim database %s: %w", dir, err)
