@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cointoolkit/coin/lib/chaingen"
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
@@ -26,19 +25,7 @@ func TestSubmitBlockGivesUpOnChainLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Chain().Close()
-	g := chaingen.New(t, params.Regtest)
-	aTip := g.Chain("a", "genesis", depth)
-	for _, b := range g.Branch(aTip) {
-		if _, err := n.SubmitBlock(context.Background(), b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	side := g.Branch(g.Chain("b", "genesis", depth+1))
-	for _, b := range side[:depth] {
-		if _, err := n.SubmitBlock(context.Background(), b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	g, aTip, side := beforeReorg(t, n, depth)
 	late := g.Next("a-late", aTip, nil)
 
 	type reorged struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/cointoolkit/coin/lib/chainstate"
 	"github.com/cointoolkit/coin/lib/consensus"
 	"github.com/cointoolkit/coin/lib/params"
+	"github.com/cointoolkit/coin/lib/types"
 )
 
 // TestShutdownCancelsLongReorg: when Run's context ends while SubmitBlock runs a long
@@ -26,18 +27,7 @@ func TestShutdownCancelsLongReorg(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := chaingen.New(t, params.Regtest)
-	for _, b := range g.Branch(g.Chain("a", "genesis", depth)) {
-		if _, err := n.SubmitBlock(context.Background(), b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	side := g.Branch(g.Chain("b", "genesis", depth+1))
-	for _, b := range side[:depth] {
-		if _, err := n.SubmitBlock(context.Background(), b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, _, side := beforeReorg(t, n, depth)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -92,4 +82,25 @@ func TestShutdownCancelsLongReorg(t *testing.T) {
 	if tip := n2.Chain().Tip(); tip.Hash != side[depth].Hash() || tip.Height != depth+1 {
 		t.Fatalf("tip after restarting: height %d %s, want the side branch's %d", tip.Height, tip.Hash, depth+1)
 	}
+}
+
+// beforeReorg gives n a main chain "a" of depth blocks and a side branch "b" of depth blocks
+// from genesis, one block short of the reorganisation that side[depth] (returned, with the
+// generator and the a branch's last block's name) sets off: depth blocks off, depth+1 on.
+func beforeReorg(t *testing.T, n *Node, depth int) (g *chaingen.Generator, aTip string, side []*types.Block) {
+	t.Helper()
+	g = chaingen.New(t, params.Regtest)
+	aTip = g.Chain("a", "genesis", depth)
+	for _, b := range g.Branch(aTip) {
+		if _, err := n.SubmitBlock(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	side = g.Branch(g.Chain("b", "genesis", depth+1))
+	for _, b := range side[:depth] {
+		if _, err := n.SubmitBlock(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return g, aTip, side
 }
