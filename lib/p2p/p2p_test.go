@@ -514,6 +514,9 @@ func TestTipMovedDuringHandshake(t *testing.T) {
 	w := newWallet(3)
 	n := startNode(t, "N", nodeOpts{})
 	n.mine(w, 2)
+	// The sync manager learns of a new tip after the chain connects it (the version message
+	// names the tip it knows): wait for it to know height 2.
+	waitFor(t, 10*time.Second, "the sync manager at height 2", func() bool { _, h := n.s.sync.tipNow(); return h == 2 })
 	r, err := dialRaw(t, n.addr(), "")
 	if err != nil {
 		t.Fatal(err)
