@@ -30,7 +30,6 @@ var (
 	otherWallet = chaingen.WalletFromSeed("other", bytes.Repeat([]byte{9}, 32))
 	testKey     = testWallet.Key
 	testPKH     = testWallet.PKH
-	otherKey    = otherWallet.Key
 	otherPKH    = otherWallet.PKH
 )
 

@@ -78,13 +78,6 @@ func (s *streamSlots) acquire(client string) (release func(), refusal *Error) {
 	}, nil
 }
 
-// count is the number of open streams.
-func (s *streamSlots) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.open
-}
-
 // ErrStreamShare: the streams asked for would take the connections kept for ordinary
 // requests.
 var ErrStreamShare = errors.New("event streams may take at most three quarters of the connections")
